@@ -1,0 +1,1 @@
+"""Library behind the book. Each module holds one idea; the chapters import from here."""
