@@ -1,0 +1,596 @@
+"""Random graphs as edge tokens, with shortest-path labels, sampled in batches (chapters 2 and 3).
+
+A graph on n vertices (n uniform in [n_min, n_max]) is drawn the way the shortest-paths study
+draws it [@wang2024shortest]: 2n endpoints uniform in [1, n] are paired into n edges, self-loops
+are dropped and duplicate edges are kept. The model sees the graph as a sequence of n_max + 1
+token pairs: the edges (a, b) with a < b in the order they were drawn, padding pairs (0, 0) up to
+n_max slots, and last the pair (target, TARGET) where TARGET = max_vertex_id + 1 is a token that
+is never a vertex. The label is the breadth-first-search distance from vertex 1 to the target.
+
+Everything runs as tensor operations over a whole batch of graphs, on the CPU or a GPU: no
+Python loop ever visits one graph. The breadth-first search expands all frontiers at once, with
+vertex sets held as bitmasks (`distance_to`, `distances_from`), and the rejection filters that balance path lengths are applied by drawing
+more proposals than needed, keeping those that pass, and repeating in rounds until the batch is
+full. `lib.reference_graphs` is the per-graph Python generator of the same distribution; the
+benchmark `benchmarks/bench_graph_sampler.py` compares the two and the tests compare their
+label histograms.
+
+Tasks (what the target is, and which proposals are kept) live in the `TASKS` registry so that
+chapters can add their own with `register_task`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import math
+from collections.abc import Callable, Iterator
+from typing import NamedTuple
+
+import torch
+
+from lib.params import ParameterError, check_bool, check_choice, check_int
+
+#: The largest number of vertices in the published run; the thresholds below are its values.
+PUBLISHED_N_MAX = 15
+#: Pre-training filter of the published run: paths of length >= 6 are always kept.
+PUBLISHED_LENGTH_THRESHOLD = 6
+#: Without "large targets", on-path labels are at most 7 (the published small-graph size).
+SMALL_LABEL_MAX = 7
+#: The on-path small-graph filter is on by default when graphs have at most this many vertices.
+SMALL_GRAPH_FILTER_N_MAX = 7
+#: Random bits per uniform integer: two 21-bit values are cut from each 64-bit random word.
+CHUNK_BITS = 21
+_CHUNK_MASK = (1 << CHUNK_BITS) - 1
+#: On a CPU, graphs are searched in blocks of this many so that the working set stays in cache.
+_CPU_BLOCK = 8192
+#: Search rounds done block by block before the unfinished graphs are pooled.
+_HEAD_ROUNDS = 3
+
+
+@dataclasses.dataclass(frozen=True)
+class SamplerOptions:
+    """Everything that defines one data distribution (see `sample_batch` for the meanings)."""
+
+    task: str
+    n_min: int
+    n_max: int
+    target_max: int
+    large_targets: bool
+    small_graph_filter: bool
+    length_threshold: int
+    max_vertex_id: int
+    relabel_vertices: bool
+    unreachable_label: int
+
+    @property
+    def target_token(self) -> int:
+        """The token paired with the target vertex in the last row."""
+        return self.max_vertex_id + 1
+
+    @property
+    def vocabulary_size(self) -> int:
+        """Number of distinct token ids: padding 0, vertices 1..max_vertex_id, TARGET."""
+        return self.max_vertex_id + 2
+
+
+def default_length_threshold(n_max: int) -> int:
+    """Pre-training filter threshold for graphs of up to `n_max` vertices.
+
+    The published run (n_max = 15) keeps every example with path length >= 6. For other sizes
+    the threshold scales with n_max, round(6 n_max / 15), and is at least 2 so that the filter
+    still thins out the most common length 1; at n_max = 15 it is exactly 6.
+    """
+    return max(2, round(PUBLISHED_LENGTH_THRESHOLD * n_max / PUBLISHED_N_MAX))
+
+
+def make_options(
+    task: str, n_min: int = 3, n_max: int = 15, *, target_max: int | None = None,
+    large_targets: bool = False, small_graph_filter: bool | None = None,
+    length_threshold: int | None = None, max_vertex_id: int | None = None,
+    relabel_vertices: bool = False, unreachable_label: int | None = None,
+) -> SamplerOptions:
+    """Validate the sampler's arguments and fill in defaults (see `sample_batch`)."""
+    check_choice("task", task, sorted(TASKS))
+    check_int("n_max", n_max, 2, 62)
+    check_int("n_min", n_min, 2, n_max)
+    target_max = n_max if target_max is None else check_int("target_max", target_max, 2, n_max)
+    check_bool("large_targets", large_targets)
+    if small_graph_filter is None:
+        small_graph_filter = n_max <= SMALL_GRAPH_FILTER_N_MAX
+    check_bool("small_graph_filter", small_graph_filter)
+    if length_threshold is None:
+        length_threshold = default_length_threshold(n_max)
+    check_int("length_threshold", length_threshold, 1, n_max)
+    max_vertex_id = n_max if max_vertex_id is None else check_int(
+        "max_vertex_id", max_vertex_id, n_max, 10_000)
+    check_bool("relabel_vertices", relabel_vertices)
+    unreachable_label = n_max if unreachable_label is None else check_int(
+        "unreachable_label", unreachable_label, 1)
+    return SamplerOptions(task, n_min, n_max, target_max, large_targets, small_graph_filter,
+                          length_threshold, max_vertex_id, relabel_vertices, unreachable_label)
+
+
+class GraphProposals(NamedTuple):
+    """A batch of random graphs before any filter.
+
+    Attributes:
+        n_vertices: (B,) int64 number of vertices of each graph.
+        low, high: (B, n_max) int32 endpoints of edge slot e, low <= high, in drawing order.
+            Slots past n hold (0, 0); a dropped self-loop holds low == high.
+    """
+
+    n_vertices: torch.Tensor
+    low: torch.Tensor
+    high: torch.Tensor
+
+    @property
+    def is_edge(self) -> torch.Tensor:
+        """(B, n_max) bool: slot e holds an edge of the graph (not padding, not a self-loop)."""
+        return (self.low > 0) & (self.low != self.high)
+
+    def select(self, rows: torch.Tensor) -> GraphProposals:
+        """The proposals at `rows`."""
+        return GraphProposals(self.n_vertices[rows], self.low[rows], self.high[rows])
+
+
+class TaskDraw(NamedTuple):
+    """A task's proposals and its decision for each: target vertex, its distance, keep or not.
+
+    `distance` is the BFS distance from vertex 1 to `target` as int64, -1 where unreachable.
+    """
+
+    graphs: GraphProposals
+    target: torch.Tensor
+    distance: torch.Tensor
+    keep: torch.Tensor
+
+
+TaskFunction = Callable[[int, SamplerOptions, torch.Generator], TaskDraw]
+#: Registered tasks by name; `sample_batch(task=name)` looks them up here.
+TASKS: dict[str, TaskFunction] = {}
+
+
+def register_task(name: str) -> Callable[[TaskFunction], TaskFunction]:
+    """Decorator that adds a task to `TASKS` under `name`.
+
+    A task is a function `(count, options, generator) -> TaskDraw` that draws `count`
+    proposals (usually with `draw_vertex_counts` and `propose_graphs`), labels them (usually with
+    `distance_to`) and says which to keep; `sample_batch` repeats it until the batch is full.
+    """
+    def add(function: TaskFunction) -> TaskFunction:
+        TASKS[name] = function
+        return function
+    return add
+
+
+def random_chunks(count: int, n_per_row: int, generator: torch.Generator) -> torch.Tensor:
+    """(count, n_per_row) int32 values uniform on [0, 2^21), two cut from each random word.
+
+    Random-number generation, not the search, dominates the sampler's cost on a CPU, so every
+    64-bit word from the generator gives two values. A value in [0, k) is then
+    `(u * k) >> 21` (`uniform_below`), whose probabilities differ from 1/k by less than
+    k / 2^21 (below 1e-5 for k <= 15): as exact as flooring float32 uniforms would be.
+    """
+    words = torch.empty(count, (n_per_row + 1) // 2, dtype=torch.int64, device=generator.device)
+    words.random_(generator=generator)
+    return (words.view(torch.int32) & _CHUNK_MASK)[:, :n_per_row]
+
+
+def uniform_below(chunks: torch.Tensor, bound: torch.Tensor | int) -> torch.Tensor:
+    """Map values uniform on [0, 2^21) (from `random_chunks`) to integers uniform on [0, bound)."""
+    return (chunks * bound) >> CHUNK_BITS
+
+
+def draw_vertex_counts(chunks: torch.Tensor, n_min: int, n_max: int) -> torch.Tensor:
+    """Numbers of vertices uniform on [n_min, n_max] from a column of `random_chunks`."""
+    return (n_min + uniform_below(chunks, n_max - n_min + 1)).long()
+
+
+def propose_graphs(n_vertices: torch.Tensor, n_max: int, generator: torch.Generator) -> GraphProposals:
+    """Draw the edges of graphs with the given numbers of vertices.
+
+    Graph i gets n_i edges, each a pair of endpoints uniform on [1, n_i], written low <= high in
+    the first n_i of n_max slots; self-loops stay in their slot (low == high) and are dropped
+    when tokens are assembled, duplicates are kept.
+    """
+    count = len(n_vertices)
+    chunks = random_chunks(count, 2 * n_max, generator)
+    n = n_vertices.to(torch.int32).unsqueeze(1)
+    first = uniform_below(chunks[:, :n_max], n)
+    second = uniform_below(chunks[:, n_max:], n)
+    # -1 (all bits set) in the first n slots, 0 after: masks without a bool round trip.
+    in_graph = (torch.arange(n_max, dtype=torch.int32, device=n.device) - n) >> 31
+    low = (torch.minimum(first, second) + 1) & in_graph
+    high = (torch.maximum(first, second) + 1) & in_graph
+    return GraphProposals(n_vertices, low, high)
+
+
+def _mask_dtype(n_max: int) -> torch.dtype:
+    return torch.int32 if n_max <= 30 else torch.int64
+
+
+def _edge_masks(low: torch.Tensor, high: torch.Tensor, dtype: torch.dtype):
+    """Per slot: bit of the low end, bit of the high end, and their distance in bits."""
+    low, high = low.to(dtype), high.to(dtype)
+    low_bit = torch.ones_like(low) << low
+    gap = high - low
+    return low_bit, low_bit << gap, gap
+
+
+def _or_over_slots(values: torch.Tensor) -> torch.Tensor:
+    """Bitwise OR along the last dimension, by halving it (torch has no OR reduction)."""
+    while values.shape[-1] > 1:
+        half = values.shape[-1] // 2
+        folded = values[..., :half] | values[..., half: 2 * half]
+        if values.shape[-1] % 2:
+            folded[..., 0] |= values[..., -1]
+        values = folded
+    return values[..., 0]
+
+
+def _neighbours(frontier: torch.Tensor, low_bit: torch.Tensor, high_bit: torch.Tensor,
+                gap: torch.Tensor) -> torch.Tensor:
+    """Bitmask of the vertices adjacent to the bitmask `frontier`, for every graph at once.
+
+    An edge slot moves the bit of its low end to its high end (shift left by the gap) and the
+    bit of its high end to its low end; padding slots sit on bit 0, which no frontier holds.
+    """
+    frontier = frontier.unsqueeze(1)
+    moved = ((frontier & low_bit) << gap) | ((frontier & high_bit) >> gap)
+    return _or_over_slots(moved)
+
+
+def _search_rounds(masks, target, first_depth, last_depth, frontier, reached, distance):
+    """Expand every frontier by rounds first_depth..last_depth (see `distance_to`).
+
+    `distance` starts at -1 and becomes the depth at which the target joins the frontier; the
+    frontier of a graph that reached its target is cleared, so "still searching" is
+    `frontier != 0`.
+    """
+    for depth in range(first_depth, last_depth + 1):
+        new = _neighbours(frontier, *masks) & ~reached
+        reached = reached | new
+        hit = (new >> target) & 1
+        distance = distance + hit * (depth + 1)
+        frontier = new & (hit - 1)
+    return frontier, reached, distance
+
+
+def distance_to(graphs: GraphProposals, target: torch.Tensor | int, source: int = 1) -> torch.Tensor:
+    """BFS distance from `source` to `target` in every graph of a batch at once.
+
+    Vertex sets are bitmasks (bit v for vertex v), and one round maps the frontier of every
+    graph to its neighbours with a few integer operations per edge slot. A graph leaves the
+    search when it reaches its target or when its frontier is empty (unreachable). On a CPU the
+    first rounds run block by block so that each block stays in cache; the graphs still
+    searching are then pooled, and the pool is compacted whenever half of it has finished, so
+    the cost follows each graph's own depth rather than the deepest graph of the batch.
+
+    Args:
+        graphs: the proposals.
+        target: a vertex id, or a (B,) tensor of them.
+        source: the start vertex.
+
+    Returns:
+        (B,) int64 distances, -1 where the target is unreachable.
+    """
+    count, n_max = graphs.low.shape
+    device = graphs.low.device
+    dtype = _mask_dtype(n_max)
+    target = (torch.full((count,), target, device=device) if isinstance(target, int) else target).to(dtype)
+    distance = torch.empty(count, dtype=dtype, device=device)
+    on_cpu = device.type == "cpu"
+    block = _CPU_BLOCK if on_cpu else max(count, 1)
+    head_rounds = _HEAD_ROUNDS if on_cpu else n_max
+    pool = []
+    for start in range(0, count, block):
+        rows = slice(start, start + block)
+        size = len(graphs.low[rows])
+        masks = _edge_masks(graphs.low[rows], graphs.high[rows], dtype)
+        frontier = torch.full((size,), 1 << source, dtype=dtype, device=device)
+        state = _search_rounds(masks, target[rows], 1, head_rounds, frontier, frontier,
+                               torch.full((size,), -1, dtype=dtype, device=device))
+        distance[rows] = state[2]
+        searching = state[0].nonzero().squeeze(1)
+        if len(searching):
+            pool.append((searching + start, *(m[searching] for m in masks), target[rows][searching],
+                         state[0][searching], state[1][searching]))
+    if not pool:
+        return distance.long()
+    rows, low_bit, high_bit, gap, target, frontier, reached = (torch.cat(part) for part in zip(*pool))
+    pooled_distance = torch.full_like(rows, -1, dtype=dtype)
+    for depth in range(head_rounds + 1, n_max + 1):
+        frontier, reached, pooled_distance = _search_rounds(
+            (low_bit, high_bit, gap), target, depth, depth, frontier, reached, pooled_distance)
+        searching = frontier != 0
+        n_searching = int(searching.sum())
+        if n_searching * 2 <= len(rows):
+            done = (~searching).nonzero().squeeze(1)
+            distance[rows[done]] = pooled_distance[done]
+            keep = searching.nonzero().squeeze(1)
+            rows, low_bit, high_bit, gap, target, frontier, reached, pooled_distance = (
+                part[keep] for part in
+                (rows, low_bit, high_bit, gap, target, frontier, reached, pooled_distance))
+        if n_searching == 0:
+            break
+    distance[rows] = pooled_distance
+    return distance.long()
+
+
+def distances_from(graphs: GraphProposals, source: int) -> torch.Tensor:
+    """All BFS distances from `source`, for every graph of a batch at once.
+
+    Same bitmask rounds as `distance_to`, run until every frontier is empty; the layers are
+    then unpacked into per-vertex distances.
+
+    Returns:
+        (B, n_max + 1) int64: entry v is the distance from `source` to vertex v, -1 where
+        unreachable (column 0, the padding id, is always -1).
+    """
+    count, n_max = graphs.low.shape
+    device = graphs.low.device
+    dtype = _mask_dtype(n_max)
+    masks = _edge_masks(graphs.low, graphs.high, dtype)
+    frontier = torch.full((count,), 1 << source, dtype=dtype, device=device)
+    reached, layers = frontier, [frontier]
+    for _ in range(n_max):
+        frontier = _neighbours(frontier, *masks) & ~reached
+        if not bool(frontier.any()):
+            break
+        reached = reached | frontier
+        layers.append(frontier)
+    vertices = torch.arange(n_max + 1, dtype=dtype, device=device)
+    in_layer = (torch.stack(layers, dim=1).unsqueeze(-1) >> vertices) & 1  # (B, L, V)
+    found = in_layer.any(dim=1)
+    return torch.where(found, in_layer.argmax(dim=1), -1).long()
+
+
+def _threshold(probability: float) -> int:
+    """The integer t with P(u < t) = probability for u uniform on [0, 2^21), rounded."""
+    return round(probability * (1 << CHUNK_BITS))
+
+
+def pretrain_keep_probability(distance: int, options: SamplerOptions) -> float:
+    """Probability that the pre-training filter keeps a proposal at this 1-2 distance (-1: none).
+
+    With threshold T (6 at n_max = 15, see `default_length_threshold`): d >= T is always kept,
+    d < T with probability 1 / (2 (T - d)), an unreachable vertex 2 with probability 1 / n_max
+    (1/15 in the published run).
+    """
+    if distance < 0:
+        return 1.0 / options.n_max
+    if distance >= options.length_threshold:
+        return 1.0
+    return 1.0 / (2 * (options.length_threshold - distance))
+
+
+@register_task("pretrain")
+def pretrain_task(count: int, options: SamplerOptions, generator: torch.Generator) -> TaskDraw:
+    """Target 2, thinned by `pretrain_keep_probability` so that path lengths are balanced.
+
+    The filter's coin is drawn before the edges. A graph on n vertices has a 1-2 distance of at
+    most n - 1, so when the coin already rules out every distance that n allows, the proposal
+    is rejected without drawing its edges: the same distribution, drawn with less work.
+    """
+    device = generator.device
+    head = random_chunks(count, 2, generator)
+    n_vertices = draw_vertex_counts(head[:, 0], options.n_min, options.n_max)
+    coin = head[:, 1]
+    # thresholds[d + 1] for d = -1 (unreachable), 0, ..., n_max - 1; best[n]: the most any
+    # distance possible on n vertices (at most n - 1, or unreachable) can get.
+    thresholds = [_threshold(pretrain_keep_probability(d, options)) for d in range(-1, options.n_max)]
+    best = [max(thresholds[: n + 1]) for n in range(options.n_max + 1)]
+    thresholds = torch.tensor(thresholds, dtype=torch.int32, device=device)
+    best_for_n = torch.tensor(best, dtype=torch.int32, device=device)
+    possible = (coin < best_for_n[n_vertices]).nonzero().squeeze(1)
+    graphs = propose_graphs(n_vertices[possible], options.n_max, generator)
+    distance = distance_to(graphs, 2)
+    keep = coin[possible] < thresholds[distance + 1]
+    return TaskDraw(graphs, torch.full_like(distance, 2), distance, keep)
+
+
+@register_task("onpath")
+def onpath_task(count: int, options: SamplerOptions, generator: torch.Generator) -> TaskDraw:
+    """Target on a shortest path from 1 to 2; the label is its distance from 1.
+
+    Graphs where 2 is unreachable from 1 are rejected. With the small-graph filter (on by
+    default when n_max <= 7, the published "small graphs"), a 1-2 distance d < 4 is kept with
+    probability 1 / (3 (4 - d)). The position k on the path is drawn from {1, ..., d} with
+    probability proportional to k, so k = d (the target is vertex 2 itself) is allowed. Where
+    several shortest paths exist, the target is uniform among the vertices at distance k from 1
+    that lie on some shortest 1-2 path (d(1, v) + d(v, 2) = d). Without `large_targets` the
+    label k must be at most 7, otherwise the proposal is rejected (the whole graph is redrawn).
+    """
+    device = generator.device
+    n_vertices = draw_vertex_counts(random_chunks(count, 1, generator)[:, 0], options.n_min, options.n_max)
+    graphs = propose_graphs(n_vertices, options.n_max, generator)
+    from_1 = distances_from(graphs, 1)
+    path_length = from_1[:, 2]
+    keep = path_length > 0
+    if options.small_graph_filter:
+        coin = torch.rand(count, generator=generator, device=device)
+        keep &= (path_length >= 4) | (coin < 1.0 / (3.0 * (4 - path_length).clamp(min=1)))
+    from_2 = distances_from(graphs, 2)
+    d = path_length.clamp(min=1).unsqueeze(1)
+    positions = torch.arange(options.n_max + 1, device=device)
+    weights = torch.where((positions >= 1) & (positions <= d), positions, 0).float()
+    k = torch.multinomial(weights, 1, generator=generator)
+    on_layer = (from_1 == k) & (from_2 >= 0) & (from_1 + from_2 == d)
+    on_layer[:, 2] |= ~on_layer.any(dim=1)  # rows rejected anyway still need something to draw
+    target = torch.multinomial(on_layer.float(), 1, generator=generator).squeeze(1)
+    k = k.squeeze(1)
+    if not options.large_targets:
+        keep &= k <= SMALL_LABEL_MAX
+    return TaskDraw(graphs, target, torch.where(keep, k, path_length), keep)
+
+
+@register_task("any")
+def any_target_task(count: int, options: SamplerOptions, generator: torch.Generator) -> TaskDraw:
+    """Target uniform on [2, target_max], every proposal kept.
+
+    As in the published sampler the target is drawn without looking at the graph's size, so a
+    target above n is not a vertex of the graph and gets the unreachable label.
+    """
+    head = random_chunks(count, 2, generator)
+    n_vertices = draw_vertex_counts(head[:, 0], options.n_min, options.n_max)
+    target = (2 + uniform_below(head[:, 1], options.target_max - 1)).long()
+    graphs = propose_graphs(n_vertices, options.n_max, generator)
+    distance = distance_to(graphs, target)
+    return TaskDraw(graphs, target, distance, torch.ones_like(target, dtype=torch.bool))
+
+
+def assemble_tokens(graphs: GraphProposals, target: torch.Tensor, options: SamplerOptions,
+                    generator: torch.Generator) -> torch.Tensor:
+    """Lay kept proposals out as (B, n_max + 1, 2) tokens: edges first, then padding, then target.
+
+    Edges keep the order in which they were drawn (self-loops removed). With
+    `relabel_vertices`, vertex ids 3..n_max are sent by a random injective map (one per graph)
+    into 3..max_vertex_id, vertices 1 and 2 keep their ids, and each edge is re-sorted.
+    """
+    count, n_max = graphs.low.shape
+    is_edge = graphs.is_edge
+    order = torch.sort((~is_edge).to(torch.uint8), dim=1, stable=True).indices
+    edges = torch.stack([graphs.low * is_edge, graphs.high * is_edge], dim=-1).long()
+    edges = edges.gather(1, order.unsqueeze(-1).expand(count, n_max, 2))
+    target = target.long()
+    if options.relabel_vertices:
+        edges, target = _relabel(edges, target, options, generator)
+    target_row = torch.stack([target, torch.full_like(target, options.target_token)], dim=1)
+    return torch.cat([edges, target_row.unsqueeze(1)], dim=1)
+
+
+def _relabel(edges: torch.Tensor, target: torch.Tensor, options: SamplerOptions,
+             generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+    count = edges.shape[0]
+    device = edges.device
+    ranks = torch.rand(count, options.max_vertex_id - 2, generator=generator, device=device).argsort(dim=1)
+    fixed = torch.arange(3, device=device).expand(count, 3)
+    new_id = torch.cat([fixed, 3 + ranks[:, : options.n_max - 2]], dim=1)  # new_id[old id]
+    edges = new_id.gather(1, edges.view(count, -1)).view_as(edges)
+    return torch.sort(edges, dim=-1).values, new_id.gather(1, target.unsqueeze(1)).squeeze(1)
+
+
+def sample_batch(
+    batch_size: int, task: str, n_min: int = 3, n_max: int = 15,
+    generator: torch.Generator | None = None, *, device: torch.device | str | None = None,
+    **options,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """A batch of edge-token graphs with shortest-path labels (chapter 2 trains on it).
+
+    Proposals are drawn in rounds of oversized batches; each task's filter keeps some; rounds
+    repeat until `batch_size` examples are kept (a loop over rounds, never over graphs). The
+    computation runs on the generator's device.
+
+    Args:
+        batch_size: number of examples.
+        task: a name in `TASKS`: "pretrain" (target 2, length-balancing filter), "onpath"
+            (target on a shortest 1-2 path) or "any" (target uniform on [2, target_max]).
+        n_min, n_max: the number of vertices is uniform in [n_min, n_max]; n_max is also the
+            number of edge slots.
+        generator: torch.Generator; the batch is computed on its device. If None, a generator
+            on `device` (default CPU) seeded from torch's global generator.
+        device: where to compute when no generator is given.
+        **options: keyword options, all defaulting to the published setting:
+            target_max (int, default n_max): largest target of the "any" task.
+            large_targets (bool, default False): "onpath" keeps labels above 7.
+            small_graph_filter (bool, default n_max <= 7): "onpath" thins out d < 4.
+            length_threshold (int, default `default_length_threshold(n_max)`): "pretrain" keeps
+                every length >= threshold.
+            max_vertex_id (int, default n_max): largest vertex id; TARGET = max_vertex_id + 1.
+            relabel_vertices (bool, default False): send vertex ids 3..n_max to random distinct
+                ids in 3..max_vertex_id (1 and 2 fixed), independently per graph.
+            unreachable_label (int, default n_max): the label when the target is unreachable.
+
+    Returns:
+        tokens: (batch_size, n_max + 1, 2) int64; rows 0..n_max-1 are edges (a < b) then
+            (0, 0) padding, the last row is (target, TARGET).
+        labels: (batch_size,) float32 distances from vertex 1 to the target.
+    """
+    check_int("batch_size", batch_size, 1)
+    spec = make_options(task, n_min, n_max, **options)
+    if generator is None:
+        # Seeded from torch's global generator, so torch.manual_seed makes it reproducible.
+        seed = int(torch.randint(0, 2**62, (), dtype=torch.int64))
+        generator = torch.Generator(device=device or "cpu").manual_seed(seed)
+    elif device is not None and torch.device(device) != generator.device:
+        raise ParameterError(f"Parameter `device` must match the generator's device "
+                             f"{generator.device}; got {device!r}.")
+    return sample_with_options(batch_size, spec, generator)
+
+
+@contextlib.contextmanager
+def _one_cpu_thread(device: torch.device) -> Iterator[None]:
+    """Run CPU tensor operations on one thread inside the block.
+
+    The sampler's operations are many and small; splitting each across threads costs more in
+    synchronisation than it saves, and on a shared machine it made sampling up to 30 times
+    slower in wall-clock time (measured here with 2 threads on 2 busy cores).
+    """
+    if device.type != "cpu":
+        yield
+        return
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+
+
+def sample_with_options(batch_size: int, spec: SamplerOptions,
+                        generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+    """`sample_batch` for already validated options."""
+    with _one_cpu_thread(generator.device):
+        return _sample_rounds(batch_size, spec, generator)
+
+
+def _sample_rounds(batch_size: int, spec: SamplerOptions,
+                   generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+    # Rounds of proposals: sized from the acceptance rate seen so far, capped for memory.
+    max_round = 65_536 if generator.device.type == "cpu" else 1 << 21
+    task = TASKS[spec.task]
+    kept_tokens, kept_labels = [], []
+    n_kept, n_proposed, n_accepted = 0, 0, 0
+    while n_kept < batch_size:
+        missing = batch_size - n_kept
+        rate = max(n_accepted / n_proposed, 0.005) if n_proposed else 0.1
+        count = min(max_round, max(1024, math.ceil(1.2 * missing / rate)))
+        draw = task(count, spec, generator)
+        accepted = draw.keep.nonzero().squeeze(1)
+        n_proposed += count
+        n_accepted += len(accepted)
+        accepted = accepted[:missing]
+        if len(accepted) == 0:
+            continue
+        tokens = assemble_tokens(draw.graphs.select(accepted), draw.target[accepted], spec, generator)
+        distance = draw.distance[accepted]
+        kept_tokens.append(tokens)
+        kept_labels.append(torch.where(distance < 0, spec.unreachable_label, distance).float())
+        n_kept += len(accepted)
+    return torch.cat(kept_tokens), torch.cat(kept_labels)
+
+
+def describe_filter(options: SamplerOptions) -> str:
+    """One sentence saying which filter a sampler applies (chapters print it)."""
+    if options.task == "pretrain":
+        return (f"target 2; paths of length >= {options.length_threshold} always kept, shorter "
+                f"ones with probability 1/(2({options.length_threshold} - d)), unreachable "
+                f"with probability 1/{options.n_max}")
+    if options.task == "onpath":
+        rule = "" if options.large_targets else f", labels <= {SMALL_LABEL_MAX}"
+        small = ", d < 4 thinned" if options.small_graph_filter else ""
+        return f"target on a shortest 1-2 path, position weighted by k{rule}{small}"
+    if options.task == "any":
+        return f"target uniform on [2, {options.target_max}], no filter"
+    return options.task
+
+
+__all__ = [
+    "CHUNK_BITS", "GraphProposals", "PUBLISHED_LENGTH_THRESHOLD", "PUBLISHED_N_MAX",
+    "ParameterError", "SMALL_GRAPH_FILTER_N_MAX", "SMALL_LABEL_MAX", "SamplerOptions", "TASKS",
+    "TaskDraw", "assemble_tokens", "default_length_threshold", "describe_filter", "distance_to",
+    "distances_from", "draw_vertex_counts", "make_options", "pretrain_keep_probability",
+    "propose_graphs", "random_chunks", "register_task", "sample_batch", "sample_with_options",
+    "uniform_below",
+]
