@@ -1,0 +1,475 @@
+"""Full-batch training of thousands of MLP instances at once, with trajectories (chapters 4-6).
+
+Every instance is trained as the authors trained one model: full batch, mean cross-entropy,
+Adam (lr 0.01, betas 0.9/0.98) with coupled L2 weight decay (added to the gradient) on every
+parameter except the unembedding bias. Because the loss of the batch is the sum of the
+instances' losses and Adam acts elementwise, one optimizer over the stacked tensors follows
+each instance's own trajectory; `train_single` is the one-model reference the tests compare
+against.
+
+Speed on a CPU comes from three things: the gradient is written out by hand (no autograd graph,
+no allocations inside the epoch loop beyond two gather buffers), the embedding lookups and the
+linear maps are fused (a lookup in E @ W costs N rows instead of T), and instances are trained
+in chunks small enough to stay in cache, each chunk for all epochs, optionally on several
+threads. Accuracy on all N^2 pairs is computed only at logged epochs.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+import torch
+
+from lib.instance_mlp import (
+    NO_DECAY, PARAMETER_NAMES, MLPConfig, init_single, n_instances,
+    single_logits,
+)
+
+
+@dataclass(frozen=True)
+class TrainingConfig:
+    """Optimiser, schedule and bookkeeping of a sweep.
+
+    Attributes:
+        epochs: number of full-batch updates.
+        lr, beta1, beta2, eps: Adam hyperparameters (the authors: 0.01, 0.9, 0.98, 1e-8).
+        weight_decay: coupled L2 coefficient on non-bias parameters (S4/S5: 2e-5).
+        log_every: metrics are recorded at epochs 0, log_every, 2 log_every, ... and at `epochs`.
+        checkpoint_epochs: epochs whose parameters are kept for every instance (0 = init).
+        chunk_size: instances trained together; 0 picks a size whose activations fit in cache.
+        workers: threads training different chunks at once; 0 chooses: on a CPU one worker
+            per torch thread, each running single-threaded (see `_cpu_schedule`).
+    """
+
+    epochs: int = 2000
+    lr: float = 0.01
+    beta1: float = 0.9
+    beta2: float = 0.98
+    eps: float = 1e-8
+    weight_decay: float = 2e-5
+    log_every: int = 10
+    checkpoint_epochs: tuple[int, ...] = ()
+    chunk_size: int = 0
+    workers: int = 0
+
+    def log_epochs(self) -> list[int]:
+        """The epochs at which metrics are recorded."""
+        epochs = list(range(0, self.epochs + 1, self.log_every))
+        return epochs if epochs[-1] == self.epochs else epochs + [self.epochs]
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """A set of pairs and the labels a model is scored against on them.
+
+    Attributes:
+        name: key of the metric ("acc_<name>" in `SweepResult.metrics`).
+        labels: (N, N) LongTensor of correct outputs, e.g. a group's table.
+        mask: (N, N) BoolTensor of the pairs scored; None scores all N^2 pairs.
+    """
+
+    name: str
+    labels: torch.Tensor
+    mask: torch.Tensor | None = None
+
+
+@dataclass
+class SweepResult:
+    """Everything a sweep produced: per-instance metrics over time and parameter snapshots.
+
+    Attributes:
+        seeds: (B,) seeds of the instances, in order.
+        model_config, training_config: how they were built and trained.
+        train_left, train_right, train_labels: the training pairs and their labels.
+        log_epochs: (E,) epochs at which `metrics` were recorded.
+        metrics: name -> (E, B) float tensor; "train_loss", "train_acc" and "acc_<evaluation>".
+        checkpoints: epoch -> parameter dict with the instances dimension.
+        final_params: parameters after the last epoch.
+        elapsed_s: wall-clock seconds spent training.
+        info: free-form description (e.g. the pair name).
+    """
+
+    seeds: torch.Tensor
+    model_config: MLPConfig
+    training_config: TrainingConfig
+    train_left: torch.Tensor
+    train_right: torch.Tensor
+    train_labels: torch.Tensor
+    log_epochs: torch.Tensor
+    metrics: dict[str, torch.Tensor]
+    checkpoints: dict[int, dict[str, torch.Tensor]]
+    final_params: dict[str, torch.Tensor]
+    elapsed_s: float = 0.0
+    info: dict = field(default_factory=dict)
+
+    @property
+    def n_instances(self) -> int:
+        """Number of instances B."""
+        return int(self.seeds.numel())
+
+    def final(self, metric: str) -> torch.Tensor:
+        """Value of `metric` at the last logged epoch, shape (B,)."""
+        return self.metrics[metric][-1]
+
+    def model_epochs_per_second(self) -> float:
+        """Instances times epochs divided by training time."""
+        return self.n_instances * self.training_config.epochs / max(self.elapsed_s, 1e-9)
+
+
+# --- Evaluation ----------------------------------------------------------------------------
+
+
+@torch.no_grad()
+def evaluate_instances(
+    params: dict[str, torch.Tensor],
+    evaluations: Sequence[Evaluation],
+    train_left: torch.Tensor,
+    train_right: torch.Tensor,
+    train_labels: torch.Tensor,
+    max_logits: int = 2 ** 24,
+) -> dict[str, torch.Tensor]:
+    """Per-instance training loss and accuracy, and accuracy on each evaluation, each (B,).
+
+    One forward pass over all N^2 pairs serves every metric; instances are processed in groups
+    of at most `max_logits` logits to bound memory. Logits are laid out (B, N, N^2) so that
+    the reductions over classes run along a short axis with a long contiguous inner one.
+    """
+    n = params["unembed"].shape[-1]
+    device = params["unembed"].device
+    train_index = (train_left * n + train_right).to(device)
+    train_labels = train_labels.to(device)
+    # Accuracy on an evaluation = (number correct inside the mask) / (mask size), exact counts.
+    targets = []
+    for e in evaluations:
+        mask = torch.ones(n * n, device=device) if e.mask is None else e.mask.flatten().to(device).float()
+        targets.append((e.labels.flatten().to(device), mask, float(mask.sum())))
+    classes = torch.arange(n, device=device, dtype=torch.int32)[None, :, None]
+    b_total = n_instances(params)
+    step = max(1, max_logits // (n * n * n))
+    out = {key: torch.empty(b_total, device=device)
+           for key in ["train_loss", "train_acc"] + [f"acc_{e.name}" for e in evaluations]}
+    for start in range(0, b_total, step):
+        part = {k: v[start:start + step] for k, v in params.items()}
+        b = part["unembed"].shape[0]
+        left_rows = torch.bmm(part["embed_left"], part["linear_left"])
+        right_rows = torch.bmm(part["embed_right"], part["linear_right"])
+        hidden = (left_rows[:, :, None, :] + right_rows[:, None, :, :]).relu_().view(b, n * n, -1)
+        logits = torch.bmm(part["unembed"].transpose(1, 2), hidden.transpose(1, 2))   # (b, N, N^2)
+        if "unembed_bias" in part:
+            logits += part["unembed_bias"][:, :, None]
+        col_max = logits.amax(dim=1)                                                # (b, N^2)
+        # argmax over classes (first maximum, as torch.argmax), via fast reductions over dim 1.
+        predictions = torch.where(logits == col_max[:, None, :], classes, n).amin(dim=1)
+        log_sum_exp = (logits - col_max[:, None, :]).exp_().sum(dim=1).log_().add_(col_max)
+        train_label_logit = logits.view(b, -1).index_select(1, train_labels * (n * n) + train_index)
+        rows = slice(start, start + b)
+        out["train_loss"][rows] = (log_sum_exp.index_select(1, train_index) - train_label_logit).mean(1)
+        out["train_acc"][rows] = (predictions.index_select(1, train_index) == train_labels).float().mean(1)
+        for e, (labels, mask, size) in zip(evaluations, targets):
+            out[f"acc_{e.name}"][rows] = ((predictions == labels).float() @ mask) / size
+    return out
+
+
+#: torch's fused Adam kernel (private, present in the pinned torch); None falls back to plain ops.
+_FUSED_ADAM = getattr(torch, "_fused_adam_", None)
+
+
+# --- The hand-written full-batch step --------------------------------------------------------
+
+
+class _ChunkStep:
+    """Forward, backward and Adam update of a chunk of B instances, with preallocated buffers.
+
+    Layout choices, all for speed on a CPU:
+    * every parameter, gradient and Adam moment lives in one flat buffer (parameter-major, the
+      bias last), so Adam is one fused kernel call (or five plain ops) over one tensor;
+    * the unembedding is stored transposed (B, N, h), which makes both of its matrix products
+      in the backward pass the fast kind;
+    * the tables E_left @ W_left and E_right @ W_right share one (2, B, N, h) buffer, so one
+      embedding_bag looks up both rows of every pair and sums them;
+    * logits are laid out (B, N, T): the softmax runs over a short axis with a long
+      contiguous inner one.
+    The factor 1/T of the mean cross-entropy is applied to the small gradients only.
+    """
+
+    def __init__(self, params: dict[str, torch.Tensor], left: torch.Tensor, right: torch.Tensor,
+                 labels: torch.Tensor, config: TrainingConfig):
+        b, n, d = params["embed_left"].shape
+        h = params["linear_left"].shape[2]
+        t = left.numel()
+        device, dtype = params["unembed"].device, params["unembed"].dtype
+        self.b, self.n, self.h, self.t, self.config = b, n, h, t, config
+        like = {"device": device, "dtype": dtype}
+        self.has_bias = "unembed_bias" in params
+        shapes = {"embed_left": (b, n, d), "embed_right": (b, n, d), "linear_left": (b, d, h),
+                  "linear_right": (b, d, h), "unembed_t": (b, n, h)}
+        if self.has_bias:
+            shapes["unembed_bias"] = (b, n)
+        sizes = [math.prod(shape) for shape in shapes.values()]
+        total = sum(sizes)
+        self.n_decay = total - (b * n if self.has_bias else 0)
+        self.flat = torch.empty(total, **like)
+        self.flat_grad = torch.empty(total, **like)
+        self.exp_avg = torch.zeros(total, **like)
+        self.exp_avg_sq = torch.zeros(total, **like)
+        self.denom = torch.empty(total, **like)
+        self.p, self.g, offset = {}, {}, 0
+        for (name, shape), size in zip(shapes.items(), sizes):
+            self.p[name] = self.flat[offset:offset + size].view(shape)
+            self.g[name] = self.flat_grad[offset:offset + size].view(shape)
+            offset += size
+        for name, value in params.items():
+            target = self.p["unembed_t"] if name == "unembed" else self.p[name]
+            target.copy_(value.transpose(1, 2) if name == "unembed" else value)
+        self.adam_step = 0
+        self.step_tensor = torch.zeros((), **like)
+
+        instance = torch.arange(b, device=device)[:, None] * n
+        left, right = left.to(device), right.to(device)
+        self.left, self.right = left, right
+        self.bags = torch.stack([(left[None, :] + instance).flatten(),
+                                 (right[None, :] + instance + b * n).flatten()], dim=1)
+        self.target = torch.zeros(n, t, **like)
+        self.target[labels.to(device), torch.arange(t, device=device)] = 1.0
+        self.tables = torch.empty(2, b, n, h, **like)
+        self.logits = torch.empty(b, n, t, **like)
+        self.probs = torch.empty(b, n, t, **like)
+        self.grad_hidden = torch.empty(b, t, h, **like)
+        self.grad_tables = torch.empty(2, b, n, h, **like)
+
+    @torch.no_grad()
+    def step(self) -> None:
+        p, g, b, n, h, t = self.p, self.g, self.b, self.n, self.h, self.t
+        torch.bmm(p["embed_left"], p["linear_left"], out=self.tables[0])
+        torch.bmm(p["embed_right"], p["linear_right"], out=self.tables[1])
+        hidden = torch.nn.functional.embedding_bag(
+            self.bags, self.tables.view(2 * b * n, h), mode="sum").view(b, t, h)
+        hidden.relu_()
+        logits = torch.bmm(p["unembed_t"], hidden.transpose(1, 2), out=self.logits)
+        if self.has_bias:
+            logits += p["unembed_bias"][:, :, None]
+        # (softmax - onehot) is T times the gradient of the mean cross-entropy w.r.t. the logits.
+        grad_logits = torch.ops.aten._softmax.out(logits, 1, False, out=self.probs).sub_(self.target)
+        inv_t = 1.0 / t
+        torch.bmm(grad_logits, hidden, out=g["unembed_t"]).mul_(inv_t)
+        if self.has_bias:
+            torch.sum(grad_logits, dim=2, out=g["unembed_bias"]).mul_(inv_t)
+        torch.bmm(grad_logits.transpose(1, 2), p["unembed_t"], out=self.grad_hidden)
+        grad_hidden = torch.ops.aten.threshold_backward.grad_input(
+            self.grad_hidden, hidden, 0.0, grad_input=self.grad_hidden)
+        grad_tables = self.grad_tables.zero_()
+        grad_tables[0].index_add_(1, self.left, grad_hidden)
+        grad_tables[1].index_add_(1, self.right, grad_hidden)
+        grad_tables.mul_(inv_t)
+        for side, rows in (("left", grad_tables[0]), ("right", grad_tables[1])):
+            embed, linear = p[f"embed_{side}"], p[f"linear_{side}"]
+            torch.bmm(embed.transpose(1, 2), rows, out=g[f"linear_{side}"])
+            torch.bmm(rows, linear.transpose(1, 2), out=g[f"embed_{side}"])
+        self._adam()
+
+    def _adam(self) -> None:
+        """Adam with coupled weight decay (torch.optim.Adam's rule) on the flat buffers.
+
+        Uses torch's fused CPU/GPU kernel when present: one pass instead of five.
+        """
+        c = self.config
+        self.adam_step += 1
+        regions = [(slice(0, self.n_decay), c.weight_decay)]
+        if self.has_bias:
+            regions.append((slice(self.n_decay, None), 0.0))
+        if _FUSED_ADAM is not None:
+            self.step_tensor += 1
+            for region, decay in regions:
+                _FUSED_ADAM([self.flat[region]], [self.flat_grad[region]], [self.exp_avg[region]],
+                            [self.exp_avg_sq[region]], [], [self.step_tensor], lr=c.lr,
+                            beta1=c.beta1, beta2=c.beta2, weight_decay=decay, eps=c.eps,
+                            amsgrad=False, maximize=False)
+            return
+        grad, param = self.flat_grad, self.flat
+        for region, decay in regions:
+            if decay != 0:
+                grad[region].add_(param[region], alpha=decay)
+        self.exp_avg.lerp_(grad, 1 - c.beta1)
+        self.exp_avg_sq.mul_(c.beta2).addcmul_(grad, grad, value=1 - c.beta2)
+        bias_correction1 = 1 - c.beta1 ** self.adam_step
+        bias_correction2 = 1 - c.beta2 ** self.adam_step
+        torch.sqrt(self.exp_avg_sq, out=self.denom).div_(bias_correction2 ** 0.5).add_(c.eps)
+        param.addcdiv_(self.exp_avg, self.denom, value=-c.lr / bias_correction1)
+
+    def params(self) -> dict[str, torch.Tensor]:
+        """Views of the current parameters in the canonical layout of `lib.instance_mlp`."""
+        out = {k: v for k, v in self.p.items() if k != "unembed_t"}
+        out["unembed"] = self.p["unembed_t"].transpose(1, 2)
+        return {k: out[k] for k in PARAMETER_NAMES if k in out}
+
+
+# --- Sweeps --------------------------------------------------------------------------------
+
+
+def auto_chunk_size(n_train: int, config: MLPConfig, budget_bytes: int = 4 * 2 ** 20) -> int:
+    """Instances per chunk so that one chunk's activations take about `budget_bytes`."""
+    per_instance = 4 * n_train * (config.hidden_dim + 2 * config.n_elements)
+    return max(1, budget_bytes // per_instance)
+
+
+def _cpu_schedule(n_chunks: int, macs_per_product: int, threads: int, workers: int,
+                  device: torch.device) -> tuple[int, int]:
+    """(worker threads, intra-op threads) for a sweep.
+
+    Small matrix products gain nothing from intra-op parallelism and lose a lot when another
+    process competes for the cores, so on a CPU each worker runs single-threaded and the
+    workers share the chunks; only a lone chunk with large products uses all threads.
+    """
+    if device.type != "cpu":
+        return 1, threads
+    if workers:
+        return min(workers, n_chunks), max(1, threads // min(workers, n_chunks))
+    if n_chunks >= 2:
+        return min(threads, n_chunks), 1
+    return 1, threads if macs_per_product >= 20_000_000 else 1
+
+
+def train_instances(
+    params: dict[str, torch.Tensor],
+    train_left: torch.Tensor,
+    train_right: torch.Tensor,
+    train_labels: torch.Tensor,
+    evaluations: Sequence[Evaluation],
+    config: TrainingConfig,
+    *,
+    seeds: Sequence[int] | torch.Tensor | None = None,
+    model_config: MLPConfig | None = None,
+    progress: Callable[[int], None] | None = None,
+    info: dict | None = None,
+) -> SweepResult:
+    """Train every instance of `params` full-batch on the given pairs and record trajectories.
+
+    Args:
+        params: initial parameters with a leading instances dimension (see `init_instances`);
+            the device of these tensors is the device used for training.
+        train_left, train_right, train_labels: the T training pairs and their labels.
+        evaluations: label sets scored at every logged epoch (all N^2 pairs, or a mask).
+        config: optimiser, schedule, logging and checkpoint epochs.
+        seeds, model_config: recorded in the result (seeds default to 0..B-1).
+        progress: called with a number of model-epochs each time some are done.
+        info: recorded in the result.
+
+    Returns:
+        A `SweepResult`; metrics at epoch e describe the parameters after e updates.
+    """
+    b_total = n_instances(params)
+    device = params["unembed"].device
+    if model_config is None:
+        n, d = params["embed_left"].shape[1:]
+        model_config = MLPConfig(n, d, params["linear_left"].shape[2], "unembed_bias" in params)
+    bad = [e for e in config.checkpoint_epochs if not 0 <= e <= config.epochs]
+    if bad:
+        raise ValueError(f"checkpoint epochs {bad} lie outside 0..{config.epochs}.")
+    log_epochs = config.log_epochs()
+    metric_names = ["train_loss", "train_acc"] + [f"acc_{e.name}" for e in evaluations]
+    metrics = {k: torch.empty(len(log_epochs), b_total) for k in metric_names}
+    checkpoints = {e: {k: torch.empty_like(v, device="cpu") for k, v in params.items()}
+                   for e in sorted(set(config.checkpoint_epochs))}
+    final_params = {k: torch.empty_like(v) for k, v in params.items()}
+
+    threads = torch.get_num_threads()
+    chunk = config.chunk_size or auto_chunk_size(train_left.numel(), model_config)
+    if not config.chunk_size and device.type == "cpu":
+        chunk = min(chunk, -(-b_total // threads))          # at least one chunk per thread
+    chunks = [(s, min(s + chunk, b_total)) for s in range(0, b_total, chunk)]
+    workers, intra_op = _cpu_schedule(len(chunks), chunk * train_left.numel() * model_config.hidden_dim
+                                      * model_config.n_elements, threads, config.workers, device)
+    lock = threading.Lock()
+
+    def run_chunk(bounds: tuple[int, int]) -> None:
+        start, stop = bounds
+        part = {k: v[start:stop] for k, v in params.items()}
+        stepper = _ChunkStep(part, train_left, train_right, train_labels, config)
+        done = 0
+        for epoch in range(config.epochs + 1):
+            if epoch in checkpoints:
+                for k, v in stepper.params().items():
+                    checkpoints[epoch][k][start:stop] = v.cpu()
+            if epoch % config.log_every == 0 or epoch == config.epochs:
+                row = log_epochs.index(epoch)
+                values = evaluate_instances(stepper.params(), evaluations,
+                                            train_left, train_right, train_labels)
+                for k, v in values.items():
+                    metrics[k][row, start:stop] = v.cpu()
+            if epoch == config.epochs:
+                break
+            stepper.step()
+            if progress is not None and (epoch + 1) % 50 == 0:
+                with lock:
+                    progress((stop - start) * (epoch + 1 - done))
+                done = epoch + 1
+        if progress is not None and done < config.epochs:
+            with lock:
+                progress((stop - start) * (config.epochs - done))
+        for k, v in stepper.params().items():
+            final_params[k][start:stop] = v
+
+    began = time.perf_counter()
+    torch.set_num_threads(intra_op)
+    try:
+        if workers > 1:
+            with ThreadPoolExecutor(max_workers=workers) as pool:
+                list(pool.map(run_chunk, chunks))
+        else:
+            for bounds in chunks:
+                run_chunk(bounds)
+    finally:
+        torch.set_num_threads(threads)
+    elapsed = time.perf_counter() - began
+
+    if seeds is None:
+        seeds = torch.arange(b_total)
+    return SweepResult(
+        seeds=torch.as_tensor(seeds).clone(), model_config=model_config, training_config=config,
+        train_left=train_left.cpu(), train_right=train_right.cpu(), train_labels=train_labels.cpu(),
+        log_epochs=torch.tensor(log_epochs), metrics=metrics, checkpoints=checkpoints,
+        final_params={k: v.cpu() for k, v in final_params.items()}, elapsed_s=elapsed,
+        info=dict(info or {}),
+    )
+
+
+def train_single(
+    seed: int,
+    model_config: MLPConfig,
+    train_left: torch.Tensor,
+    train_right: torch.Tensor,
+    train_labels: torch.Tensor,
+    config: TrainingConfig,
+    record_epochs: Sequence[int] = (),
+    dtype: torch.dtype = torch.float32,
+) -> tuple[dict[str, torch.Tensor], dict[int, dict[str, torch.Tensor]], list[float]]:
+    """Train one model alone, written plainly with autograd and torch.optim.Adam (the reference).
+
+    Returns the final parameters, the parameters at `record_epochs`, and the training loss at
+    every epoch (before that epoch's update).
+    """
+    params = {k: v.to(dtype).requires_grad_() for k, v in init_single(seed, model_config).items()}
+    groups = [{"params": [v for k, v in params.items() if k not in NO_DECAY],
+               "weight_decay": config.weight_decay}]
+    if any(k in NO_DECAY for k in params):
+        groups.append({"params": [v for k, v in params.items() if k in NO_DECAY], "weight_decay": 0.0})
+    optimizer = torch.optim.Adam(groups, lr=config.lr, betas=(config.beta1, config.beta2), eps=config.eps)
+    recorded, losses = {}, []
+    for epoch in range(config.epochs + 1):
+        if epoch in record_epochs:
+            recorded[epoch] = {k: v.detach().clone() for k, v in params.items()}
+        if epoch == config.epochs:
+            break
+        loss = torch.nn.functional.cross_entropy(single_logits(params, train_left, train_right),
+                                                 train_labels)
+        losses.append(float(loss.detach()))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    return {k: v.detach() for k, v in params.items()}, recorded, losses
+
