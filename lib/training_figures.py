@@ -1,0 +1,138 @@
+"""Figures of chapter 2: loss curves, the phase-transition figure, confusion histograms, schedule.
+
+Each function takes the numbers a `lib.path_training.TrainingRun` logged and returns a plotly
+figure in the book's style (`lib.plotting.finish`). Chapter 3 reuses `confusion_figure` for its
+fine-tuned model.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import plotly.graph_objects as go
+import torch
+
+from lib.path_training import TrainingLog
+from lib.plotting import PALETTE, finish, slider_over_steps
+
+
+def _colour(index: int) -> str:
+    return PALETTE[index % len(PALETTE)]
+
+
+def length_name(length: int, unreachable_label: int) -> str:
+    """Legend name of a label: the path length, or "unreachable"."""
+    return f"unreachable ({length})" if length == unreachable_label else f"length {length}"
+
+
+def total_loss_figure(log: TrainingLog, *, published_final_loss: float | None = None) -> go.Figure:
+    """Training loss (mean over each logging window) against steps, log scale."""
+    fig = go.Figure(go.Scatter(x=log.steps, y=log.loss, mode="lines", name="this run",
+                               line={"color": _colour(0)}))
+    if published_final_loss is not None:
+        fig.add_hline(y=published_final_loss, line_dash="dot", line_color=_colour(7),
+                      annotation_text=f"published final loss {published_final_loss}",
+                      annotation_position="top right")
+    fig.update_yaxes(type="log", title="training loss (MSE)")
+    fig.update_xaxes(title="step")
+    return finish(fig, "Training loss")
+
+
+def loss_by_length_figure(log: TrainingLog, transitions: dict[int, int | None], *,
+                          threshold: float, unreachable_label: int,
+                          lengths: Sequence[int] | None = None) -> go.Figure:
+    """The phase-transition figure: loss of each path length over steps, transitions marked.
+
+    Args:
+        log: the run's log.
+        transitions: {length: transition step or None} from `lib.phase_transitions`.
+        threshold: the loss level used to detect transitions (drawn as a dotted line).
+        unreachable_label: label of unreachable targets (named in the legend).
+        lengths: which labels to draw (default: the keys of `transitions`).
+    """
+    losses = log.loss_by_length_tensor()
+    lengths = sorted(transitions) if lengths is None else list(lengths)
+    fig = go.Figure()
+    for index, length in enumerate(lengths):
+        colour = _colour(index)
+        curve = losses[:, length].tolist()
+        fig.add_trace(go.Scatter(x=log.steps, y=curve, mode="lines", connectgaps=True,
+                                 name=length_name(length, unreachable_label),
+                                 legendgroup=str(length), line={"color": colour, "width": 1.6}))
+        step = transitions.get(length)
+        if step is not None:
+            value = curve[log.steps.index(step)]
+            fig.add_trace(go.Scatter(
+                x=[step], y=[value], mode="markers", legendgroup=str(length), showlegend=False,
+                marker={"symbol": "diamond", "size": 11, "color": colour,
+                        "line": {"color": "black", "width": 1}},
+                hovertemplate=f"{length_name(length, unreachable_label)} learned at step {step}"
+                              "<extra></extra>"))
+    fig.add_hline(y=threshold, line_dash="dot", line_color="grey",
+                  annotation_text=f"threshold {threshold}", annotation_position="bottom right")
+    fig.update_yaxes(type="log", title="training loss of examples of this length")
+    fig.update_xaxes(title="step")
+    return finish(fig, "Loss by true path length (diamonds: detected transitions)", height=480)
+
+
+def confusion_matrix(predictions: torch.Tensor, labels: torch.Tensor, n_labels: int) -> torch.Tensor:
+    """P(rounded prediction = j | true label = i) as an (n_labels, n_labels) tensor.
+
+    Predictions are rounded to the nearest integer and clipped to [0, n_labels - 1]; rows of
+    labels that do not occur are NaN.
+    """
+    predicted = predictions.detach().float().round().clamp(0, n_labels - 1).long().cpu()
+    true = labels.detach().long().cpu()
+    counts = torch.zeros(n_labels, n_labels, dtype=torch.float64)
+    counts.index_put_((true, predicted), torch.ones(len(true), dtype=torch.float64), accumulate=True)
+    totals = counts.sum(dim=1, keepdim=True)
+    return torch.where(totals > 0, counts / totals.clamp(min=1), torch.tensor(math.nan))
+
+
+def _confusion_trace(predictions: torch.Tensor, labels: torch.Tensor, n_labels: int) -> go.Heatmap:
+    matrix = confusion_matrix(predictions, labels, n_labels)
+    text = [["" if math.isnan(v) or v < 0.005 else f"{v:.2f}" for v in row] for row in matrix.tolist()]
+    return go.Heatmap(
+        z=matrix.tolist(), x=list(range(n_labels)), y=list(range(n_labels)), text=text,
+        texttemplate="%{text}", colorscale="Blues", zmin=0, zmax=1,
+        colorbar={"title": "P(pred | true)"},
+        hovertemplate="true %{y}, predicted %{x}: %{z:.3f}<extra></extra>")
+
+
+def _confusion_layout(fig: go.Figure, n_labels: int, title: str) -> go.Figure:
+    fig.update_xaxes(title="predicted distance (rounded)", dtick=1, range=[-0.5, n_labels - 0.5])
+    fig.update_yaxes(title="true distance", dtick=1, range=[-0.5, n_labels - 0.5])
+    return finish(fig, title, height=520, width=620)
+
+
+def confusion_figure(predictions: torch.Tensor, labels: torch.Tensor, n_labels: int, *,
+                     title: str = "Predicted against true distance") -> go.Figure:
+    """2D histogram of rounded prediction against true label, each row normalized."""
+    fig = go.Figure(_confusion_trace(predictions, labels, n_labels))
+    return _confusion_layout(fig, n_labels, title)
+
+
+def confusion_slider_figure(steps: Sequence[int], predictions: Sequence[torch.Tensor],
+                            labels: torch.Tensor, n_labels: int) -> go.Figure:
+    """`confusion_figure` at several checkpoints, with a slider over the steps."""
+    traces = [[_confusion_trace(p, labels, n_labels)] for p in predictions]
+    fig = slider_over_steps(traces, [str(s) for s in steps], slider_prefix="step: ",
+                            active=len(traces) - 1)
+    return _confusion_layout(fig, n_labels, "Predicted against true distance during training")
+
+
+def learning_rate_figure(schedule: Sequence[tuple[int, float]]) -> go.Figure:
+    """The learning-rate schedule as a step function of the training step."""
+    total = sum(steps for steps, _ in schedule)
+    steps, rates, start = [], [], 0
+    for length, lr in schedule:
+        steps += [start, start + length]
+        rates += [lr, lr]
+        start += length
+    fig = go.Figure(go.Scatter(x=steps, y=rates, mode="lines", line={"color": _colour(1)},
+                               name="learning rate"))
+    fig.update_xaxes(title="step", range=[0, total])
+    fig.update_yaxes(title="learning rate", exponentformat="power",
+                     range=[0, 1.15 * max(lr for _, lr in schedule)])
+    return finish(fig, "Learning-rate schedule", height=320)
