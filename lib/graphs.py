@@ -116,8 +116,9 @@ class GraphProposals(NamedTuple):
 
     Attributes:
         n_vertices: (B,) int64 number of vertices of each graph.
-        low, high: (B, n_max) int32 endpoints of edge slot e, low <= high, in drawing order.
-            Slots past n hold (0, 0); a dropped self-loop holds low == high.
+        low, high: (B, S) int32 endpoints of edge slot e, low <= high, in drawing order, where
+            S is n_max rounded up to an even number (so that slots pair into 64-bit words).
+            Slots from n on hold (0, 0); a dropped self-loop holds low == high.
     """
 
     n_vertices: torch.Tensor
@@ -126,7 +127,7 @@ class GraphProposals(NamedTuple):
 
     @property
     def is_edge(self) -> torch.Tensor:
-        """(B, n_max) bool: slot e holds an edge of the graph (not padding, not a self-loop)."""
+        """(B, S) bool: slot e holds an edge of the graph (not padding, not a self-loop)."""
         return (self.low > 0) & (self.low != self.high)
 
     def select(self, rows: torch.Tensor) -> GraphProposals:
@@ -149,17 +150,21 @@ class TaskDraw(NamedTuple):
 TaskFunction = Callable[[int, SamplerOptions, torch.Generator], TaskDraw]
 #: Registered tasks by name; `sample_batch(task=name)` looks them up here.
 TASKS: dict[str, TaskFunction] = {}
+#: Rough share of proposals each task keeps, used to size the first round of proposals.
+EXPECTED_ACCEPTANCE: dict[str, float] = {}
 
 
-def register_task(name: str) -> Callable[[TaskFunction], TaskFunction]:
+def register_task(name: str, expected_acceptance: float = 0.1) -> Callable[[TaskFunction], TaskFunction]:
     """Decorator that adds a task to `TASKS` under `name`.
 
     A task is a function `(count, options, generator) -> TaskDraw` that draws `count`
     proposals (usually with `draw_vertex_counts` and `propose_graphs`), labels them (usually with
     `distance_to`) and says which to keep; `sample_batch` repeats it until the batch is full.
+    `expected_acceptance` only sizes the first round; later rounds use the observed rate.
     """
     def add(function: TaskFunction) -> TaskFunction:
         TASKS[name] = function
+        EXPECTED_ACCEPTANCE[name] = expected_acceptance
         return function
     return add
 
@@ -188,21 +193,25 @@ def draw_vertex_counts(chunks: torch.Tensor, n_min: int, n_max: int) -> torch.Te
 
 
 def propose_graphs(n_vertices: torch.Tensor, n_max: int, generator: torch.Generator) -> GraphProposals:
-    """Draw the edges of graphs with the given numbers of vertices.
+    """Draw the edges of graphs with the given numbers of vertices (at most n_max).
 
     Graph i gets n_i edges, each a pair of endpoints uniform on [1, n_i], written low <= high in
-    the first n_i of n_max slots; self-loops stay in their slot (low == high) and are dropped
-    when tokens are assembled, duplicates are kept.
+    the first n_i slots; self-loops stay in their slot (low == high) and are dropped when tokens
+    are assembled, duplicates are kept.
     """
     count = len(n_vertices)
-    chunks = random_chunks(count, 2 * n_max, generator)
-    n = n_vertices.to(torch.int32).unsqueeze(1)
-    first = uniform_below(chunks[:, :n_max], n)
-    second = uniform_below(chunks[:, n_max:], n)
+    slots = n_max + n_max % 2
+    words = torch.empty(2, count, slots // 2, dtype=torch.int64, device=generator.device)
+    words.random_(generator=generator)
+    # Two 21-bit uniforms per word: first endpoints in words[0], second ones in words[1].
+    n = n_vertices.to(torch.int32).view(1, count, 1)
+    ends = uniform_below(words.view(torch.int32) & _CHUNK_MASK, n)
+    low = torch.minimum(ends[0], ends[1]).add_(1)
+    high = torch.maximum(ends[0], ends[1]).add_(1)
     # -1 (all bits set) in the first n slots, 0 after: masks without a bool round trip.
-    in_graph = (torch.arange(n_max, dtype=torch.int32, device=n.device) - n) >> 31
-    low = (torch.minimum(first, second) + 1) & in_graph
-    high = (torch.maximum(first, second) + 1) & in_graph
+    in_graph = (torch.arange(slots, dtype=torch.int32, device=n.device) - n[0]) >> 31
+    low &= in_graph
+    high &= in_graph
     return GraphProposals(n_vertices, low, high)
 
 
@@ -219,14 +228,24 @@ def _edge_masks(low: torch.Tensor, high: torch.Tensor, dtype: torch.dtype):
 
 
 def _or_over_slots(values: torch.Tensor) -> torch.Tensor:
-    """Bitwise OR along the last dimension, by halving it (torch has no OR reduction)."""
+    """Bitwise OR along the last dimension (torch has no OR reduction).
+
+    int32 slots are paired into int64 words and the words folded in halves, which takes fewer
+    and larger operations than folding the int32 values themselves.
+    """
+    paired = values.dtype == torch.int32 and values.shape[-1] % 2 == 0
+    if paired:
+        values = values.view(torch.int64)
     while values.shape[-1] > 1:
         half = values.shape[-1] // 2
         folded = values[..., :half] | values[..., half: 2 * half]
         if values.shape[-1] % 2:
             folded[..., 0] |= values[..., -1]
         values = folded
-    return values[..., 0]
+    values = values[..., 0]
+    if paired:
+        values = (values | (values >> 32)).to(torch.int32)
+    return values
 
 
 def _neighbours(frontier: torch.Tensor, low_bit: torch.Tensor, high_bit: torch.Tensor,
@@ -237,7 +256,11 @@ def _neighbours(frontier: torch.Tensor, low_bit: torch.Tensor, high_bit: torch.T
     bit of its high end to its low end; padding slots sit on bit 0, which no frontier holds.
     """
     frontier = frontier.unsqueeze(1)
-    moved = ((frontier & low_bit) << gap) | ((frontier & high_bit) >> gap)
+    moved = frontier & low_bit
+    moved <<= gap
+    back = frontier & high_bit
+    back >>= gap
+    moved |= back
     return _or_over_slots(moved)
 
 
@@ -275,14 +298,14 @@ def distance_to(graphs: GraphProposals, target: torch.Tensor | int, source: int 
     Returns:
         (B,) int64 distances, -1 where the target is unreachable.
     """
-    count, n_max = graphs.low.shape
+    count, slots = graphs.low.shape  # slots >= the largest vertex id
     device = graphs.low.device
-    dtype = _mask_dtype(n_max)
+    dtype = _mask_dtype(slots)
     target = (torch.full((count,), target, device=device) if isinstance(target, int) else target).to(dtype)
     distance = torch.empty(count, dtype=dtype, device=device)
     on_cpu = device.type == "cpu"
     block = _CPU_BLOCK if on_cpu else max(count, 1)
-    head_rounds = _HEAD_ROUNDS if on_cpu else n_max
+    head_rounds = _HEAD_ROUNDS if on_cpu else slots
     pool = []
     for start in range(0, count, block):
         rows = slice(start, start + block)
@@ -300,7 +323,7 @@ def distance_to(graphs: GraphProposals, target: torch.Tensor | int, source: int 
         return distance.long()
     rows, low_bit, high_bit, gap, target, frontier, reached = (torch.cat(part) for part in zip(*pool))
     pooled_distance = torch.full_like(rows, -1, dtype=dtype)
-    for depth in range(head_rounds + 1, n_max + 1):
+    for depth in range(head_rounds + 1, slots + 1):
         frontier, reached, pooled_distance = _search_rounds(
             (low_bit, high_bit, gap), target, depth, depth, frontier, reached, pooled_distance)
         searching = frontier != 0
@@ -321,29 +344,29 @@ def distance_to(graphs: GraphProposals, target: torch.Tensor | int, source: int 
 def distances_from(graphs: GraphProposals, source: int) -> torch.Tensor:
     """All BFS distances from `source`, for every graph of a batch at once.
 
-    Same bitmask rounds as `distance_to`, run until every frontier is empty; the layers are
-    then unpacked into per-vertex distances.
+    Same bitmask rounds as `distance_to`, run until every frontier is empty; each round's new
+    layer is unpacked into the per-vertex distances.
 
     Returns:
-        (B, n_max + 1) int64: entry v is the distance from `source` to vertex v, -1 where
-        unreachable (column 0, the padding id, is always -1).
+        (B, S + 1) int64, S the number of slots (n_max rounded up to even): entry v is the
+        distance from `source` to vertex v, -1 where unreachable (column 0, the padding id, is
+        always -1, as is any id above the graph's size).
     """
-    count, n_max = graphs.low.shape
+    count, slots = graphs.low.shape  # slots >= the largest vertex id
     device = graphs.low.device
-    dtype = _mask_dtype(n_max)
+    dtype = _mask_dtype(slots)
     masks = _edge_masks(graphs.low, graphs.high, dtype)
-    frontier = torch.full((count,), 1 << source, dtype=dtype, device=device)
-    reached, layers = frontier, [frontier]
-    for _ in range(n_max):
+    vertices = torch.arange(slots + 1, dtype=dtype, device=device)
+    distance = torch.full((count, slots + 1), -1, dtype=torch.int64, device=device)
+    distance[:, source] = 0
+    frontier = reached = torch.full((count,), 1 << source, dtype=dtype, device=device)
+    for depth in range(1, slots + 1):
         frontier = _neighbours(frontier, *masks) & ~reached
         if not bool(frontier.any()):
             break
         reached = reached | frontier
-        layers.append(frontier)
-    vertices = torch.arange(n_max + 1, dtype=dtype, device=device)
-    in_layer = (torch.stack(layers, dim=1).unsqueeze(-1) >> vertices) & 1  # (B, L, V)
-    found = in_layer.any(dim=1)
-    return torch.where(found, in_layer.argmax(dim=1), -1).long()
+        distance.masked_fill_(((frontier.unsqueeze(1) >> vertices) & 1).bool(), depth)
+    return distance
 
 
 def _threshold(probability: float) -> int:
@@ -365,7 +388,7 @@ def pretrain_keep_probability(distance: int, options: SamplerOptions) -> float:
     return 1.0 / (2 * (options.length_threshold - distance))
 
 
-@register_task("pretrain")
+@register_task("pretrain", expected_acceptance=0.12)
 def pretrain_task(count: int, options: SamplerOptions, generator: torch.Generator) -> TaskDraw:
     """Target 2, thinned by `pretrain_keep_probability` so that path lengths are balanced.
 
@@ -390,7 +413,19 @@ def pretrain_task(count: int, options: SamplerOptions, generator: torch.Generato
     return TaskDraw(graphs, torch.full_like(distance, 2), distance, keep)
 
 
-@register_task("onpath")
+def _draw_index(weights: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+    """One index per row, drawn with probability proportional to the row's weights.
+
+    Inverse-CDF sampling on the cumulative weights (torch.multinomial does a slow loop per row
+    on the CPU). Weights are small integers here, so float64 sums are exact.
+    """
+    cumulative = weights.cumsum(dim=1)
+    level = torch.rand(len(weights), 1, generator=generator, device=weights.device,
+                       dtype=torch.float64) * cumulative[:, -1:]
+    return (cumulative <= level).sum(dim=1)
+
+
+@register_task("onpath", expected_acceptance=0.3)
 def onpath_task(count: int, options: SamplerOptions, generator: torch.Generator) -> TaskDraw:
     """Target on a shortest path from 1 to 2; the label is its distance from 1.
 
@@ -413,19 +448,19 @@ def onpath_task(count: int, options: SamplerOptions, generator: torch.Generator)
         keep &= (path_length >= 4) | (coin < 1.0 / (3.0 * (4 - path_length).clamp(min=1)))
     from_2 = distances_from(graphs, 2)
     d = path_length.clamp(min=1).unsqueeze(1)
-    positions = torch.arange(options.n_max + 1, device=device)
-    weights = torch.where((positions >= 1) & (positions <= d), positions, 0).float()
-    k = torch.multinomial(weights, 1, generator=generator)
+    positions = torch.arange(from_1.shape[1], device=device)
+    weights = torch.where((positions >= 1) & (positions <= d), positions, 0).double()
+    k = _draw_index(weights, generator).unsqueeze(1)
     on_layer = (from_1 == k) & (from_2 >= 0) & (from_1 + from_2 == d)
     on_layer[:, 2] |= ~on_layer.any(dim=1)  # rows rejected anyway still need something to draw
-    target = torch.multinomial(on_layer.float(), 1, generator=generator).squeeze(1)
+    target = _draw_index(on_layer.double(), generator)
     k = k.squeeze(1)
     if not options.large_targets:
         keep &= k <= SMALL_LABEL_MAX
     return TaskDraw(graphs, target, torch.where(keep, k, path_length), keep)
 
 
-@register_task("any")
+@register_task("any", expected_acceptance=1.0)
 def any_target_task(count: int, options: SamplerOptions, generator: torch.Generator) -> TaskDraw:
     """Target uniform on [2, target_max], every proposal kept.
 
@@ -448,11 +483,17 @@ def assemble_tokens(graphs: GraphProposals, target: torch.Tensor, options: Sampl
     `relabel_vertices`, vertex ids 3..n_max are sent by a random injective map (one per graph)
     into 3..max_vertex_id, vertices 1 and 2 keep their ids, and each edge is re-sorted.
     """
-    count, n_max = graphs.low.shape
+    count, slots = graphs.low.shape
     is_edge = graphs.is_edge
-    order = torch.sort((~is_edge).to(torch.uint8), dim=1, stable=True).indices
-    edges = torch.stack([graphs.low * is_edge, graphs.high * is_edge], dim=-1).long()
-    edges = edges.gather(1, order.unsqueeze(-1).expand(count, n_max, 2))
+    # Each edge moves to the number of edges before it; everything else goes to a spare column
+    # that is cut off (a graph has at most n_max edges, so the kept columns are edges first,
+    # then zeros).
+    edges_before = is_edge.cumsum(dim=1, dtype=torch.int32) - is_edge.int()
+    destination = edges_before.masked_fill_(~is_edge, slots).long()
+    pairs = torch.stack([graphs.low, graphs.high], dim=-1)
+    edges = torch.zeros(count, slots + 1, 2, dtype=pairs.dtype, device=pairs.device)
+    edges.scatter_(1, destination.unsqueeze(-1).expand(count, slots, 2), pairs)
+    edges = edges[:, : options.n_max].long()
     target = target.long()
     if options.relabel_vertices:
         edges, target = _relabel(edges, target, options, generator)
@@ -554,7 +595,7 @@ def _sample_rounds(batch_size: int, spec: SamplerOptions,
     n_kept, n_proposed, n_accepted = 0, 0, 0
     while n_kept < batch_size:
         missing = batch_size - n_kept
-        rate = max(n_accepted / n_proposed, 0.005) if n_proposed else 0.1
+        rate = max(n_accepted / n_proposed if n_proposed else EXPECTED_ACCEPTANCE[spec.task], 0.005)
         count = min(max_round, max(1024, math.ceil(1.2 * missing / rate)))
         draw = task(count, spec, generator)
         accepted = draw.keep.nonzero().squeeze(1)
@@ -587,7 +628,7 @@ def describe_filter(options: SamplerOptions) -> str:
 
 
 __all__ = [
-    "CHUNK_BITS", "GraphProposals", "PUBLISHED_LENGTH_THRESHOLD", "PUBLISHED_N_MAX",
+    "CHUNK_BITS", "EXPECTED_ACCEPTANCE", "GraphProposals", "PUBLISHED_LENGTH_THRESHOLD", "PUBLISHED_N_MAX",
     "ParameterError", "SMALL_GRAPH_FILTER_N_MAX", "SMALL_LABEL_MAX", "SamplerOptions", "TASKS",
     "TaskDraw", "assemble_tokens", "default_length_threshold", "describe_filter", "distance_to",
     "distances_from", "draw_vertex_counts", "make_options", "pretrain_keep_probability",

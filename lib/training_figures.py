@@ -136,3 +136,16 @@ def learning_rate_figure(schedule: Sequence[tuple[int, float]]) -> go.Figure:
     fig.update_yaxes(title="learning rate", exponentformat="power",
                      range=[0, 1.15 * max(lr for _, lr in schedule)])
     return finish(fig, "Learning-rate schedule", height=320)
+
+
+def label_histogram_figure(labels: torch.Tensor, unreachable_label: int, *,
+                           title: str = "Labels of the training distribution") -> go.Figure:
+    """Share of examples at each distance (the rejection filter's balance, chapter 2)."""
+    counts = torch.bincount(labels.long(), minlength=unreachable_label + 1).double()
+    share = (counts / counts.sum()).tolist()
+    names = [("unreachable" if k == unreachable_label else str(k)) for k in range(len(share))]
+    fig = go.Figure(go.Bar(x=names, y=share, marker_color=_colour(0),
+                           hovertemplate="distance %{x}: %{y:.3f}<extra></extra>"))
+    fig.update_xaxes(title="distance from vertex 1 to the target", type="category")
+    fig.update_yaxes(title="share of examples")
+    return finish(fig, title, height=340)

@@ -86,8 +86,8 @@ def test_larger_graphs_use_wide_masks():
 
 def test_distances_from_matches_networkx():
     generator = torch.Generator().manual_seed(4)
-    n_vertices = draw_vertex_counts(random_chunks(1000, 1, generator)[:, 0], 3, 12)
-    graphs = propose_graphs(n_vertices, 12, generator)
+    n_vertices = draw_vertex_counts(random_chunks(1000, 1, generator)[:, 0], 3, 11)
+    graphs = propose_graphs(n_vertices, 11, generator)
     from_2 = distances_from(graphs, 2)
     to_5 = distance_to(graphs, 5, source=2)
     for i in range(1000):
@@ -98,7 +98,7 @@ def test_distances_from_matches_networkx():
                 graph.add_edge(a, b)
         lengths = nx.single_source_shortest_path_length(graph, 2)
         expected = [lengths.get(v, -1) for v in range(13)]
-        assert from_2[i].tolist() == expected
+        assert from_2[i, :13].tolist() == expected
         assert int(to_5[i]) == expected[5]
 
 
