@@ -15,13 +15,15 @@ A vertex token starts with its adjacency row in `neighbours`, its one-hot in `se
 * answer head: the answer token attends to vertex 0 (the paper's vertex 1) and copies its reach
   bit for vertex 1 (the paper's vertex 2) into `out[layer]`.
 
-After each layer the reach section is squashed with 2 * sigmoid(slope * x) - 1, which keeps 0
-at exactly 0 and pushes any positive mass (at least 1 / degree) to 1. After layer l the reach
+After each layer the reach section is squashed with sigmoid(slope * (x - 1 / (2n))): a vertex
+newly reached through a neighbour of degree k arrives with mass 1/k >= 1/(n - 1), an unreached
+one with (almost) none, and the threshold 1/(2n) sits between them with a margin of at least
+1/(2n) on each side, so small additive noise in the reach pre-activations is absorbed. After layer l the reach
 set of v is the ball of radius l around v, so out[l] = [d <= l] and the output
 sum_l (1 - out[l]) = min(d, n) is the distance, with n meaning unreachable.
 
 Every error of the construction is a softmax leak of order exp(-attention_gap) or a squash
-residue of order exp(-squash_slope / n); both vanish as the constants grow, so the model is
+residue of order exp(-squash_slope / (2n)); both vanish as the constants grow, so the model is
 exact in the limit. The defaults make both far smaller than float32 resolution for n <= 32.
 """
 
@@ -148,8 +150,8 @@ class BFSTransformer(nn.Module):
         self.output[torch.arange(n), n, outs, 0] = 1.0
 
     def squash(self, reach: torch.Tensor) -> torch.Tensor:
-        """Map reach mass to {0, 1}: 0 stays 0, anything >= 1/n goes to 1 (up to exp(-slope/n))."""
-        return 2 * torch.sigmoid(self.squash_slope * reach) - 1
+        """Map reach mass to {0, 1}: below 1/(2n) to ~0, above to ~1 (within exp(-slope/(2n)))."""
+        return torch.sigmoid(self.squash_slope * (reach - 0.5 / self.n_vertices))
 
     def layer(self, hidden: torch.Tensor, layer: int) -> tuple[torch.Tensor, torch.Tensor]:
         """Apply one layer; return the new hidden state and the attention (batch, head, query, key)."""
@@ -201,8 +203,8 @@ def bfs_transformer(n_vertices: int, attention_gap: float = 30.0, squash_slope: 
         n_vertices: number of vertices of the graphs the model reads.
         attention_gap: score margin between the attended and the ignored keys; the softmax
             leak is about exp(-attention_gap) per key.
-        squash_slope: slope of the reach squash; defaults to 40 * n so that a reach mass of
-            1 / (n - 1) (one neighbour of a vertex of degree n - 1) lands within exp(-40) of 1.
+        squash_slope: slope of the reach squash; defaults to 80 * n so that every reach bit lands
+            within exp(-40) of 0 or 1 (the threshold margin is 1/(2n) on each side).
     """
     if isinstance(n_vertices, bool) or not isinstance(n_vertices, int) or not 2 <= n_vertices <= MAX_VERTICES:
         raise ValueError(
@@ -210,7 +212,7 @@ def bfs_transformer(n_vertices: int, attention_gap: float = 30.0, squash_slope: 
         )
     if not attention_gap > 0:
         raise ValueError(f"attention_gap must be positive; got {attention_gap!r}.")
-    slope = 40.0 * n_vertices if squash_slope is None else squash_slope
+    slope = 80.0 * n_vertices if squash_slope is None else squash_slope
     if not slope > 0:
         raise ValueError(f"squash_slope must be positive; got {squash_slope!r}.")
     return BFSTransformer(n_vertices, float(attention_gap), float(slope))

@@ -1,0 +1,44 @@
+"""Build the HTML book into _build/html (the `html` step of `make book`).
+
+First tries MyST's own HTML export, whose theme is downloaded on first use. Where that is not
+possible (no network), prints one line saying so and builds the offline static book instead
+(tools/offline_book.py): same pages, same order, working figures and math, no network needed.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import offline_book  # noqa: E402  (a sibling script, not part of lib)
+
+ROOT = offline_book.ROOT
+
+
+def try_myst_html() -> bool:
+    """Run `myst build --html`; True if it produced _build/html/index.html."""
+    myst = Path(sys.executable).parent / "myst"
+    try:
+        result = subprocess.run([str(myst), "build", "--html"], cwd=ROOT, capture_output=True, text=True,
+                                timeout=600)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return result.returncode == 0 and (ROOT / "_build" / "html" / "index.html").exists()
+
+
+def main() -> None:
+    if "--offline" not in sys.argv and try_myst_html():
+        print(f"MyST HTML site built in {ROOT / '_build' / 'html'}")
+        return
+    if "--offline" not in sys.argv:
+        print("The MyST theme could not be downloaded (no network), so the offline static HTML book is built instead.")
+    shutil.rmtree(ROOT / "_build" / "html", ignore_errors=True)
+    index = offline_book.build()
+    print(f"Offline HTML book built: {index}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,285 @@
+"""Build the book as static HTML that works with no network (`python tools/build_book.py`).
+
+The MyST theme has to be downloaded, which the development and CI machines cannot do. This
+module renders the same table of contents (myst.yml) into `_build/html`: an index page, one
+page per chapter with every output, previous/next navigation, math typeset by a local copy
+of KaTeX and plotly figures drawn by the plotly.js that ships inside the plotly package.
+
+It understands the MyST features the book uses: `$...$` / `$$...$$` math, tables, `[@key]`
+citations resolved against book/references.bib, and fenced directives such as ```{note}.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+import plotly
+import yaml
+from markdown_it import MarkdownIt
+from mdit_py_plugins.dollarmath import dollarmath_plugin
+from mdit_py_plugins.front_matter import front_matter_plugin
+
+ROOT = Path(__file__).resolve().parents[1]
+KATEX_VERSION = "0.19.1"
+ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+CITATION = re.compile(r"\[(@[\w:.-]+(?:\s*;\s*@[\w:.-]+)*)\]")
+
+
+@dataclass
+class Page:
+    source: Path
+    slug: str
+    title: str = ""
+    body: str = ""
+
+
+# ---------------------------------------------------------------- bibliography
+def parse_bibtex(text: str) -> dict[str, dict[str, str]]:
+    """A small BibTeX reader for the well-formed entries of book/references.bib."""
+    entries = {}
+    for match in re.finditer(r"@(\w+)\s*\{\s*([^,\s]+)\s*,", text):
+        start, depth, i = match.end(), 1, match.end()
+        while depth and i < len(text):
+            depth += {"{": 1, "}": -1}.get(text[i], 0)
+            i += 1
+        body, fields = text[start:i - 1], {"type": match.group(1).lower()}
+        for field in re.finditer(r"(\w+)\s*=\s*", body):
+            j = field.end()
+            if body[j] == "{":
+                depth, k = 1, j + 1
+                while depth and k < len(body):
+                    depth += {"{": 1, "}": -1}.get(body[k], 0)
+                    k += 1
+                value = body[j + 1:k - 1]
+            else:
+                value = re.match(r"[^,\n]*", body[j:]).group(0).strip().strip('"')
+            fields[field.group(1).lower()] = re.sub(r"[{}]", "", value).replace("\\L", "Ł").replace("--", "–")
+        entries[match.group(2)] = fields
+    return entries
+
+
+def short_citation(entry: dict[str, str]) -> str:
+    """'Wang et al., 2024' style label of one entry."""
+    authors = [a.strip() for a in entry.get("author", "Anonymous").split(" and ")]
+    first = authors[0].split(",")[0].strip()
+    who = first if len(authors) == 1 else f"{first} & {authors[1].split(',')[0].strip()}" if len(authors) == 2 \
+        else f"{first} et al."
+    return f"{who}, {entry.get('year', 'n.d.')}"
+
+
+def full_citation(entry: dict[str, str]) -> str:
+    """One formatted line of the reference list."""
+    venue = entry.get("booktitle") or entry.get("journal") or entry.get("howpublished") or entry.get("school", "")
+    arxiv = f" arXiv:{entry['eprint']}." if "eprint" in entry else ""
+    return (f"{html.escape(entry.get('author', ''))} ({entry.get('year', 'n.d.')}). "
+            f"<em>{html.escape(entry.get('title', ''))}</em>. {html.escape(venue)}.{arxiv}")
+
+
+# ---------------------------------------------------------------- markdown
+class MarkdownRenderer:
+    """markdown-it with the MyST bits the book uses; records which citations appeared."""
+
+    def __init__(self, bibliography: dict[str, dict[str, str]]):
+        self.bibliography = bibliography
+        self.cited: list[str] = []
+        self.md = (MarkdownIt("commonmark", {"html": True}).enable("table")
+                   .use(dollarmath_plugin, double_inline=True).use(front_matter_plugin))
+        self.md.add_render_rule("math_inline", lambda s, tokens, idx, o, e:
+                                f'<span class="math inline">{html.escape(tokens[idx].content)}</span>')
+        self.md.add_render_rule("math_block", lambda s, tokens, idx, o, e:
+                                f'<div class="math display">{html.escape(tokens[idx].content)}</div>\n')
+        self.md.add_render_rule("math_block_label", lambda s, tokens, idx, o, e:
+                                f'<div class="math display">{html.escape(tokens[idx].content)}</div>\n')
+        default_fence = self.md.renderer.rules["fence"]
+
+        def fence(renderer, tokens, idx, options, env):
+            info = tokens[idx].info.strip()
+            directive = re.fullmatch(r"\{(\w[\w-]*)\}\s*(.*)", info)
+            if not directive:
+                return default_fence(renderer, tokens, idx, options, env)
+            kind, title = directive.groups()
+            inner = self.render(tokens[idx].content)
+            heading = f'<p class="admonition-title">{html.escape(title or kind.capitalize())}</p>'
+            return f'<div class="admonition {kind}">{heading}{inner}</div>\n'
+
+        self.md.add_render_rule("fence", fence)
+
+    def _cite(self, match: re.Match) -> str:
+        labels = []
+        for key in (k.strip().lstrip("@") for k in match.group(1).split(";")):
+            if key not in self.bibliography:
+                raise KeyError(f"citation [@{key}] is not in book/references.bib")
+            if key not in self.cited:
+                self.cited.append(key)
+            labels.append(f'<a class="citation" href="references.html#{key}">'
+                          f'{html.escape(short_citation(self.bibliography[key]))}</a>')
+        return "(" + "; ".join(labels) + ")"
+
+    def render(self, text: str) -> str:
+        return self.md.render(CITATION.sub(self._cite, text))
+
+
+def first_heading(text: str) -> str:
+    match = re.search(r"^#\s+(.+)$", text, flags=re.M)
+    return match.group(1).strip() if match else ""
+
+
+# ---------------------------------------------------------------- notebooks
+def render_output(output: dict, renderer: MarkdownRenderer, figure_ids: list[str]) -> str:
+    """HTML of one notebook output, choosing the richest mimetype this page can show."""
+    kind = output.get("output_type")
+    if kind == "stream":
+        css = "stream stderr" if output.get("name") == "stderr" else "stream"
+        return f'<pre class="{css}">{html.escape(ANSI.sub("", output.get("text", "")))}</pre>'
+    if kind == "error":
+        trace = ANSI.sub("", "\n".join(output.get("traceback", [])))
+        return f'<pre class="error">{html.escape(trace)}</pre>'
+    data = output.get("data", {})
+    if "application/vnd.plotly.v1+json" in data:
+        figure = data["application/vnd.plotly.v1+json"]
+        div_id = f"plotly-figure-{len(figure_ids)}"
+        figure_ids.append(div_id)
+        payload = json.dumps({"data": figure.get("data", []), "layout": figure.get("layout", {})})
+        return (f'<div class="plotly-figure" id="{div_id}"></div>'
+                f'<script type="application/json" id="{div_id}-json">{payload.replace("</", "<\\/")}</script>')
+    if "application/vnd.jupyter.widget-view+json" in data:
+        return ('<p class="widget-note">An interactive ipywidgets control appears here when the chapter '
+                'runs in a live Jupyter kernel.</p>')
+    if "text/html" in data:
+        return f'<div class="html-output">{"".join(data["text/html"])}</div>'
+    if "text/markdown" in data:
+        return f'<div class="markdown-output">{renderer.render("".join(data["text/markdown"]))}</div>'
+    if "image/png" in data:
+        return f'<img alt="figure" src="data:image/png;base64,{data["image/png"]}">'
+    if "image/svg+xml" in data:
+        return "".join(data["image/svg+xml"])
+    if "text/plain" in data:
+        return f'<pre class="text-output">{html.escape(ANSI.sub("", "".join(data["text/plain"])))}</pre>'
+    return ""
+
+
+def render_notebook(path: Path, renderer: MarkdownRenderer) -> tuple[str, str]:
+    """(title, body HTML) of an executed notebook."""
+    notebook = nbformat.read(path, as_version=4)
+    parts, figure_ids, title = [], [], ""
+    for cell in notebook.cells:
+        if cell.cell_type == "markdown":
+            title = title or first_heading(cell.source)
+            parts.append(f'<section class="markdown-cell">{renderer.render(cell.source)}</section>')
+        elif cell.cell_type == "code":
+            tags = cell.get("metadata", {}).get("tags", [])
+            label = "parameters" if "parameters" in tags else "injected parameters" \
+                if "injected-parameters" in tags else "code"
+            outputs = "".join(render_output(o, renderer, figure_ids) for o in cell.get("outputs", []))
+            parts.append(f'<section class="code-cell"><details class="source"{" open" if label == "parameters" else ""}>'
+                         f'<summary>{label}</summary><pre><code class="language-python">'
+                         f'{html.escape(cell.source)}</code></pre></details>'
+                         f'<div class="outputs">{outputs}</div></section>')
+    return title or path.stem, "\n".join(parts)
+
+
+# ---------------------------------------------------------------- pages
+STYLE = """
+body{margin:0;font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;color:#222;line-height:1.55}
+nav.toc{position:fixed;top:0;left:0;bottom:0;width:250px;overflow-y:auto;background:#f6f7f9;
+ border-right:1px solid #ddd;padding:1.2rem 1rem;box-sizing:border-box;font-size:.92rem}
+nav.toc a{display:block;color:#1a4f8b;text-decoration:none;padding:.25rem 0}
+nav.toc a.current{font-weight:700;color:#000}
+main{margin-left:250px;padding:1.5rem 2.5rem;max-width:1000px}
+pre{background:#f3f3f3;padding:.6rem .8rem;overflow-x:auto;font-size:.85rem;border-radius:4px}
+pre.stderr{background:#fff6e6}pre.error{background:#fde8e8}
+details.source summary{cursor:pointer;color:#666;font-size:.85rem}
+table{border-collapse:collapse;margin:1rem 0}td,th{border:1px solid #ccc;padding:.3rem .6rem}
+.admonition{border-left:4px solid #0072B2;background:#eef5fb;padding:.4rem 1rem;margin:1rem 0}
+.admonition-title{font-weight:700;margin:.3rem 0}
+.pager{display:flex;justify-content:space-between;margin:3rem 0 1rem;border-top:1px solid #ddd;padding-top:1rem}
+.plotly-figure{width:100%;min-height:420px;margin:1rem 0}
+.widget-note{color:#666;font-style:italic}
+"""
+
+SCRIPT = """
+document.querySelectorAll('.math').forEach(function (el) {
+  if (window.katex) { katex.render(el.textContent, el, {displayMode: el.classList.contains('display'), throwOnError: false}); }
+});
+document.querySelectorAll('.plotly-figure').forEach(function (div) {
+  var fig = JSON.parse(document.getElementById(div.id + '-json').textContent);
+  Plotly.newPlot(div, fig.data, fig.layout, {responsive: true, displaylogo: false});
+});
+"""
+
+
+def page_html(book_title: str, pages: list[Page], index: int, has_katex: bool) -> str:
+    page = pages[index]
+    links = "".join(f'<a href="{p.slug}.html"{" class=current" if i == index else ""}>{html.escape(p.title)}</a>'
+                    for i, p in enumerate(pages))
+    prev_link = f'<a href="{pages[index - 1].slug}.html">← {html.escape(pages[index - 1].title)}</a>' if index else "<span></span>"
+    next_link = (f'<a href="{pages[index + 1].slug}.html">{html.escape(pages[index + 1].title)} →</a>'
+                 if index + 1 < len(pages) else "<span></span>")
+    katex = ('<link rel="stylesheet" href="_static/katex/katex.min.css">'
+             '<script src="_static/katex/katex.min.js"></script>') if has_katex else ""
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{html.escape(page.title)} · {html.escape(book_title)}</title>
+<link rel="icon" href="data:,">
+<style>{STYLE}</style>{katex}<script src="_static/plotly.min.js"></script></head>
+<body><nav class="toc"><a href="index.html"><strong>{html.escape(book_title)}</strong></a><hr>{links}</nav>
+<main>{page.body}<div class="pager">{prev_link}{next_link}</div></main>
+<script>{SCRIPT}</script></body></html>
+"""
+
+
+def install_katex(static: Path) -> bool:
+    """Copy KaTeX (from the npm registry, cached in _build/npm) into static/katex; False if impossible."""
+    npm_dir = ROOT / "_build" / "npm"
+    dist = npm_dir / "node_modules" / "katex" / "dist"
+    if not dist.exists():
+        npm_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            subprocess.run(["npm", "install", "--silent", "--no-audit", "--no-fund", "--prefix", str(npm_dir),
+                            f"katex@{KATEX_VERSION}"], check=True, capture_output=True, timeout=300)
+        except (OSError, subprocess.SubprocessError):
+            return False
+    shutil.copytree(dist, static / "katex", dirs_exist_ok=True)
+    return True
+
+
+def build(output: Path = ROOT / "_build" / "html") -> Path:
+    """Render every page of myst.yml's toc into `output`; return the index page's path."""
+    config = yaml.safe_load((ROOT / "myst.yml").read_text())
+    project = config["project"]
+    bibliography = {}
+    for bib in project.get("bibliography", []):
+        bibliography.update(parse_bibtex((ROOT / bib).read_text()))
+    renderer = MarkdownRenderer(bibliography)
+    pages = []
+    for position, entry in enumerate(project["toc"]):
+        source = ROOT / entry["file"]
+        slug = "index" if position == 0 else source.stem
+        page = Page(source, slug)
+        if source.suffix == ".ipynb":
+            page.title, page.body = render_notebook(source, renderer)
+        else:
+            text = source.read_text()
+            page.title, page.body = first_heading(text) or source.stem, renderer.render(text)
+        pages.append(page)
+    references = "".join(f'<li id="{key}">{full_citation(bibliography[key])}</li>' for key in renderer.cited)
+    pages.append(Page(ROOT / "book" / "references.bib", "references", "References",
+                      f"<h1>References</h1><ol>{references}</ol>"))
+    if output.exists():
+        shutil.rmtree(output)
+    static = output / "_static"
+    static.mkdir(parents=True)
+    shutil.copy(Path(plotly.__file__).parent / "package_data" / "plotly.min.js", static / "plotly.min.js")
+    has_katex = install_katex(static)
+    if not has_katex:
+        print("KaTeX could not be installed from npm; math is shown as TeX source.")
+    for index in range(len(pages)):
+        (output / f"{pages[index].slug}.html").write_text(page_html(project["title"], pages, index, has_katex))
+    return output / "index.html"
