@@ -39,7 +39,7 @@ def running_median(values: Sequence[float], window: int) -> list[float]:
 
 
 def transition_step(steps: Sequence[int], values: Sequence[float], threshold: float, *,
-                    smoothing: int = 3, hold: int | None = None, min_run: int = 3) -> int | None:
+                    smoothing: int = 3, hold: int | None = None, min_run: int = 10) -> int | None:
     """The first step from which a loss curve is below `threshold` and stays below.
 
     Args:
@@ -49,7 +49,8 @@ def transition_step(steps: Sequence[int], values: Sequence[float], threshold: fl
         smoothing: width of the running median applied first (1: none).
         hold: how many consecutive valid values must be below; None: all the remaining ones.
         min_run: with hold=None, the final stretch below the threshold must span at least this
-            many valid values (a curve that only dips at the very end has not settled yet).
+            many valid values: a curve that only dips in the last few windows (for example
+            when the learning rate drops near the end) has not shown that it settled.
 
     Returns:
         The step, or None if the curve never settles below the threshold, or if it is below
@@ -78,7 +79,7 @@ def transition_step(steps: Sequence[int], values: Sequence[float], threshold: fl
 
 def transition_steps(steps: Sequence[int], loss_by_length: torch.Tensor | Sequence[Sequence[float]],
                      threshold: float, *, lengths: Sequence[int] | None = None,
-                     smoothing: int = 3, hold: int | None = None, min_run: int = 3,
+                     smoothing: int = 3, hold: int | None = None, min_run: int = 10,
                      min_count: Sequence[Sequence[int]] | None = None) -> dict[int, int | None]:
     """Transition step of every path length (see `transition_step`).
 

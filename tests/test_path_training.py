@@ -111,19 +111,20 @@ def test_load_trained_model_and_fine_tune_start(tmp_path):
 def test_transition_step_on_known_curves():
     steps = [10, 20, 30, 40, 50, 60]
     # A clean drop at step 30.
-    assert transition_step(steps, [5, 4, 0.05, 0.04, 0.03, 0.02], 0.1, smoothing=1) == 30
+    assert transition_step(steps, [5, 4, 0.05, 0.04, 0.03, 0.02], 0.1, smoothing=1, min_run=3) == 30
     # A dip that does not last is not a transition; the lasting drop is.
-    assert transition_step(steps, [5, 0.05, 3, 0.05, 0.04, 0.03], 0.1, smoothing=1) == 40
+    assert transition_step(steps, [5, 0.05, 3, 0.05, 0.04, 0.03], 0.1, smoothing=1, min_run=3) == 40
     # With `hold`, a dip that lasts long enough counts.
     assert transition_step(steps, [5, 0.05, 0.05, 3, 3, 3], 0.1, smoothing=1, hold=2) == 20
     # NaN windows are skipped.
-    assert transition_step(steps, [5, math.nan, 0.05, math.nan, 0.04, 0.01], 0.1, smoothing=1) == 30
+    assert transition_step(steps, [5, math.nan, 0.05, math.nan, 0.04, 0.01], 0.1, smoothing=1,
+                           min_run=3) == 30
     # Below from the start: no transition; never below: none either.
     assert transition_step(steps, [0.01, 0.01, 0.02, 0.01, 0.01, 0.01], 0.1) is None
     assert transition_step(steps, [5] * 6, 0.1) is None
     # A single noisy window is smoothed away by the running median.
-    assert transition_step(steps, [5, 4, 0.05, 0.5, 0.04, 0.03], 0.1, smoothing=3) == 40
-    assert transition_step(steps, [5, 4, 0.5, 0.5, 0.4, 0.03], 0.1, smoothing=1) is None, "too late"
+    assert transition_step(steps, [5, 4, 0.05, 0.5, 0.04, 0.03], 0.1, smoothing=3, min_run=3) == 40
+    assert transition_step(steps, [5, 4, 0.5, 0.5, 0.4, 0.03], 0.1, smoothing=1, min_run=3) is None, "too late"
 
 
 def test_running_median_skips_gaps():
@@ -140,9 +141,9 @@ def test_transition_steps_and_order():
     curves[6:, 2] = 0.02              # lengths 2 and 3 at step 70
     curves[6:, 3] = 0.03
     curves[:2, 4] = 0.05              # length 4 dips early (near the mean), then is not learned
-    transitions = transition_steps(steps, curves, 0.1, smoothing=1)
+    transitions = transition_steps(steps, curves, 0.1, smoothing=1, min_run=3)
     assert transitions == {1: 40, 2: 70, 3: 70, 4: None}
     assert order_of_learning(transitions) == [[1], [2, 3]]
     counts = torch.full((10, 5), 100)
     counts[:, 3] = 1
-    assert transition_steps(steps, curves, 0.1, lengths=[3], min_count=counts) == {3: None}
+    assert transition_steps(steps, curves, 0.1, lengths=[3], min_count=counts, min_run=3) == {3: None}
