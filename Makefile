@@ -19,16 +19,16 @@ $(STAMP): requirements.txt pyproject.toml
 	$(BIN)/pip install --quiet -r requirements.txt
 	touch $(STAMP)
 
-# Make each .ipynb hold the cells of its .py source (the .py wins).
+# Make each .ipynb hold the cells of its .py source (the .py is the source; outputs are kept).
 sync: venv
-	$(BIN)/jupytext --sync $(NOTEBOOKS)
+	$(BIN)/jupytext --quiet --update --to ipynb $(NOTEBOOKS)
 
 # Execute every chapter in order at default parameters, in place (chapter 3 reads chapter 2's
 # checkpoint from results/).
 execute: sync
 	@for nb in $(NOTEBOOKS:.py=.ipynb); do \
 	  echo "executing $$nb"; \
-	  $(BIN)/papermill --log-level WARNING --cwd notebooks -k python3 $$nb $$nb || exit 1; \
+	  $(BIN)/papermill --no-progress-bar --log-level WARNING --cwd notebooks -k python3 $$nb $$nb || exit 1; \
 	done
 
 html: venv

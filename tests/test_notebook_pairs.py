@@ -1,0 +1,37 @@
+"""Each notebooks/*.py and its .ipynb hold the same cells; committed .ipynb are executed and small."""
+
+from pathlib import Path
+
+import jupytext
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SOURCES = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.py"))
+
+
+def cells(notebook):
+    return [(cell.cell_type, cell.source.strip()) for cell in notebook.cells]
+
+
+def test_there_are_chapters():
+    assert SOURCES, "no notebooks/NN_topic.py found"
+    assert sorted(p.stem for p in (ROOT / "notebooks").glob("*.ipynb")) == [p.stem for p in SOURCES]
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=lambda p: p.stem)
+def test_pair_is_in_sync(source):
+    paired = source.with_suffix(".ipynb")
+    assert cells(jupytext.read(source)) == cells(jupytext.read(paired)), \
+        f"{source.name} and {paired.name} differ: run `jupytext --sync {source}` and re-execute"
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=lambda p: p.stem)
+def test_committed_notebook_is_executed_without_errors_and_small(source):
+    paired = source.with_suffix(".ipynb")
+    assert paired.stat().st_size < 5 * 1024 * 1024
+    notebook = jupytext.read(paired)
+    code = [cell for cell in notebook.cells if cell.cell_type == "code"]
+    assert code and all(cell.get("execution_count") for cell in code), "not every code cell was executed"
+    assert any(cell.outputs for cell in code)
+    assert not [o for cell in code for o in cell.outputs if o.get("output_type") == "error"]
+    assert "parameters" in code[0].metadata.get("tags", []), "first code cell must be tagged `parameters`"

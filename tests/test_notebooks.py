@@ -1,0 +1,72 @@
+"""Every chapter runs headless with smoke parameters, writes its results, and re-executes stably.
+
+For each notebooks/NN_topic.ipynb: papermill executes it with smoke=True into a temporary
+folder (any error fails the test), the results JSON must hold the chapter's required keys, and
+nbval (lax mode) then re-executes the executed copy and compares the outputs of the cells
+marked `# NBVAL_CHECK_OUTPUT`: numbers that must not change between two runs with one seed.
+"""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import papermill
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+
+#: Keys each chapter's results JSON must contain (beyond these, chapters may write more).
+REQUIRED_KEYS = {
+    "01_handcrafted_bfs": {"handcrafted_mse", "handcrafted_max_abs_error", "n_graphs", "perturbation"},
+    "02_training": {"final_loss", "loss_by_length", "transition_step_by_length", "n_parameters", "steps",
+                    "examples_per_second"},
+    "03_finetuning_generalization": {"finetune_loss_before", "finetune_loss_after", "generalization",
+                                     "length_generalization"},
+    "04_ambiguous_grokking": {"pairs"},
+}
+
+
+def check_chapter_results(name: str, results: dict) -> None:
+    """Chapter-specific checks of the results JSON beyond the required keys."""
+    assert REQUIRED_KEYS[name] <= results.keys(), REQUIRED_KEYS[name] - results.keys()
+    if name == "01_handcrafted_bfs":
+        assert results["handcrafted_mse"] < 1e-6 and results["n_graphs"] > 0
+        assert all({"scale", "loss_before", "loss_after"} <= r.keys() for r in results["perturbation"])
+    if name == "04_ambiguous_grokking":
+        for pair in results["pairs"]:
+            assert {"name", "n_elements", "intersection_size", "n_instances", "epochs", "fraction_g1",
+                    "fraction_g2", "fraction_neither"} <= pair.keys()
+
+
+@pytest.mark.notebook
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem)
+def test_chapter_runs_headless_in_smoke_mode(notebook, tmp_path):
+    executed = tmp_path / notebook.name
+    results_dir = tmp_path / "results"
+    papermill.execute_notebook(
+        str(notebook), str(executed), parameters={"smoke": True, "results_dir": str(results_dir)},
+        kernel_name="python3", cwd=str(notebook.parent), progress_bar=False)
+    results = json.loads((results_dir / f"{notebook.stem}.json").read_text())
+    check_chapter_results(notebook.stem, results)
+    assert not list(results_dir.glob(".*.tmp")), "a temporary file was left in results_dir"
+
+    nbval = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--nbval-lax",
+         "--nbval-kernel-name", "python3", "--nbval-cell-timeout", "300", str(executed)],
+        cwd=notebook.parent, capture_output=True, text=True)
+    assert nbval.returncode == 0, nbval.stdout[-4000:] + nbval.stderr[-2000:]
+
+
+@pytest.mark.notebook
+def test_a_bad_parameter_stops_the_chapter_with_one_sentence(tmp_path):
+    notebook = ROOT / "notebooks" / "01_handcrafted_bfs.ipynb"
+    with pytest.raises(papermill.PapermillExecutionError) as error:
+        papermill.execute_notebook(
+            str(notebook), str(tmp_path / "bad.ipynb"),
+            parameters={"smoke": True, "n_vertices": 99, "results_dir": str(tmp_path / "results")},
+            kernel_name="python3", cwd=str(notebook.parent), progress_bar=False)
+    assert error.value.ename == "ParameterError"
+    assert "Parameter `n_vertices` must be an integer between 2 and 32; got 99." in error.value.evalue
+    assert not (tmp_path / "results").exists()
