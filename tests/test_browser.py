@@ -27,8 +27,11 @@ CHROMIUM_ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-q
 def book_url(tmp_path_factory):
     site = tmp_path_factory.mktemp("site")
     offline_book.build(site)
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site))
-    handler.log_message = lambda *args: None
+    class QuietHandler(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    handler = functools.partial(QuietHandler, directory=str(site))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     yield f"http://127.0.0.1:{server.server_address[1]}"
@@ -88,7 +91,7 @@ def test_perturbation_slider_changes_the_plotted_data(browser, book_url):
     visible_data = f"""() => document.getElementById('{figure_id}').data
         .filter(t => t.visible === true).map(t => Array.from(t.y))"""
     before = page.evaluate(visible_data)
-    rail = page.locator(f"#{figure_id} .slider-rail-rect")
+    rail = page.locator(f"#{figure_id} .slider-rail-touch-rect")
     box = rail.bounding_box()
     page.mouse.click(box["x"] + box["width"] - 2, box["y"] + box["height"] / 2)  # last scale
     page.wait_for_timeout(500)

@@ -103,7 +103,7 @@ class MarkdownRenderer:
             info = tokens[idx].info.strip()
             directive = re.fullmatch(r"\{(\w[\w-]*)\}\s*(.*)", info)
             if not directive:
-                return default_fence(renderer, tokens, idx, options, env)
+                return default_fence(tokens, idx, options, env)
             kind, title = directive.groups()
             inner = self.render(tokens[idx].content)
             heading = f'<p class="admonition-title">{html.escape(title or kind.capitalize())}</p>'
@@ -146,9 +146,11 @@ def render_output(output: dict, renderer: MarkdownRenderer, figure_ids: list[str
         figure = data["application/vnd.plotly.v1+json"]
         div_id = f"plotly-figure-{len(figure_ids)}"
         figure_ids.append(div_id)
+        # "</" inside a script element would end it early; JSON allows the escaped form.
         payload = json.dumps({"data": figure.get("data", []), "layout": figure.get("layout", {})})
+        payload = payload.replace("</", "<\\/")
         return (f'<div class="plotly-figure" id="{div_id}"></div>'
-                f'<script type="application/json" id="{div_id}-json">{payload.replace("</", "<\\/")}</script>')
+                f'<script type="application/json" id="{div_id}-json">{payload}</script>')
     if "application/vnd.jupyter.widget-view+json" in data:
         return ('<p class="widget-note">An interactive ipywidgets control appears here when the chapter '
                 'runs in a live Jupyter kernel.</p>')
@@ -269,6 +271,11 @@ def build(output: Path = ROOT / "_build" / "html") -> Path:
             text = source.read_text()
             page.title, page.body = first_heading(text) or source.stem, renderer.render(text)
         pages.append(page)
+    # Links between pages are written to the sources (setup.md, 02_training.ipynb): point them at the HTML.
+    slugs = {page.source.stem: page.slug for page in pages}
+    for page in pages:
+        page.body = re.sub(r'href="(?:[^"#:]*/)?([^"#:/]+)\.(?:md|ipynb)(#[^"]*)?"',
+                           lambda m: f'href="{slugs.get(m.group(1), m.group(1))}.html{m.group(2) or ""}"', page.body)
     references = "".join(f'<li id="{key}">{full_citation(bibliography[key])}</li>' for key in renderer.cited)
     pages.append(Page(ROOT / "book" / "references.bib", "references", "References",
                       f"<h1>References</h1><ol>{references}</ol>"))
