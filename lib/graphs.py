@@ -17,6 +17,21 @@ label histograms.
 
 Tasks (what the target is, and which proposals are kept) live in the `TASKS` registry so that
 chapters can add their own with `register_task`.
+
+Where the published description leaves a choice open, this module decides as follows (each is
+repeated where it is implemented):
+
+- Edges keep their drawing order with self-loops removed, and padding comes after the edges.
+- The unreachable label defaults to n_max (15, the published MAX_VTXS, at n_max = 15).
+- Pre-training filter for n_max != 15: threshold round(6 n_max / 15) (at least 2), unreachable
+  kept with probability 1 / n_max; both reduce to the published 6 and 1/15 at n_max = 15.
+- On-path targets: the position k runs over 1..d inclusive (k = d makes vertex 2 the target);
+  with several shortest paths the target is uniform among the on-path vertices at distance k;
+  a label above 7 without `large_targets` rejects the whole proposal; the small-graph filter is
+  on by default when n_max <= 7.
+- "Any" targets are uniform on [2, target_max] whatever the graph's size, so a target above n is
+  unreachable.
+- Uniform integers come from 21-bit slices of 64-bit random words (see `random_chunks`).
 """
 
 from __future__ import annotations

@@ -204,7 +204,8 @@ def start_training(config: TrainingConfig, model: PathTransformer | None = None)
     if model is None:
         model = build_model(config.model_config, seed=config.seed, device=device)
     elif model.config != config.model_config:
-        raise ValueError(f"model shape {model.config} does not match config {config.model_config}")
+        raise ValueError(f"model shape {model.config} does not match config {config.model_config}; "
+                         "build the config with follow_up_config to keep the model's vocabulary")
     model = model.to(device)
     optimizer = torch.optim.Adam(model.parameters(), lr=learning_rate_at(config.lr_schedule, 0),
                                  weight_decay=config.weight_decay)
@@ -362,6 +363,25 @@ def load_training_run(path: str | os.PathLike, device: str | torch.device | None
         seconds=float(state["seconds"]), seconds_sampling=float(state["seconds_sampling"]),
         window_sum=None if state["window_sum"] is None else state["window_sum"].to(target),
         window_count=None if state["window_count"] is None else state["window_count"].to(target))
+
+
+def follow_up_config(base: TrainingConfig, **changes) -> TrainingConfig:
+    """A configuration for training further a model trained with `base` (chapter 3).
+
+    Like `dataclasses.replace(base, **changes)`, except that the model's vocabulary
+    (max_vertex_id, hence the TARGET token) and the unreachable label stay those of `base`
+    unless given explicitly, so that fine-tuning or testing on smaller or larger graphs speaks
+    the model's language. `sampler_options` may be given as a dict.
+
+    Example:
+        follow_up_config(config, task="onpath", n_max=7, lr_schedule=((100, 1e-5),),
+                         weight_decay=1e-5)
+    """
+    options = dict(base.sampler_options)
+    options.update(dict(changes.pop("sampler_options", {})))
+    options.setdefault("unreachable_label", base.sampler.unreachable_label)
+    changes.setdefault("max_vertex_id", base.model_config.max_vertex_id)
+    return dataclasses.replace(base, sampler_options=tuple(sorted(options.items())), **changes)
 
 
 def load_trained_model(path: str | os.PathLike, device: str | torch.device = "cpu"

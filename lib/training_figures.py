@@ -31,9 +31,10 @@ def total_loss_figure(log: TrainingLog, *, published_final_loss: float | None = 
     fig = go.Figure(go.Scatter(x=log.steps, y=log.loss, mode="lines", name="this run",
                                line={"color": _colour(0)}))
     if published_final_loss is not None:
-        fig.add_hline(y=published_final_loss, line_dash="dot", line_color=_colour(7),
-                      annotation_text=f"published final loss {published_final_loss}",
-                      annotation_position="top right")
+        # A trace rather than add_hline: hline annotations land in the wrong place on log axes.
+        fig.add_trace(go.Scatter(x=[log.steps[0], log.steps[-1]], y=[published_final_loss] * 2,
+                                 mode="lines", line={"color": _colour(7), "dash": "dot"},
+                                 name=f"published final loss ({published_final_loss})"))
     fig.update_yaxes(type="log", title="training loss (MSE)")
     fig.update_xaxes(title="step")
     return finish(fig, "Training loss")
@@ -41,7 +42,7 @@ def total_loss_figure(log: TrainingLog, *, published_final_loss: float | None = 
 
 def loss_by_length_figure(log: TrainingLog, transitions: dict[int, int | None], *,
                           threshold: float, unreachable_label: int,
-                          lengths: Sequence[int] | None = None) -> go.Figure:
+                          lengths: Sequence[int] | None = None, log_steps: bool = True) -> go.Figure:
     """The phase-transition figure: loss of each path length over steps, transitions marked.
 
     Args:
@@ -50,6 +51,7 @@ def loss_by_length_figure(log: TrainingLog, transitions: dict[int, int | None], 
         threshold: the loss level used to detect transitions (drawn as a dotted line).
         unreachable_label: label of unreachable targets (named in the legend).
         lengths: which labels to draw (default: the keys of `transitions`).
+        log_steps: logarithmic step axis, which spreads out the early transitions.
     """
     losses = log.loss_by_length_tensor()
     lengths = sorted(transitions) if lengths is None else list(lengths)
@@ -69,10 +71,12 @@ def loss_by_length_figure(log: TrainingLog, transitions: dict[int, int | None], 
                         "line": {"color": "black", "width": 1}},
                 hovertemplate=f"{length_name(length, unreachable_label)} learned at step {step}"
                               "<extra></extra>"))
-    fig.add_hline(y=threshold, line_dash="dot", line_color="grey",
-                  annotation_text=f"threshold {threshold}", annotation_position="bottom right")
+    fig.add_trace(go.Scatter(x=[log.steps[0], log.steps[-1]], y=[threshold, threshold],
+                             mode="lines", line={"color": "grey", "dash": "dot"},
+                             name=f"threshold {threshold}"))
     fig.update_yaxes(type="log", title="training loss of examples of this length")
-    fig.update_xaxes(title="step")
+    fig.update_xaxes(title="step" + (" (log scale)" if log_steps else ""),
+                     type="log" if log_steps else "linear")
     return finish(fig, "Loss by true path length (diamonds: detected transitions)", height=480)
 
 
@@ -100,26 +104,36 @@ def _confusion_trace(predictions: torch.Tensor, labels: torch.Tensor, n_labels: 
         hovertemplate="true %{y}, predicted %{x}: %{z:.3f}<extra></extra>")
 
 
-def _confusion_layout(fig: go.Figure, n_labels: int, title: str) -> go.Figure:
-    fig.update_xaxes(title="predicted distance (rounded)", dtick=1, range=[-0.5, n_labels - 0.5])
-    fig.update_yaxes(title="true distance", dtick=1, range=[-0.5, n_labels - 0.5])
+def _confusion_layout(fig: go.Figure, n_labels: int, title: str,
+                      unreachable_label: int | None) -> go.Figure:
+    ticks = {"tickmode": "array", "tickvals": list(range(n_labels)),
+             "ticktext": [("unreach." if k == unreachable_label else str(k)) for k in range(n_labels)],
+             "range": [-0.5, n_labels - 0.5]}
+    fig.update_xaxes(title="predicted distance (rounded)", **ticks)
+    fig.update_yaxes(title="true distance", **ticks)
     return finish(fig, title, height=520, width=620)
 
 
 def confusion_figure(predictions: torch.Tensor, labels: torch.Tensor, n_labels: int, *,
-                     title: str = "Predicted against true distance") -> go.Figure:
-    """2D histogram of rounded prediction against true label, each row normalized."""
+                     title: str = "Predicted against true distance",
+                     unreachable_label: int | None = None) -> go.Figure:
+    """2D histogram of rounded prediction against true label, each row normalized.
+
+    Chapters 2 and 3 use it; `unreachable_label` names that label on the axes.
+    """
     fig = go.Figure(_confusion_trace(predictions, labels, n_labels))
-    return _confusion_layout(fig, n_labels, title)
+    return _confusion_layout(fig, n_labels, title, unreachable_label)
 
 
 def confusion_slider_figure(steps: Sequence[int], predictions: Sequence[torch.Tensor],
-                            labels: torch.Tensor, n_labels: int) -> go.Figure:
+                            labels: torch.Tensor, n_labels: int, *,
+                            unreachable_label: int | None = None) -> go.Figure:
     """`confusion_figure` at several checkpoints, with a slider over the steps."""
     traces = [[_confusion_trace(p, labels, n_labels)] for p in predictions]
     fig = slider_over_steps(traces, [str(s) for s in steps], slider_prefix="step: ",
                             active=len(traces) - 1)
-    return _confusion_layout(fig, n_labels, "Predicted against true distance during training")
+    return _confusion_layout(fig, n_labels, "Predicted against true distance during training",
+                             unreachable_label)
 
 
 def learning_rate_figure(schedule: Sequence[tuple[int, float]]) -> go.Figure:

@@ -10,7 +10,7 @@ import torch
 
 from lib.graphs import sample_batch
 from lib.path_training import (
-    TrainingConfig, constant_prediction_loss, learning_rate_at, load_trained_model,
+    TrainingConfig, constant_prediction_loss, follow_up_config, learning_rate_at, load_trained_model,
     load_training_run, predict, start_training, train,
 )
 from lib.path_transformer import PathTransformer, PathTransformerConfig, build_model, count_parameters
@@ -101,9 +101,14 @@ def test_load_trained_model_and_fine_tune_start(tmp_path):
     model, config = load_trained_model(tmp_path / "run.pt")
     assert config == TINY and not model.training
     assert torch.equal(predict(model, run.eval_tokens), predict(run.model, run.eval_tokens))
-    fine_tune = dataclasses.replace(config, task="onpath", lr_schedule=((3, 1e-5),), weight_decay=1e-5)
+    fine_tune = follow_up_config(config, task="onpath", n_max=5, lr_schedule=((3, 1e-5),),
+                                 weight_decay=1e-5, sampler_options={"large_targets": True})
+    assert fine_tune.model_config == config.model_config
+    assert fine_tune.sampler.unreachable_label == config.sampler.unreachable_label == 6
+    assert fine_tune.sampler.target_token == 7 and fine_tune.sampler.large_targets
     continued = train(start_training(fine_tune, model=model), progress=False)
     assert continued.step == 3 and continued.optimizer.param_groups[0]["weight_decay"] == 1e-5
+    assert int(continued.eval_tokens[:, -1, 1].unique()) == 7
     with pytest.raises(ValueError):
         start_training(dataclasses.replace(config, n_layers=3), model=model)
 

@@ -28,7 +28,7 @@ def test_figures_build():
                       count_by_length=[[0, 5, 5]] * 3, learning_rate=[1e-3] * 3)
     assert total_loss_figure(log, published_final_loss=0.001623).data
     figure = loss_by_length_figure(log, {1: 20, 2: 30}, threshold=0.1, unreachable_label=2)
-    assert len(figure.data) == 4
+    assert len(figure.data) == 5, "two curves, two transition markers, the threshold"
     labels = torch.tensor([1, 2, 2])
     assert confusion_figure(torch.tensor([1.0, 2.0, 1.0]), labels, 3).data
     slider = confusion_slider_figure([0, 10], [torch.zeros(3), torch.ones(3)], labels, 3)
