@@ -8,8 +8,9 @@ Run from the repository root:
 Both measurements happen in one run, on the same pair and settings, so the ratio is meaningful
 even when other processes share the machine (absolute rates then are pessimistic). The
 one-at-a-time baseline is the plain single-model trainer (`train_single`: autograd and
-torch.optim.Adam) at whichever thread count is faster, and also the batched trainer given one
-instance at a time; the speed-up is quoted against the faster baseline.
+torch.optim.Adam, the reference of the tests) at whichever thread count is faster. A second
+line splits the gain: the batched trainer handed one instance at a time shows how much comes
+from batching alone and how much from the hand-written gradient.
 """
 
 from __future__ import annotations
@@ -86,10 +87,12 @@ def main() -> None:
     for name, rate in baselines.items():
         print(f"one at a time: {name}: {rate:,.0f} model-epochs/s "
               f"({1e3 / rate:.2f} ms per model-epoch)")
-    best_name, best_rate = max(baselines.items(), key=lambda item: item[1])
-    print(f"speed-up at {args.instances} instances: {batched_rate / best_rate:.1f}x "
-          f"(against the faster baseline: {best_name})")
-
+    plain = max(rate for name, rate in baselines.items() if name.startswith("train_single"))
+    kernel = baselines["train_instances, one instance per call"]
+    print(f"speed-up at {args.instances} instances over training them one at a time "
+          f"(plain single-model loop, faster thread count): {batched_rate / plain:.1f}x")
+    print(f"  of which batching alone (same hand-written trainer, one instance per call): "
+          f"{batched_rate / kernel:.1f}x")
     published = 10_000 * 2_000 / batched_rate
     print(f"extrapolated 10,000 instances x 2,000 epochs at this rate: {published / 60:.1f} min")
     print(f"peak memory so far: {peak_rss_gib():.2f} GiB")

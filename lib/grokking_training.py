@@ -8,10 +8,13 @@ each instance's own trajectory; `train_single` is the one-model reference the te
 against.
 
 Speed on a CPU comes from three things: the gradient is written out by hand (no autograd graph,
-no allocations inside the epoch loop beyond two gather buffers), the embedding lookups and the
-linear maps are fused (a lookup in E @ W costs N rows instead of T), and instances are trained
-in chunks small enough to stay in cache, each chunk for all epochs, optionally on several
-threads. Accuracy on all N^2 pairs is computed only at logged epochs.
+and no allocation inside the epoch loop except the gathered hidden layer), the embedding lookups
+and the linear maps are fused (a lookup in E @ W costs N rows instead of T), and instances are
+trained in chunks small enough to stay in cache, each chunk for all epochs, by one
+single-threaded worker per core. Accuracy on all N^2 pairs is computed only at logged epochs.
+
+Chapters 5 and 6 start sweeps from any parameters (perturbed checkpoints, models trained on
+another set) by passing them to `train_instances`; the optimizer state always starts fresh.
 """
 
 from __future__ import annotations
@@ -26,8 +29,7 @@ from dataclasses import dataclass, field
 import torch
 
 from lib.instance_mlp import (
-    NO_DECAY, PARAMETER_NAMES, MLPConfig, init_single, n_instances,
-    single_logits,
+    NO_DECAY, PARAMETER_NAMES, MLPConfig, init_single, n_instances, single_logits,
 )
 
 

@@ -137,3 +137,15 @@ def test_a_short_sweep_fits_the_training_set():
     assert (result.final("acc_intersection") == 1.0).all()
     assert (result.metrics["train_loss"][-1] < result.metrics["train_loss"][0]).all()
     assert result.model_epochs_per_second() > 0
+
+
+def test_plain_adam_fallback_matches_the_fused_kernel(monkeypatch):
+    import lib.grokking_training as training
+
+    model = MLPConfig(24, 8, 8, unembed_bias=True)
+    config = TrainingConfig(epochs=20, log_every=10, weight_decay=2e-4)
+    fused = train_instances(init_instances([0, 1], model), LEFT, RIGHT, LABELS, EVALS, config)
+    monkeypatch.setattr(training, "_FUSED_ADAM", None)
+    plain = train_instances(init_instances([0, 1], model), LEFT, RIGHT, LABELS, EVALS, config)
+    for name in fused.final_params:
+        torch.testing.assert_close(plain.final_params[name], fused.final_params[name], rtol=1e-4, atol=1e-5)
