@@ -15,7 +15,7 @@ from tqdm.auto import tqdm
 from lib import params
 from lib.adjacency_graphs import SAMPLER_NAMES, bfs_distance_batch, sample_graphs
 from lib.handcrafted import MAX_VERTICES, bfs_transformer
-from lib.perturbation import PERTURBATION_MODES, RecoverySettings
+from lib.perturbation import PERTURBATION_MODES, RECOVERY_OPTIMIZERS, RecoverySettings
 
 #: What the smoke run uses instead of the defaults (well under 30 seconds on 2 cores).
 SMOKE = {
@@ -51,7 +51,7 @@ class Chapter1Config:
 def validate_parameters(
     *, smoke, seed, device, results_dir, n_vertices, exactness_sizes, graphs_per_sampler,
     sharpness_graphs, perturbation_modes, perturbation_scales, recovery_steps,
-    recovery_batch_size, recovery_learning_rate, n_eval_graphs, recovered_below,
+    recovery_batch_size, recovery_learning_rate, recovery_optimizer, n_eval_graphs, recovered_below,
 ) -> Chapter1Config:
     """Check every chapter-1 parameter; raise `ParameterError` naming the first bad one."""
     params.check_bool("smoke", smoke)
@@ -74,6 +74,7 @@ def validate_parameters(
     params.check_int("recovery_steps", recovery_steps, 1)
     params.check_int("recovery_batch_size", recovery_batch_size, 1)
     params.check_float("recovery_learning_rate", recovery_learning_rate, 0.0, low_inclusive=False)
+    params.check_choice("recovery_optimizer", recovery_optimizer, RECOVERY_OPTIMIZERS)
     params.check_int("n_eval_graphs", n_eval_graphs, 1)
     params.check_float("recovered_below", recovered_below, 0.0, low_inclusive=False)
     values = dict(
@@ -86,9 +87,9 @@ def validate_parameters(
         values.update(SMOKE)
     recovery = RecoverySettings(
         steps=values["recovery_steps"], batch_size=values["recovery_batch_size"],
-        learning_rate=float(recovery_learning_rate), n_eval_graphs=values["n_eval_graphs"],
+        learning_rate=float(recovery_learning_rate), optimizer=recovery_optimizer, n_eval_graphs=values["n_eval_graphs"],
         n_train_graphs=max(256, 4 * values["recovery_batch_size"]) if not smoke else 64,
-        n_curve_points=min(20, values["recovery_steps"]),
+        n_curve_points=min(10, values["recovery_steps"]),
     )
     return Chapter1Config(
         smoke=smoke, seed=seed, device=resolved_device, results_dir=results_dir,

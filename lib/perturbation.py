@@ -7,13 +7,16 @@ Two kinds of damage, both at a chosen `scale`:
 * "gaussian": every parameter tensor W gets noise of Frobenius norm `scale * ||W||_F`, i.e.
   relative noise of that scale spread over all of its entries.
 
-The damaged model is then retrained with Adam on MSE against BFS distances, and the loss on a
-fixed held-out set is recorded before and during recovery.
+The damaged model is then retrained by gradient descent (plain SGD by default, or Adam as in the
+study) on MSE against BFS distances, and the loss on a fixed held-out set is recorded before and
+during recovery.
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import torch
@@ -23,18 +26,20 @@ from lib.adjacency_graphs import bfs_distance_batch, sample_graphs
 from lib.handcrafted import BFSTransformer
 
 PERTURBATION_MODES = ("replace", "gaussian")
+RECOVERY_OPTIMIZERS = ("sgd", "adam")
 
 
 @dataclass(frozen=True)
 class RecoverySettings:
     """How a damaged model is retrained and evaluated."""
 
-    steps: int = 200          # Adam steps of retraining
-    batch_size: int = 128     # graphs per step, drawn from a fixed training pool
+    steps: int = 100          # optimizer steps of retraining
+    batch_size: int = 64      # graphs per step, drawn from a fixed training pool
     learning_rate: float = 1e-3
+    optimizer: str = "sgd"    # "sgd" or "adam"
     n_eval_graphs: int = 1000  # held-out graphs the recorded losses are measured on
     n_train_graphs: int = 4096
-    n_curve_points: int = 20  # evaluations along the recovery curve
+    n_curve_points: int = 10  # evaluations along the recovery curve
 
 
 @dataclass
@@ -48,6 +53,20 @@ class GraphSet:
     def sample(cls, n_graphs: int, n_vertices: int, generator: torch.Generator, sampler: str = "seed") -> "GraphSet":
         adjacency = sample_graphs(sampler, n_graphs, n_vertices, generator)
         return cls(adjacency, bfs_distance_batch(adjacency))
+
+
+@contextlib.contextmanager
+def flush_denormals() -> Iterator[None]:
+    """Flush denormal floats to zero while retraining (torch's default is not to flush).
+
+    A damaged model's attention scores spread far apart, so softmax produces numbers below
+    1e-38 whose CPU arithmetic is many times slower; flushing changes nothing above that size.
+    """
+    torch.set_flush_denormal(True)
+    try:
+        yield
+    finally:
+        torch.set_flush_denormal(False)
 
 
 def perturb_weights(model: BFSTransformer, mode: str, scale: float, generator: torch.Generator) -> str:
@@ -82,8 +101,16 @@ def recover(
     model: BFSTransformer, train: GraphSet, evaluation: GraphSet, settings: RecoverySettings,
     generator: torch.Generator, progress: bool = False,
 ) -> list[tuple[int, float]]:
-    """Retrain `model` in place with Adam on MSE; return (step, held-out MSE) along the way."""
-    optimizer = torch.optim.Adam(model.parameters(), lr=settings.learning_rate)
+    """Retrain `model` in place on MSE; return (step, held-out MSE) along the way.
+
+    SGD moves a weight only as far as its gradient says. Adam rescales every gradient to a
+    step of about the learning rate, so it also moves the many weights whose gradient is
+    nearly zero on the flat plateaus of the saturated construction.
+    """
+    if settings.optimizer not in RECOVERY_OPTIMIZERS:
+        raise ValueError(f"Unknown optimizer {settings.optimizer!r}; choose one of {', '.join(RECOVERY_OPTIMIZERS)}.")
+    optimizer_class = torch.optim.SGD if settings.optimizer == "sgd" else torch.optim.Adam
+    optimizer = optimizer_class(model.parameters(), lr=settings.learning_rate)
     device = model.query.device
     every = max(1, settings.steps // settings.n_curve_points)
     curve = [(0, mse(model, evaluation))]
@@ -114,7 +141,8 @@ def perturb_and_recover(
     generator = torch.Generator().manual_seed(seed)
     model = copy.deepcopy(intact)
     what = perturb_weights(model, mode, scale, generator)
-    curve = recover(model, train, evaluation, settings, generator)
+    with flush_denormals():
+        curve = recover(model, train, evaluation, settings, generator)
     return {
         "mode": mode,
         "scale": scale,
