@@ -58,54 +58,69 @@ def main() -> None:
     print(f"pair {args.pair}: N={pair.n_elements}, {left.numel()} training pairs, d=h={args.dim}, "
           f"{model.n_parameters()} parameters per model, torch threads={args.threads}")
 
+    def timed(run) -> tuple[float, float]:
+        """(wall seconds, CPU seconds of this process) spent in run()."""
+        wall, cpu = time.perf_counter(), time.process_time()
+        run()
+        return time.perf_counter() - wall, time.process_time() - cpu
+
+    def report(name: str, model_epochs: int, wall: float, cpu: float) -> tuple[float, float]:
+        print(f"{name}: {model_epochs / wall:,.0f} model-epochs/s wall-clock "
+              f"({1e3 * wall / model_epochs:.3f} ms each), {1e3 * cpu / model_epochs:.3f} CPU-ms each")
+        return model_epochs / wall, model_epochs / cpu
+
+    # Warm up both code paths (first calls pay for lazy initialisation).
+    warm = TrainingConfig(epochs=3, weight_decay=args.weight_decay, log_every=1)
+    train_single(0, model, left, right, labels, warm)
+    train_instances(init_instances([0, 1], model), left, right, labels, evaluations, warm)
+
     # Batched: all instances at once.
-    result = train_instances(init_instances(range(args.instances), model), left, right, labels,
-                             evaluations, config)
-    batched_rate = result.model_epochs_per_second()
-    print(f"batched      : {args.instances} instances x {args.epochs} epochs in {result.elapsed_s:.1f} s "
-          f"= {batched_rate:,.0f} model-epochs/s")
+    batched_wall, batched_cpu = report(
+        f"batched, {args.instances} instances x {args.epochs} epochs", args.instances * args.epochs,
+        *timed(lambda: train_instances(init_instances(range(args.instances), model), left, right,
+                                       labels, evaluations, config)))
 
     # One at a time: the plain reference trainer, at 1 and at `threads` intra-op threads.
     single_config = TrainingConfig(epochs=args.single_epochs, weight_decay=args.weight_decay)
-    baselines = {}
-    for threads in sorted({1, args.threads}):
-        torch.set_num_threads(threads)
-        began = time.perf_counter()
-        for seed in range(args.single_instances):
-            train_single(seed, model, left, right, labels, single_config)
-        elapsed = time.perf_counter() - began
-        baselines[f"train_single, {threads} thread(s)"] = args.single_instances * args.single_epochs / elapsed
-    torch.set_num_threads(args.threads)
-    # The batched trainer handed one instance at a time (same logging as the batched run).
-    began = time.perf_counter()
     one_config = TrainingConfig(epochs=args.single_epochs, weight_decay=args.weight_decay,
                                 log_every=args.log_every)
-    for seed in range(args.single_instances):
-        train_instances(init_instances([seed], model), left, right, labels, evaluations, one_config)
-    elapsed = time.perf_counter() - began
-    baselines["train_instances, one instance per call"] = args.single_instances * args.single_epochs / elapsed
-    for name, rate in baselines.items():
-        print(f"one at a time: {name}: {rate:,.0f} model-epochs/s "
-              f"({1e3 / rate:.2f} ms per model-epoch)")
-    plain = max(rate for name, rate in baselines.items() if name.startswith("train_single"))
-    kernel = baselines["train_instances, one instance per call"]
-    print(f"speed-up at {args.instances} instances over training them one at a time "
-          f"(plain single-model loop, faster thread count): {batched_rate / plain:.1f}x")
-    print(f"  of which batching alone (same hand-written trainer, one instance per call): "
-          f"{batched_rate / kernel:.1f}x")
-    published = 10_000 * 2_000 / batched_rate
-    print(f"extrapolated 10,000 instances x 2,000 epochs at this rate: {published / 60:.1f} min")
+    single_epochs = args.single_instances * args.single_epochs
+    plain = []
+    for threads in sorted({1, args.threads}):
+        torch.set_num_threads(threads)
+        plain.append(report(
+            f"one at a time, train_single on {threads} thread(s)", single_epochs,
+            *timed(lambda: [train_single(seed, model, left, right, labels, single_config)
+                            for seed in range(args.single_instances)])))
+    torch.set_num_threads(args.threads)
+    kernel = report(
+        "one at a time, train_instances with one instance per call", single_epochs,
+        *timed(lambda: [train_instances(init_instances([seed], model), left, right, labels,
+                                        evaluations, one_config)
+                        for seed in range(args.single_instances)]))
+    plain_wall = max(wall for wall, _ in plain)
+    plain_cpu = max(cpu for _, cpu in plain)
+    print(f"speed-up at {args.instances} instances over training them one at a time with the plain "
+          f"single-model loop (its faster thread count): {batched_wall / plain_wall:.1f}x wall-clock, "
+          f"{batched_cpu / plain_cpu:.1f}x in CPU time")
+    print(f"  batching alone (the hand-written trainer called once per instance): "
+          f"{batched_wall / kernel[0]:.1f}x wall-clock, {batched_cpu / kernel[1]:.1f}x in CPU time")
+    minutes = 10_000 * 2_000 / batched_wall / 60
+    print(f"extrapolated 10,000 instances x 2,000 epochs at this wall-clock rate: {minutes:.1f} min "
+          f"(at one full core per worker: {10_000 * 2_000 / batched_cpu / 60 / args.threads:.1f} min)")
     print(f"peak memory so far: {peak_rss_gib():.2f} GiB")
 
     if args.scale_check:
         scale = TrainingConfig(epochs=args.scale_epochs, weight_decay=args.weight_decay,
                                log_every=args.log_every, checkpoint_epochs=(0, args.scale_epochs))
-        result = train_instances(init_instances(range(args.scale_instances), model), left, right,
-                                 labels, evaluations, scale)
-        rate = result.model_epochs_per_second()
-        print(f"scale check  : {args.scale_instances} instances x {args.scale_epochs} epochs in "
-              f"{result.elapsed_s:.1f} s = {rate:,.0f} model-epochs/s; 2,000 epochs would take "
-              f"{args.scale_instances * 2000 / rate / 60:.1f} min; peak memory {peak_rss_gib():.2f} GiB")
+        wall, cpu = timed(lambda: train_instances(init_instances(range(args.scale_instances), model),
+                                                  left, right, labels, evaluations, scale))
+        model_epochs = args.scale_instances * args.scale_epochs
+        print(f"scale check: {args.scale_instances} instances x {args.scale_epochs} epochs in {wall:.1f} s "
+              f"({model_epochs / wall:,.0f} model-epochs/s); 2,000 epochs would take "
+              f"{args.scale_instances * 2000 / model_epochs * wall / 60:.1f} min wall-clock "
+              f"({args.scale_instances * 2000 / model_epochs * cpu / 60 / args.threads:.1f} min at one full "
+              f"core per worker); peak memory {peak_rss_gib():.2f} GiB")
 
 
 if __name__ == "__main__":

@@ -195,8 +195,7 @@ class _ChunkStep:
     * the tables E_left @ W_left and E_right @ W_right share one (2, B, N, h) buffer, so one
       embedding_bag looks up both rows of every pair and sums them;
     * logits are laid out (B, N, T): the softmax runs over a short axis with a long
-      contiguous inner one.
-    The factor 1/T of the mean cross-entropy is applied to the small gradients only.
+      contiguous inner one, in place, with the 1/T of the mean folded into its normaliser.
     """
 
     def __init__(self, params: dict[str, torch.Tensor], left: torch.Tensor, right: torch.Tensor,
@@ -236,11 +235,13 @@ class _ChunkStep:
         self.left, self.right = left, right
         self.bags = torch.stack([(left[None, :] + instance).flatten(),
                                  (right[None, :] + instance + b * n).flatten()], dim=1)
-        self.target = torch.zeros(n, t, **like)
-        self.target[labels.to(device), torch.arange(t, device=device)] = 1.0
+        # Position of each pair's label in a flattened (N, T) slice, and the -1 added there.
+        self.label_index = labels.to(device) * t + torch.arange(t, device=device)
+        self.minus_one_over_t = torch.full((b, t), -1.0 / t, **like)
         self.tables = torch.empty(2, b, n, h, **like)
         self.logits = torch.empty(b, n, t, **like)
-        self.probs = torch.empty(b, n, t, **like)
+        self.col_max = torch.empty(b, 1, t, **like)
+        self.col_sum = torch.empty(b, 1, t, **like)
         self.grad_hidden = torch.empty(b, t, h, **like)
         self.grad_tables = torch.empty(2, b, n, h, **like)
 
@@ -255,19 +256,22 @@ class _ChunkStep:
         logits = torch.bmm(p["unembed_t"], hidden.transpose(1, 2), out=self.logits)
         if self.has_bias:
             logits += p["unembed_bias"][:, :, None]
-        # (softmax - onehot) is T times the gradient of the mean cross-entropy w.r.t. the logits.
-        grad_logits = torch.ops.aten._softmax.out(logits, 1, False, out=self.probs).sub_(self.target)
-        inv_t = 1.0 / t
-        torch.bmm(grad_logits, hidden, out=g["unembed_t"]).mul_(inv_t)
+        # Gradient of the mean cross-entropy w.r.t. the logits, (softmax - onehot) / T, computed
+        # in place: subtract the column max, exponentiate, scale by 1 / (T * column sum).
+        torch.amax(logits, dim=1, keepdim=True, out=self.col_max)
+        logits.sub_(self.col_max).exp_()
+        torch.sum(logits, dim=1, keepdim=True, out=self.col_sum)
+        grad_logits = logits.mul_(self.col_sum.mul_(t).reciprocal_())
+        grad_logits.view(b, -1).index_add_(1, self.label_index, self.minus_one_over_t)
+        torch.bmm(grad_logits, hidden, out=g["unembed_t"])
         if self.has_bias:
-            torch.sum(grad_logits, dim=2, out=g["unembed_bias"]).mul_(inv_t)
+            torch.sum(grad_logits, dim=2, out=g["unembed_bias"])
         torch.bmm(grad_logits.transpose(1, 2), p["unembed_t"], out=self.grad_hidden)
         grad_hidden = torch.ops.aten.threshold_backward.grad_input(
             self.grad_hidden, hidden, 0.0, grad_input=self.grad_hidden)
         grad_tables = self.grad_tables.zero_()
         grad_tables[0].index_add_(1, self.left, grad_hidden)
         grad_tables[1].index_add_(1, self.right, grad_hidden)
-        grad_tables.mul_(inv_t)
         for side, rows in (("left", grad_tables[0]), ("right", grad_tables[1])):
             embed, linear = p[f"embed_{side}"], p[f"linear_{side}"]
             torch.bmm(embed.transpose(1, 2), rows, out=g[f"linear_{side}"])
