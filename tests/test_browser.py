@@ -91,9 +91,14 @@ def test_perturbation_slider_changes_the_plotted_data(browser, book_url):
     visible_data = f"""() => document.getElementById('{figure_id}').data
         .filter(t => t.visible === true).map(t => Array.from(t.y))"""
     before = page.evaluate(visible_data)
-    rail = page.locator(f"#{figure_id} .slider-rail-touch-rect")
-    box = rail.bounding_box()
-    page.mouse.click(box["x"] + box["width"] - 2, box["y"] + box["height"] / 2)  # last scale
+    # Drag the slider's grip to the right end of its rail (the largest scale), as a reader would.
+    page.locator(f"#{figure_id} .slider-rail-rect").scroll_into_view_if_needed()
+    grip = page.locator(f"#{figure_id} .slider-grip-rect").bounding_box()
+    rail = page.locator(f"#{figure_id} .slider-rail-rect").bounding_box()
+    page.mouse.move(grip["x"] + grip["width"] / 2, grip["y"] + grip["height"] / 2)
+    page.mouse.down()
+    page.mouse.move(rail["x"] + rail["width"], grip["y"] + grip["height"] / 2, steps=10)
+    page.mouse.up()
     page.wait_for_timeout(500)
     after = page.evaluate(visible_data)
     assert before and after and before != after
