@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import math
 from collections.abc import Callable, Iterator
 from typing import NamedTuple
@@ -384,11 +385,6 @@ def distances_from(graphs: GraphProposals, source: int) -> torch.Tensor:
     return distance
 
 
-def _threshold(probability: float) -> int:
-    """The integer t with P(u < t) = probability for u uniform on [0, 2^21), rounded."""
-    return round(probability * (1 << CHUNK_BITS))
-
-
 def pretrain_keep_probability(distance: int, options: SamplerOptions) -> float:
     """Probability that the pre-training filter keeps a proposal at this 1-2 distance (-1: none).
 
@@ -403,29 +399,229 @@ def pretrain_keep_probability(distance: int, options: SamplerOptions) -> float:
     return 1.0 / (2 * (options.length_threshold - distance))
 
 
+#: Pre-training proposals are built in units of at least this many graphs of neighbouring sizes.
+_UNIT_GRAPHS = 4096
+#: Search rounds done unit by unit, while the unit's edges are still in cache.
+_PRETRAIN_HEAD_ROUNDS = 2
+
+
+def _vertex_set_dtype(n_max: int) -> torch.dtype:
+    """Smallest integer type whose bits 0..n_max-1 (vertex v on bit v - 1) leave the sign bit free."""
+    return torch.int16 if n_max <= 15 else torch.int32 if n_max <= 31 else torch.int64
+
+
+@functools.lru_cache(maxsize=16)
+def _pair_tables(n_min: int, n_max: int, device: torch.device):
+    """Lookup tables for edges drawn as pair indices (see `_draw_pair_index`).
+
+    Entry `offset[n] + a n + b` (0 <= a, b < n) is the edge between vertices a + 1 and b + 1 of a
+    graph on n vertices: its vertex set (bits a and b), and its low and high end. Entry 0 is an
+    empty slot: no vertices, ends (0, 0).
+    """
+    offset, vertex_set, low, high = {}, [0], [0], [0]
+    for n in range(n_min, n_max + 1):
+        offset[n] = len(vertex_set)
+        for a in range(n):
+            for b in range(n):
+                vertex_set.append((1 << a) | (1 << b))
+                low.append(min(a, b) + 1)
+                high.append(max(a, b) + 1)
+    return (offset, torch.tensor(vertex_set, dtype=_vertex_set_dtype(n_max), device=device),
+            torch.tensor(low, dtype=torch.int32, device=device),
+            torch.tensor(high, dtype=torch.int32, device=device))
+
+
+def _draw_pair_index(words: torch.Tensor, pairs, offset) -> torch.Tensor:
+    """Table index offset + floor(u pairs / 2^31) for int32 words u uniform on [0, 2^31), in place.
+
+    One 31-bit word gives both ends of an edge: the pair index is uniform on [0, n^2) up to
+    |P - 1/n^2| < 2^-31 (relative error below 1.1e-7 at n = 15). The product is split into
+    16-bit halves so that it stays exact in int32 (n^2 < 2^15).
+    """
+    low_half = words & 0xFFFF
+    low_half *= pairs
+    low_half >>= 16
+    words >>= 16
+    words *= pairs
+    words += low_half
+    words >>= 15
+    words += offset
+    return words
+
+
+def _or_rows(values: torch.Tensor) -> torch.Tensor:
+    """Bitwise OR over the rows of a 2-D tensor, folding it in place (torch has no OR reduction)."""
+    rows = values.shape[0]
+    while rows > 1:
+        half = rows // 2
+        folded = values[:half]
+        folded |= values[half: 2 * half]
+        if rows % 2:
+            first = values[0]
+            first |= values[2 * half]
+        rows = half
+    return values[0]
+
+
+def _search_to_vertex_2(vertex_sets: torch.Tensor, frontier: torch.Tensor, unreached: torch.Tensor,
+                        distance: torch.Tensor, rounds: int) -> torch.Tensor:
+    """Expand each graph's frontier `rounds` times; returns the new frontiers.
+
+    `vertex_sets` is (slots, graphs): the two ends of each edge as one bitmask (vertex v on bit
+    v - 1), 0 for an empty slot. An edge joins the frontier's neighbours when it touches the
+    frontier: `min(edge & frontier, 1) * edge` is the edge or 0, and OR over the slots gives the
+    neighbours. `unreached` (the vertices not yet found) and `distance` are updated in place;
+    `distance` grows by one each round while vertex 2 (bit 1) is unreached, and a graph's
+    frontier is cleared when it finds vertex 2.
+    """
+    sign = torch.iinfo(vertex_sets.dtype).bits - 1
+    for _ in range(rounds):
+        touching = vertex_sets & frontier
+        touching.clamp_(max=1)
+        touching *= vertex_sets
+        new = _or_rows(touching)
+        new &= unreached
+        unreached ^= new
+        # -1 where vertex 2 is still unreached, 0 once it is found: bit 1 moved onto the sign bit.
+        searching = unreached << (sign - 1)
+        searching >>= sign
+        new &= searching
+        distance -= searching
+        frontier = new
+    return frontier
+
+
 @register_task("pretrain", expected_acceptance=0.12)
 def pretrain_task(count: int, options: SamplerOptions, generator: torch.Generator) -> TaskDraw:
     """Target 2, thinned by `pretrain_keep_probability` so that path lengths are balanced.
 
-    The filter's coin is drawn before the edges. A graph on n vertices has a 1-2 distance of at
-    most n - 1, so when the coin already rules out every distance that n allows, the proposal
-    is rejected without drawing its edges: the same distribution, drawn with less work.
+    Returns only the kept proposals (`keep` is all true), in random order. Equivalent to drawing
+    `count` proposals one by one, but organised for speed:
+
+    - The filter's coin is drawn before the edges. A graph on n vertices has a 1-2 distance of at
+      most n - 1, so with q_n the largest keep probability of a distance possible on n vertices,
+      a proposal of size n survives the coin with probability q_n, and its coin is then uniform
+      on [0, q_n). The numbers of survivors of each size are drawn at once as independent
+      Poisson counts with means `count` q_n / (number of sizes) (Poisson splitting: given their
+      total, the proposals are independent draws of the same distribution, so the number drawn
+      per call being random changes nothing).
+    - Graphs are then laid out by size, so every edge slot of a unit of equal-sized graphs is
+      used; each edge is one 31-bit word (`_draw_pair_index`), looked up in `_pair_tables`.
+    - The search from vertex 1 runs on bitmasks, `_PRETRAIN_HEAD_ROUNDS` rounds per unit while it
+      is in cache, then on the pooled graphs still searching, which are compacted whenever half
+      of them have finished.
+    - The kept graphs are shuffled, so that keeping only the first few of them (as `sample_batch`
+      does in its last round) is a uniform choice.
     """
     device = generator.device
-    head = random_chunks(count, 2, generator)
-    n_vertices = draw_vertex_counts(head[:, 0], options.n_min, options.n_max)
-    coin = head[:, 1]
-    # thresholds[d + 1] for d = -1 (unreachable), 0, ..., n_max - 1; best[n]: the most any
-    # distance possible on n vertices (at most n - 1, or unreachable) can get.
-    thresholds = [_threshold(pretrain_keep_probability(d, options)) for d in range(-1, options.n_max)]
-    best = [max(thresholds[: n + 1]) for n in range(options.n_max + 1)]
-    thresholds = torch.tensor(thresholds, dtype=torch.int32, device=device)
-    best_for_n = torch.tensor(best, dtype=torch.int32, device=device)
-    possible = (coin < best_for_n[n_vertices]).nonzero().squeeze(1)
-    graphs = propose_graphs(n_vertices[possible], options.n_max, generator)
-    distance = distance_to(graphs, 2)
-    keep = coin[possible] < thresholds[distance + 1]
-    return TaskDraw(graphs, torch.full_like(distance, 2), distance, keep)
+    n_min, n_max = options.n_min, options.n_max
+    slots = n_max + n_max % 2
+    keep_probability = [pretrain_keep_probability(d, options) for d in range(-1, n_max)]
+    sizes = list(range(n_max, n_min - 1, -1))  # largest first: shorter graphs pad the last rows
+    # keep_probability[: n + 1] covers d = -1 (unreachable) .. n - 1, all a size-n graph allows.
+    best = [max(keep_probability[: n + 1]) for n in sizes]
+    means = torch.tensor([count * q / len(sizes) for q in best], dtype=torch.float64, device=device)
+    counts = [int(c) for c in torch.poisson(means, generator=generator).tolist()]
+    total = sum(counts)
+    counts_t = torch.tensor(counts, device=device)
+    coin = torch.rand(total, dtype=torch.float64, device=device, generator=generator)
+    coin *= torch.repeat_interleave(torch.tensor(best, dtype=torch.float64, device=device), counts_t,
+                                    output_size=total)
+    offset, vertex_set_table, low_table, high_table = _pair_tables(n_min, n_max, device)
+    dtype = vertex_set_table.dtype
+    unreached = torch.full((total,), -2, dtype=dtype, device=device)  # every vertex but 1
+    distance = torch.ones(total, dtype=dtype, device=device)
+    table_index = torch.zeros(slots, total, dtype=torch.int32, device=device)
+    pool = []
+    start = 0
+    for unit in _size_units(sizes, counts):
+        rows, width = unit[0][0], sum(c for _, c in unit)
+        columns = slice(start, start + width)
+        words = torch.empty(rows, width, dtype=torch.int32, device=device).random_(generator=generator)
+        if len(unit) == 1:
+            index = _draw_pair_index(words, rows * rows, offset[rows])
+        else:  # several sizes: per-graph n^2 and offset, and empty slots from n on
+            per_graph = torch.repeat_interleave(
+                torch.tensor([[n * n, offset[n], n] for n, _ in unit], dtype=torch.int32, device=device),
+                torch.tensor([c for _, c in unit], device=device), dim=0, output_size=width).t()
+            index = _draw_pair_index(words, per_graph[0:1], per_graph[1:2])
+            slot = torch.arange(rows, dtype=torch.int32, device=device).unsqueeze(1)
+            index &= (slot - per_graph[2:3]) >> 31
+        table_index[:rows, columns] = index
+        vertex_sets = vertex_set_table.index_select(0, index.view(-1)).view(rows, width)
+        frontier = torch.ones(width, dtype=dtype, device=device)
+        frontier = _search_to_vertex_2(vertex_sets, frontier, unreached[columns], distance[columns],
+                                       _PRETRAIN_HEAD_ROUNDS)
+        searching = frontier.nonzero().squeeze(1)
+        if len(searching):
+            pool.append((torch.gather(vertex_sets, 1, searching.expand(rows, len(searching))),
+                         frontier[searching], searching + start))
+        start += width
+    if pool:
+        _finish_search(pool, slots, unreached, distance, _PRETRAIN_HEAD_ROUNDS)
+    distance = torch.where((unreached & 2) == 0, distance.long(), -1)
+    keep_threshold = torch.tensor(keep_probability, dtype=torch.float64, device=device)
+    kept = (coin < keep_threshold.index_select(0, distance + 1)).nonzero().squeeze(1)
+    kept = kept[torch.randperm(len(kept), generator=generator, device=device)]
+    n_kept = len(kept)
+    kept_index = torch.gather(table_index, 1, kept.expand(slots, n_kept)).t().reshape(-1)
+    graphs = GraphProposals(
+        torch.repeat_interleave(torch.tensor(sizes, device=device), counts_t, output_size=total)[kept],
+        low_table.index_select(0, kept_index).view(n_kept, slots),
+        high_table.index_select(0, kept_index).view(n_kept, slots))
+    distance = distance[kept]
+    return TaskDraw(graphs, torch.full_like(distance, 2), distance, torch.ones_like(distance, dtype=torch.bool))
+
+
+def _size_units(sizes: list[int], counts: list[int]) -> list[list[tuple[int, int]]]:
+    """Consecutive (size, count) groups merged until each unit holds `_UNIT_GRAPHS` graphs.
+
+    Large draws get one unit per size (no empty slots); small ones a few mixed units, so that
+    the number of tensor operations stays small.
+    """
+    units, current = [], []
+    for n, c in zip(sizes, counts):
+        if c:
+            current.append((n, c))
+        if current and sum(c for _, c in current) >= _UNIT_GRAPHS:
+            units.append(current)
+            current = []
+    if current:
+        units.append(current)
+    return units
+
+
+def _finish_search(pool, slots, unreached, distance, rounds_done):
+    """Run the search on the pooled graphs still searching until every frontier is empty.
+
+    `pool` holds (vertex sets of a unit's searching graphs, their frontiers, their columns);
+    the results are written into `unreached` and `distance` at those columns.
+    """
+    width = sum(len(part[1]) for part in pool)
+    vertex_sets = torch.zeros(slots, width, dtype=unreached.dtype, device=unreached.device)
+    start = 0
+    for sets, frontier, _ in pool:
+        vertex_sets[: len(sets), start: start + len(frontier)] = sets
+        start += len(frontier)
+    frontier = torch.cat([part[1] for part in pool])
+    columns = torch.cat([part[2] for part in pool])
+    pooled_unreached, pooled_distance = unreached[columns], distance[columns]
+    for _ in range(rounds_done, slots):
+        frontier = _search_to_vertex_2(vertex_sets, frontier, pooled_unreached, pooled_distance, 1)
+        searching = frontier != 0
+        n_searching = int(searching.sum())
+        if n_searching * 2 <= len(columns):
+            unreached[columns] = pooled_unreached
+            distance[columns] = pooled_distance
+            if n_searching == 0:
+                return
+            keep = searching.nonzero().squeeze(1)
+            columns = columns[keep]
+            vertex_sets = torch.gather(vertex_sets, 1, keep.expand(slots, n_searching))
+            frontier, pooled_unreached, pooled_distance = (
+                frontier[keep], pooled_unreached[keep], pooled_distance[keep])
+    unreached[columns] = pooled_unreached
+    distance[columns] = pooled_distance
 
 
 def _draw_index(weights: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
