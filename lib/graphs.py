@@ -402,7 +402,7 @@ def pretrain_keep_probability(distance: int, options: SamplerOptions) -> float:
 #: Pre-training proposals are built in units of at least this many graphs of neighbouring sizes.
 _UNIT_GRAPHS = 4096
 #: Search rounds done unit by unit, while the unit's edges are still in cache.
-_PRETRAIN_HEAD_ROUNDS = 2
+_PRETRAIN_HEAD_ROUNDS = 4
 
 
 def _vertex_set_dtype(n_max: int) -> torch.dtype:
@@ -463,9 +463,9 @@ def _or_rows(values: torch.Tensor) -> torch.Tensor:
     return values[0]
 
 
-def _search_to_vertex_2(vertex_sets: torch.Tensor, frontier: torch.Tensor, unreached: torch.Tensor,
-                        distance: torch.Tensor, rounds: int) -> torch.Tensor:
-    """Expand each graph's frontier `rounds` times; returns the new frontiers.
+def _expand_to_vertex_2(vertex_sets: torch.Tensor, frontier: torch.Tensor | None,
+                        unreached: torch.Tensor, distance: torch.Tensor) -> torch.Tensor:
+    """One search round from the frontiers (None: vertex 1 alone); returns the new frontiers.
 
     `vertex_sets` is (slots, graphs): the two ends of each edge as one bitmask (vertex v on bit
     v - 1), 0 for an empty slot. An edge joins the frontier's neighbours when it touches the
@@ -475,20 +475,53 @@ def _search_to_vertex_2(vertex_sets: torch.Tensor, frontier: torch.Tensor, unrea
     frontier is cleared when it finds vertex 2.
     """
     sign = torch.iinfo(vertex_sets.dtype).bits - 1
-    for _ in range(rounds):
+    if frontier is None:
+        touching = vertex_sets & 1  # already 0 or 1
+    else:
         touching = vertex_sets & frontier
         touching.clamp_(max=1)
-        touching *= vertex_sets
-        new = _or_rows(touching)
-        new &= unreached
-        unreached ^= new
-        # -1 where vertex 2 is still unreached, 0 once it is found: bit 1 moved onto the sign bit.
-        searching = unreached << (sign - 1)
-        searching >>= sign
-        new &= searching
-        distance -= searching
-        frontier = new
-    return frontier
+    touching *= vertex_sets
+    new = _or_rows(touching)
+    new &= unreached
+    unreached ^= new
+    # -1 where vertex 2 is still unreached, 0 once it is found: bit 1 moved onto the sign bit.
+    searching = unreached << (sign - 1)
+    searching >>= sign
+    new &= searching
+    distance -= searching
+    return new
+
+
+def _search_to_vertex_2(vertex_sets: torch.Tensor, frontier: torch.Tensor | None,
+                        unreached: torch.Tensor, distance: torch.Tensor, rounds: int):
+    """Up to `rounds` search rounds (see `_expand_to_vertex_2`), dropping finished graphs.
+
+    The graphs still searching are gathered into smaller tensors whenever half of them have
+    finished, so each round costs what the unfinished graphs need. Finished graphs' results are
+    written into `unreached` and `distance` (in place).
+
+    Returns:
+        None if every graph finished, else (vertex sets, frontiers, columns into `unreached`,
+        their unreached sets, their distances) of the graphs still searching.
+    """
+    columns, own_unreached, own_distance = None, unreached, distance
+    for done in range(1, rounds + 1):
+        frontier = _expand_to_vertex_2(vertex_sets, frontier, own_unreached, own_distance)
+        searching = frontier != 0
+        n_searching = int(searching.sum())
+        if n_searching * 2 > len(frontier) and done < rounds:
+            continue
+        if columns is not None:
+            unreached[columns] = own_unreached
+            distance[columns] = own_distance
+        if n_searching == 0:
+            return None
+        keep = searching.nonzero().squeeze(1)
+        vertex_sets = torch.gather(vertex_sets, 1, keep.expand(len(vertex_sets), n_searching))
+        frontier = frontier.index_select(0, keep)
+        columns = keep if columns is None else columns.index_select(0, keep)
+        own_unreached, own_distance = own_unreached.index_select(0, keep), own_distance.index_select(0, keep)
+    return vertex_sets, frontier, columns, own_unreached, own_distance
 
 
 @register_task("pretrain", expected_acceptance=0.12)
@@ -531,8 +564,7 @@ def pretrain_task(count: int, options: SamplerOptions, generator: torch.Generato
     dtype = vertex_set_table.dtype
     unreached = torch.full((total,), -2, dtype=dtype, device=device)  # every vertex but 1
     distance = torch.ones(total, dtype=dtype, device=device)
-    table_index = torch.zeros(slots, total, dtype=torch.int32, device=device)
-    pool = []
+    pool, unit_indices = [], []
     start = 0
     for unit in _size_units(sizes, counts):
         rows, width = unit[0][0], sum(c for _, c in unit)
@@ -547,29 +579,39 @@ def pretrain_task(count: int, options: SamplerOptions, generator: torch.Generato
             index = _draw_pair_index(words, per_graph[0:1], per_graph[1:2])
             slot = torch.arange(rows, dtype=torch.int32, device=device).unsqueeze(1)
             index &= (slot - per_graph[2:3]) >> 31
-        table_index[:rows, columns] = index
+        unit_indices.append((start, index))
         vertex_sets = vertex_set_table.index_select(0, index.view(-1)).view(rows, width)
-        frontier = torch.ones(width, dtype=dtype, device=device)
-        frontier = _search_to_vertex_2(vertex_sets, frontier, unreached[columns], distance[columns],
-                                       _PRETRAIN_HEAD_ROUNDS)
-        searching = frontier.nonzero().squeeze(1)
-        if len(searching):
-            pool.append((torch.gather(vertex_sets, 1, searching.expand(rows, len(searching))),
-                         frontier[searching], searching + start))
+        searching = _search_to_vertex_2(vertex_sets, None, unreached[columns], distance[columns],
+                                        _PRETRAIN_HEAD_ROUNDS)
+        if searching is not None:
+            pool.append((searching[0], searching[1], searching[2] + start, searching[3], searching[4]))
         start += width
     if pool:
-        _finish_search(pool, slots, unreached, distance, _PRETRAIN_HEAD_ROUNDS)
-    distance = torch.where((unreached & 2) == 0, distance.long(), -1)
-    keep_threshold = torch.tensor(keep_probability, dtype=torch.float64, device=device)
-    kept = (coin < keep_threshold.index_select(0, distance + 1)).nonzero().squeeze(1)
-    kept = kept[torch.randperm(len(kept), generator=generator, device=device)]
-    n_kept = len(kept)
-    kept_index = torch.gather(table_index, 1, kept.expand(slots, n_kept)).t().reshape(-1)
-    graphs = GraphProposals(
-        torch.repeat_interleave(torch.tensor(sizes, device=device), counts_t, output_size=total)[kept],
-        low_table.index_select(0, kept_index).view(n_kept, slots),
-        high_table.index_select(0, kept_index).view(n_kept, slots))
-    distance = distance[kept]
+        _finish_search(pool, slots, unreached, distance)
+    # level: the 1-2 distance, or 0 where vertex 2 is unreachable, which indexes the keep table.
+    level = ((unreached >> 1) & 1) ^ 1
+    level *= distance
+    keep_table = torch.tensor(keep_probability[:1] + keep_probability[2:], dtype=torch.float64, device=device)
+    kept = (coin < keep_table.index_select(0, level.int())).nonzero().squeeze(1)
+    # Table indices of the kept graphs' edges, unit by unit (kept columns are in increasing order).
+    bounds = torch.searchsorted(kept, torch.tensor([s for s, _ in unit_indices[1:]] + [total], device=device))
+    kept_index = torch.zeros(len(kept), slots, dtype=torch.int32, device=device)
+    first = 0
+    for (start, index), last in zip(unit_indices, bounds.tolist()):
+        if last > first:
+            local = kept[first:last] - start
+            kept_index[first:last, : len(index)] = torch.gather(index, 1, local.expand(len(index), last - first)).t()
+        first = last
+    # Shuffled, so that the first kept graphs are a uniform choice among them.
+    order = torch.randperm(len(kept), generator=generator, device=device)
+    kept = kept.index_select(0, order)
+    kept_index = kept_index.index_select(0, order).view(-1)
+    distance = level.index_select(0, kept).long()
+    distance[distance == 0] = -1
+    n_vertices = torch.repeat_interleave(torch.tensor(sizes, device=device), counts_t, output_size=total)
+    graphs = GraphProposals(n_vertices.index_select(0, kept),
+                            low_table.index_select(0, kept_index).view(len(kept), slots),
+                            high_table.index_select(0, kept_index).view(len(kept), slots))
     return TaskDraw(graphs, torch.full_like(distance, 2), distance, torch.ones_like(distance, dtype=torch.bool))
 
 
@@ -591,35 +633,21 @@ def _size_units(sizes: list[int], counts: list[int]) -> list[list[tuple[int, int
     return units
 
 
-def _finish_search(pool, slots, unreached, distance, rounds_done):
-    """Run the search on the pooled graphs still searching until every frontier is empty.
+def _finish_search(pool, slots, unreached, distance):
+    """Search the pooled graphs that are still searching until every frontier is empty.
 
-    `pool` holds (vertex sets of a unit's searching graphs, their frontiers, their columns);
-    the results are written into `unreached` and `distance` at those columns.
+    `pool` holds, per unit, what `_search_to_vertex_2` returned (with columns made global); the
+    results are written into `unreached` and `distance` at those columns.
     """
     width = sum(len(part[1]) for part in pool)
     vertex_sets = torch.zeros(slots, width, dtype=unreached.dtype, device=unreached.device)
     start = 0
-    for sets, frontier, _ in pool:
+    for sets, frontier, *_ in pool:
         vertex_sets[: len(sets), start: start + len(frontier)] = sets
         start += len(frontier)
-    frontier = torch.cat([part[1] for part in pool])
-    columns = torch.cat([part[2] for part in pool])
-    pooled_unreached, pooled_distance = unreached[columns], distance[columns]
-    for _ in range(rounds_done, slots):
-        frontier = _search_to_vertex_2(vertex_sets, frontier, pooled_unreached, pooled_distance, 1)
-        searching = frontier != 0
-        n_searching = int(searching.sum())
-        if n_searching * 2 <= len(columns):
-            unreached[columns] = pooled_unreached
-            distance[columns] = pooled_distance
-            if n_searching == 0:
-                return
-            keep = searching.nonzero().squeeze(1)
-            columns = columns[keep]
-            vertex_sets = torch.gather(vertex_sets, 1, keep.expand(slots, n_searching))
-            frontier, pooled_unreached, pooled_distance = (
-                frontier[keep], pooled_unreached[keep], pooled_distance[keep])
+    frontier, columns, pooled_unreached, pooled_distance = (
+        torch.cat([part[i] for part in pool]) for i in range(1, 5))
+    _search_to_vertex_2(vertex_sets, frontier, pooled_unreached, pooled_distance, slots)
     unreached[columns] = pooled_unreached
     distance[columns] = pooled_distance
 
@@ -695,19 +723,24 @@ def assemble_tokens(graphs: GraphProposals, target: torch.Tensor, options: Sampl
     into 3..max_vertex_id, vertices 1 and 2 keep their ids, and each edge is re-sorted.
     """
     count, slots = graphs.low.shape
+    n_max = options.n_max
     is_edge = graphs.is_edge
     # Each edge moves to the number of edges before it; everything else goes to a spare column
-    # that is cut off (a graph has at most n_max edges, so the kept columns are edges first,
-    # then zeros).
-    edges_before = is_edge.cumsum(dim=1, dtype=torch.int32) - is_edge.int()
-    destination = edges_before.masked_fill_(~is_edge, slots).long()
-    pairs = torch.stack([graphs.low, graphs.high], dim=-1)
-    edges = torch.zeros(count, slots + 1, 2, dtype=pairs.dtype, device=pairs.device)
-    edges.scatter_(1, destination.unsqueeze(-1).expand(count, slots, 2), pairs)
-    edges = edges[:, : options.n_max].long()
-    target = target.long()
-    if options.relabel_vertices:
-        edges, target = _relabel(edges, target, options, generator)
+    # n_max + 1 that is cut off (a graph has at most n_max edges, so columns 0..n_max-1 are its
+    # edges, then zeros, and column n_max is free for the target row). An edge travels as one
+    # 64-bit word holding its two int32 ends, viewed back as pairs at the end.
+    destination = is_edge.cumsum(dim=1, dtype=torch.int32)
+    destination = torch.where(is_edge, destination - 1, n_max + 1).long()
+    words = torch.stack([graphs.low, graphs.high], dim=-1).view(torch.int64).squeeze(-1)
+    rows = torch.zeros(count, n_max + 2, dtype=torch.int64, device=words.device)
+    rows.scatter_(1, destination, words)
+    pairs = rows.view(torch.int32).view(count, n_max + 2, 2)
+    pairs[:, n_max, 0] = target
+    pairs[:, n_max, 1] = options.target_token
+    tokens = pairs[:, : n_max + 1].long()
+    if not options.relabel_vertices:
+        return tokens
+    edges, target = _relabel(tokens[:, :n_max], target.long(), options, generator)
     target_row = torch.stack([target, torch.full_like(target, options.target_token)], dim=1)
     return torch.cat([edges, target_row.unsqueeze(1)], dim=1)
 
@@ -799,27 +832,35 @@ def sample_with_options(batch_size: int, spec: SamplerOptions,
 
 def _sample_rounds(batch_size: int, spec: SamplerOptions,
                    generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
-    # Rounds of proposals: sized from the acceptance rate seen so far, capped for memory.
-    max_round = 65_536 if generator.device.type == "cpu" else 1 << 21
+    # Rounds of proposals: sized from the acceptance rate seen so far (5% to spare, as a round
+    # that falls short costs only a small extra round), capped for memory.
+    max_round = 1 << 18 if generator.device.type == "cpu" else 1 << 21
     task = TASKS[spec.task]
     kept_tokens, kept_labels = [], []
     n_kept, n_proposed, n_accepted = 0, 0, 0
     while n_kept < batch_size:
         missing = batch_size - n_kept
         rate = max(n_accepted / n_proposed if n_proposed else EXPECTED_ACCEPTANCE[spec.task], 0.005)
-        count = min(max_round, max(1024, math.ceil(1.2 * missing / rate)))
+        count = min(max_round, max(1024, math.ceil(1.05 * missing / rate)))
         draw = task(count, spec, generator)
-        accepted = draw.keep.nonzero().squeeze(1)
         n_proposed += count
-        n_accepted += len(accepted)
-        accepted = accepted[:missing]
-        if len(accepted) == 0:
-            continue
-        tokens = assemble_tokens(draw.graphs.select(accepted), draw.target[accepted], spec, generator)
+        if bool(draw.keep.all()):  # the task returned only kept proposals: take the first ones
+            n_accepted += len(draw.keep)
+            accepted = slice(0, missing)
+            graphs = GraphProposals(*(part[accepted] for part in draw.graphs))
+        else:
+            accepted = draw.keep.nonzero().squeeze(1)
+            n_accepted += len(accepted)
+            accepted = accepted[:missing]
+            graphs = draw.graphs.select(accepted)
         distance = draw.distance[accepted]
-        kept_tokens.append(tokens)
+        if len(distance) == 0:
+            continue
+        kept_tokens.append(assemble_tokens(graphs, draw.target[accepted], spec, generator))
         kept_labels.append(torch.where(distance < 0, spec.unreachable_label, distance).float())
-        n_kept += len(accepted)
+        n_kept += len(distance)
+    if len(kept_tokens) == 1:
+        return kept_tokens[0], kept_labels[0]
     return torch.cat(kept_tokens), torch.cat(kept_labels)
 
 
