@@ -31,7 +31,12 @@ repeated where it is implemented):
   on by default when n_max <= 7.
 - "Any" targets are uniform on [2, target_max] whatever the graph's size, so a target above n is
   unreachable.
-- Uniform integers come from 21-bit slices of 64-bit random words (see `random_chunks`).
+- Uniform integers come from 21-bit slices of 64-bit random words (see `random_chunks`), except
+  in the pre-training task, whose edges are pair indices cut from one 31-bit word each
+  (`_draw_pair_index`, closer to uniform than two 21-bit ends) and whose numbers of proposals
+  of each size are Poisson counts (see `pretrain_task`).
+- The pre-training task returns its kept proposals shuffled, so `sample_batch` may keep the first
+  ones of its last round.
 """
 
 from __future__ import annotations

@@ -84,6 +84,14 @@ def test_larger_graphs_use_wide_masks():
     assert labels.long().tolist() == [networkx_label(row, 40) for row in tokens]
 
 
+@pytest.mark.parametrize("n_min,n_max", [(3, 20), (30, 40)])
+def test_pretrain_with_wide_vertex_sets(n_min, n_max):
+    """The pre-training search packs vertex sets into int32 beyond 15 vertices, int64 beyond 31."""
+    tokens, labels = sample_batch(400, "pretrain", n_min, n_max, torch.Generator().manual_seed(8))
+    check_format(tokens, labels, n_max, n_max)
+    assert labels.long().tolist() == [networkx_label(row, n_max) for row in tokens]
+
+
 def test_distances_from_matches_networkx():
     generator = torch.Generator().manual_seed(4)
     n_vertices = draw_vertex_counts(random_chunks(1000, 1, generator)[:, 0], 3, 11)
