@@ -33,7 +33,7 @@ import torch
 
 from lib.params import ParameterError
 from lib.path_training import (
-    TrainingConfig, TrainingRun, load_trained_model, predict, start_training, train,
+    TrainingConfig, TrainingRun, follow_up_config, load_trained_model, predict, start_training, train,
 )
 from lib.path_transformer import PathTransformer
 
@@ -126,8 +126,8 @@ def finetuning_config(base: TrainingConfig, *, small_n_max: int, steps: int, bat
 
     Graphs have `base.n_min`..`small_n_max` vertices, the small-graph filter of the on-path
     sampler is on (short 1-2 paths thinned out, as in the published small graphs), and the
-    vertex vocabulary and unreachable label are the base model's, so the tokens mean what they
-    meant in pre-training. `learning_rate` and `weight_decay` are those of the AdamW optimizer
+    vertex vocabulary and unreachable label are the base model's
+    (`lib.path_training.follow_up_config`), so the tokens mean what they meant in pre-training. `learning_rate` and `weight_decay` are those of the AdamW optimizer
     that `start_finetuning` builds.
 
     Raises:
@@ -138,12 +138,11 @@ def finetuning_config(base: TrainingConfig, *, small_n_max: int, steps: int, bat
         raise ParameterError(
             f"Parameter `small_n_max` must be between {sampler.n_min} and {sampler.n_max} (the "
             f"base model's graph sizes); got {small_n_max!r}.")
-    options = (("small_graph_filter", True), ("unreachable_label", sampler.unreachable_label))
-    return TrainingConfig(
-        n_layers=base.n_layers, n_min=sampler.n_min, n_max=small_n_max, task="onpath",
-        batch_size=batch_size, lr_schedule=((steps, learning_rate),), weight_decay=weight_decay,
-        max_vertex_id=sampler.max_vertex_id, sampler_options=options, log_every=log_every,
-        snapshot_every=steps, eval_size=eval_size, seed=seed, device=base.device)
+    return follow_up_config(
+        base, task="onpath", n_max=small_n_max, batch_size=batch_size,
+        lr_schedule=((steps, learning_rate),), weight_decay=weight_decay,
+        sampler_options={"small_graph_filter": True}, log_every=log_every, snapshot_every=steps,
+        eval_size=eval_size, seed=seed)
 
 
 def start_finetuning(model: PathTransformer, config: TrainingConfig) -> TrainingRun:

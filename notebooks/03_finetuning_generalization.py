@@ -318,9 +318,9 @@ display(Markdown(f"""
   with the graph. The post found small labels easier than all labels (0.1020 against 0.1451)
   and called it good and moderate generalization [@wang2024shortest]. Here the two tests
   {"agree with that ordering" if onpath_small.mse < onpath_all.mse else "do not show that ordering"};
-  they can hardly differ, since only {int((onpath_all.labels > scale.small_n_max).sum())} of the
-  {len(onpath_all.labels)} on-path labels in graphs of up to {scale.large_n_max} vertices exceed
-  {scale.small_n_max}.
+  they can hardly differ, since {int((onpath_all.labels > scale.small_n_max).sum())} of the
+  {len(onpath_all.labels)} on-path labels in graphs of up to {scale.large_n_max} vertices are
+  above {scale.small_n_max}.
 - *Any-target tests fail*, with MSEs of {any_small.mse:.2f}, {any_small_large.mse:.2f} and
   {any_large.mse:.2f}. The split by target kind says why. On the last test, targets that happen
   to lie on a shortest 1-2 path are still answered well (MSE {on_path_any.get('mse', float('nan')):.3f}
