@@ -12,7 +12,6 @@ import dataclasses
 import math
 from collections.abc import Sequence
 
-import torch
 
 from lib.generalization_tests import TARGET_KINDS, GeneralizationResult, Scale
 from lib.length_generalization import LengthSplit
@@ -97,11 +96,6 @@ def validate_parameters(*, smoke, seed, device, results_dir, small_n_max, finetu
         cpu_threads)
 
 
-def set_cpu_threads(config: GeneralizationChapterConfig) -> None:
-    """Use `cpu_threads` torch threads when running on the CPU (small models: 1 is fastest)."""
-    if config.device == "cpu":
-        torch.set_num_threads(config.cpu_threads)
-
 
 def _format(value: float) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
@@ -136,6 +130,6 @@ def target_kind_table(results: Sequence[GeneralizationResult]) -> str:
 
 
 __all__ = [
-    "GeneralizationChapterConfig", "generalization_table", "set_cpu_threads", "target_kind_table",
+    "GeneralizationChapterConfig", "generalization_table", "target_kind_table",
     "validate_parameters",
 ]

@@ -125,3 +125,13 @@ def _range_text(low: float | None, high: float | None) -> str:
     if high is not None:
         return f" of at most {high}"
     return ""
+
+
+def apply_cpu_threads(threads: int, device: torch.device | str) -> None:
+    """Run torch on `threads` CPU threads when `device` is the CPU (chapters 1 to 3).
+
+    The chapters' models are small: on a 2-core machine one thread is usually fastest, and two
+    threads fight over the cores whenever anything else is running.
+    """
+    if torch.device(device).type == "cpu":
+        torch.set_num_threads(threads)

@@ -133,11 +133,6 @@ def transition_sentence(transitions: dict[int, int | None], unreachable_label: i
     return ", then ".join(names)
 
 
-def set_cpu_threads(config: TrainingChapterConfig) -> None:
-    """Use `cpu_threads` torch threads when training on the CPU (small models: 1 is fastest)."""
-    if config.training.device == "cpu":
-        torch.set_num_threads(config.cpu_threads)
-
 
 def format_example(tokens: torch.Tensor, label: float) -> str:
     """One example as text: its edges, its target and its label."""

@@ -60,11 +60,12 @@ from lib.graphs import describe_filter, sample_batch
 from lib.path_training import start_training, train, save_training_run
 from lib.path_transformer import PathTransformer, PathTransformerConfig, count_parameters
 from lib.phase_transitions import order_of_learning
+from lib.params import apply_cpu_threads
 from lib.plotting import configure_notebook_rendering
 from lib.reproducibility import seed_everything
 from lib.results import write_results
 from lib.training_chapter import (
-    PUBLISHED, format_example, set_cpu_threads, summarize_run, transition_sentence,
+    PUBLISHED, format_example, summarize_run, transition_sentence,
     validate_parameters,
 )
 from lib.training_figures import (
@@ -81,7 +82,7 @@ config = validate_parameters(
 training = config.training
 sampler = training.sampler
 seed_everything(seed)
-set_cpu_threads(config)
+apply_cpu_threads(config.cpu_threads, config.training.device)
 configure_notebook_rendering()
 print(f"device: {training.device}; graphs of {training.n_min}..{training.n_max} vertices; "
       f"{training.n_layers} layers; batch {training.batch_size}; schedule {training.lr_schedule}; "

@@ -65,7 +65,7 @@ from lib.finetuning import (
     held_out_loss, loss_on, weight_shrink_factor,
 )
 from lib.generalization_chapter import (
-    generalization_table, set_cpu_threads, target_kind_table, validate_parameters,
+    generalization_table, target_kind_table, validate_parameters,
 )
 from lib.generalization_figures import (
     confusion_by_test_figure, error_by_target_kind_figure, finetune_loss_figure,
@@ -79,6 +79,7 @@ from lib.length_generalization import (
     evaluate_cells, own_graphs_by_distance, summarize_cells, training_config, vertex_id_coverage,
 )
 from lib.path_training import start_training, train
+from lib.params import apply_cpu_threads
 from lib.plotting import configure_notebook_rendering
 from lib.reproducibility import make_generator, seed_everything
 from lib.results import write_results
@@ -95,7 +96,7 @@ config = validate_parameters(
     length_phase_steps=length_phase_steps, length_graphs_per_cell=length_graphs_per_cell,
     cpu_threads=cpu_threads)
 seed_everything(config.seed)
-set_cpu_threads(config)
+apply_cpu_threads(config.cpu_threads, config.device)
 configure_notebook_rendering()
 seconds = {}
 print(f"device: {config.device}; small graphs up to {config.small_n_max} vertices; "
