@@ -12,7 +12,6 @@ import dataclasses
 import math
 from collections.abc import Sequence
 
-
 from lib.generalization_tests import TARGET_KINDS, GeneralizationResult, Scale
 from lib.length_generalization import LengthSplit
 from lib.params import (
