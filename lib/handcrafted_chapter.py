@@ -42,6 +42,7 @@ class Chapter1Config:
     perturbation_scales: tuple[float, ...]
     recovery: RecoverySettings
     recovered_below: float
+    cpu_threads: int
 
     @property
     def n_graphs_per_size(self) -> int:
@@ -52,6 +53,7 @@ def validate_parameters(
     *, smoke, seed, device, results_dir, n_vertices, exactness_sizes, graphs_per_sampler,
     sharpness_graphs, perturbation_modes, perturbation_scales, recovery_steps,
     recovery_batch_size, recovery_learning_rate, recovery_optimizer, n_eval_graphs, recovered_below,
+    cpu_threads,
 ) -> Chapter1Config:
     """Check every chapter-1 parameter; raise `ParameterError` naming the first bad one."""
     params.check_bool("smoke", smoke)
@@ -77,6 +79,7 @@ def validate_parameters(
     params.check_choice("recovery_optimizer", recovery_optimizer, RECOVERY_OPTIMIZERS)
     params.check_int("n_eval_graphs", n_eval_graphs, 1)
     params.check_float("recovered_below", recovered_below, 0.0, low_inclusive=False)
+    params.check_int("cpu_threads", cpu_threads, 1, 256)
     values = dict(
         n_vertices=n_vertices, exactness_sizes=list(exactness_sizes), graphs_per_sampler=graphs_per_sampler,
         perturbation_scales=list(perturbation_scales), recovery_steps=recovery_steps,
@@ -98,7 +101,7 @@ def validate_parameters(
         sharpness_graphs=values["sharpness_graphs"],
         perturbation_modes=tuple(perturbation_modes),
         perturbation_scales=tuple(float(s) for s in values["perturbation_scales"]),
-        recovery=recovery, recovered_below=float(recovered_below),
+        recovery=recovery, recovered_below=float(recovered_below), cpu_threads=cpu_threads,
     )
 
 

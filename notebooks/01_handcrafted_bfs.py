@@ -47,6 +47,7 @@ recovery_batch_size = 64  # graphs per retraining step
 recovery_learning_rate = 1e-3  # learning rate of retraining
 recovery_optimizer = "sgd"  # "sgd" or "adam" (the study used Adam at learning rate 1e-6)
 n_eval_graphs = 500  # held-out graphs on which losses before/after are measured
+cpu_threads = 1  # torch threads on the CPU (one is fastest for these small models on 2 cores)
 recovered_below = 0.05  # a run counts as recovered if its held-out MSE ends below this (about 1% of the label variance)
 
 # %%
@@ -63,6 +64,7 @@ from lib.handcrafted_figures import (
     attention_figure, graph_figure, reach_by_layer, reach_slider_figure, recovery_slider_figure,
     recovery_summary_figure, sharpness_figure,
 )
+from lib.params import apply_cpu_threads
 from lib.perturbation import GraphSet, perturb_and_recover, perturbation_study
 from lib.plotting import configure_notebook_rendering
 from lib.reproducibility import seed_everything

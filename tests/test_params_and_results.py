@@ -13,7 +13,7 @@ GOOD = dict(
     smoke=False, seed=0, device="auto", results_dir="r", n_vertices=8, exactness_sizes=[4, 8],
     graphs_per_sampler=10, sharpness_graphs=10, perturbation_modes=["replace", "gaussian"],
     perturbation_scales=[0.1, 1.0], recovery_steps=5, recovery_batch_size=4,
-    recovery_learning_rate=1e-5, recovery_optimizer="sgd", n_eval_graphs=8, recovered_below=0.01,
+    recovery_learning_rate=1e-5, recovery_optimizer="sgd", n_eval_graphs=8, recovered_below=0.01, cpu_threads=1,
 )
 
 
@@ -29,7 +29,7 @@ def test_good_parameters_pass_and_smoke_shrinks_the_run():
     ("n_vertices", 1), ("n_vertices", 100), ("n_vertices", "8"), ("exactness_sizes", []),
     ("exactness_sizes", [4, 99]), ("graphs_per_sampler", 0), ("perturbation_modes", ["shake"]),
     ("perturbation_scales", [0.0]), ("perturbation_scales", [float("nan")]), ("recovery_steps", 0),
-    ("recovery_learning_rate", 0.0), ("recovery_optimizer", "lbfgs"), ("recovered_below", -1.0),
+    ("recovery_learning_rate", 0.0), ("recovery_optimizer", "lbfgs"), ("recovered_below", -1.0), ("cpu_threads", 0),
 ])
 def test_each_bad_parameter_is_named_in_one_sentence(name, value):
     with pytest.raises(params.ParameterError) as error:
