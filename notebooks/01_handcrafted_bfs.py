@@ -76,8 +76,10 @@ config = validate_parameters(
     sharpness_graphs=sharpness_graphs, perturbation_modes=perturbation_modes,
     perturbation_scales=perturbation_scales, recovery_steps=recovery_steps,
     recovery_batch_size=recovery_batch_size, recovery_learning_rate=recovery_learning_rate,
-    recovery_optimizer=recovery_optimizer, n_eval_graphs=n_eval_graphs, recovered_below=recovered_below)
+    recovery_optimizer=recovery_optimizer, n_eval_graphs=n_eval_graphs, recovered_below=recovered_below,
+    cpu_threads=cpu_threads)
 seed_everything(config.seed)
+apply_cpu_threads(config.cpu_threads, config.device)
 configure_notebook_rendering()
 print(f"device: {config.device}; model size n = {config.n_vertices}; smoke run: {config.smoke}")
 
