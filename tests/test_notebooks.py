@@ -34,6 +34,14 @@ def check_chapter_results(name: str, results: dict) -> None:
     if name == "01_handcrafted_bfs":
         assert results["handcrafted_mse"] < 1e-6 and results["n_graphs"] > 0
         assert all({"scale", "loss_before", "loss_after"} <= r.keys() for r in results["perturbation"])
+    if name == "02_training":
+        assert results["n_parameters"] > 0 and results["steps"] > 0 and results["examples_per_second"] > 0
+        assert isinstance(results["loss_by_length"], dict) and isinstance(results["transition_step_by_length"], dict)
+    if name == "03_finetuning_generalization":
+        assert results["finetune_loss_after"] < results["finetune_loss_before"]
+        assert len(results["generalization"]) == 5
+        assert all({"test", "mse", "accuracy", "published_mse"} <= r.keys() for r in results["generalization"])
+        assert all({"n_vertices", "distance", "mse"} <= r.keys() for r in results["length_generalization"])
     if name == "04_ambiguous_grokking":
         for pair in results["pairs"]:
             assert {"name", "n_elements", "intersection_size", "n_instances", "epochs", "fraction_g1",
