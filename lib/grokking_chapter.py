@@ -159,7 +159,7 @@ def run_experiment(experiment: Experiment, config: ChapterConfig, progress: bool
                             generator=torch.Generator().manual_seed(config.seed),
                             device=config.device, progress=progress)
     codes = sweep_outcomes(result, config.grok_threshold, config.grok_threshold)
-    summary = sweep_summary(result, codes)
+    summary = sweep_summary(result, codes, grok_threshold=config.grok_threshold)
     summary["experiment"] = experiment.key
     return ExperimentRun(experiment, pair, result, codes, summary)
 

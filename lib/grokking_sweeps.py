@@ -89,8 +89,13 @@ def sweep_outcomes(result: SweepResult, grok_threshold: float = 0.999,
                              result.final("train_acc"), grok_threshold, fit_threshold)
 
 
-def sweep_summary(result: SweepResult, codes: torch.Tensor, confidence: float = 0.95) -> dict:
-    """The numbers chapter 4 writes to its results JSON for one pair sweep."""
+def sweep_summary(result: SweepResult, codes: torch.Tensor, confidence: float = 0.95,
+                  grok_threshold: float = 0.999) -> dict:
+    """The numbers chapter 4 writes to its results JSON for one pair sweep.
+
+    `fraction_intersection_grokked` is the share of instances whose final accuracy on the whole
+    intersection reaches `grok_threshold`; `min_acc_intersection` is the lowest such accuracy.
+    """
     fractions = outcome_fractions(codes, confidence)
     info = result.info
     summary = {
@@ -104,7 +109,9 @@ def sweep_summary(result: SweepResult, codes: torch.Tensor, confidence: float = 
         "fraction_g1": fractions["grokked_g1"].fraction,
         "fraction_g2": fractions["grokked_g2"].fraction,
         "fraction_neither": fractions["memorized"].fraction + fractions["failed"].fraction,
-        "fraction_intersection_grokked": float((result.final("acc_intersection") >= 0.999).float().mean()),
+        "fraction_intersection_grokked": float((result.final("acc_intersection") >= grok_threshold).float().mean()),
+        "min_acc_intersection": float(result.final("acc_intersection").min()),
+        "mean_acc_intersection": float(result.final("acc_intersection").mean()),
         "seconds": result.elapsed_s,
         "model_epochs_per_second": result.model_epochs_per_second(),
     }
