@@ -15,8 +15,7 @@ from collections.abc import Sequence
 from lib.generalization_tests import TARGET_KINDS, GeneralizationResult, Scale
 from lib.length_generalization import LengthSplit
 from lib.params import (
-    ParameterError, check_bool, check_float, check_float_list, check_int, check_int_list,
-    check_path, resolve_device,
+    ParameterError, check_common, check_float, check_float_list, check_int, check_int_list,
 )
 
 
@@ -58,10 +57,7 @@ def validate_parameters(*, smoke, seed, device, results_dir, small_n_max, finetu
     Raises:
         ParameterError: with one sentence naming the first bad parameter.
     """
-    check_bool("smoke", smoke)
-    check_int("seed", seed, 0)
-    resolved = resolve_device(device)
-    check_path("results_dir", results_dir)
+    resolved = check_common(smoke, seed, device, results_dir)
     check_int("small_n_max", small_n_max, 3, 62)
     check_int("finetune_steps", finetune_steps, 1)
     check_int("finetune_batch_size", finetune_batch_size, 1, 2**20)

@@ -56,10 +56,7 @@ def validate_parameters(
     cpu_threads,
 ) -> Chapter1Config:
     """Check every chapter-1 parameter; raise `ParameterError` naming the first bad one."""
-    params.check_bool("smoke", smoke)
-    params.check_int("seed", seed, 0)
-    resolved_device = params.resolve_device(device)
-    params.check_path("results_dir", results_dir)
+    resolved_device = params.check_common(smoke, seed, device, results_dir)
     params.check_int("n_vertices", n_vertices, 2, MAX_VERTICES)
     params.check_int_list("exactness_sizes", exactness_sizes, 2, MAX_VERTICES)
     params.check_int("graphs_per_sampler", graphs_per_sampler, 1)

@@ -97,6 +97,15 @@ def check_path(name: str, value: Any) -> str:
     return value
 
 
+def check_common(smoke: Any, seed: Any, device: Any, results_dir: Any) -> torch.device:
+    """Check the four parameters every chapter has; return the resolved torch device."""
+    check_bool("smoke", smoke)
+    check_int("seed", seed, 0)
+    resolved = resolve_device(device)
+    check_path("results_dir", results_dir)
+    return resolved
+
+
 def resolve_device(value: Any, name: str = "device") -> torch.device:
     """Turn the `device` parameter into a torch.device.
 

@@ -14,8 +14,7 @@ import math
 import torch
 
 from lib.params import (
-    ParameterError, check_bool, check_float, check_float_list, check_int, check_int_list,
-    check_path, resolve_device,
+    ParameterError, check_common, check_float, check_float_list, check_int, check_int_list,
 )
 from lib.path_training import TrainingConfig, TrainingRun, constant_prediction_loss, predict
 from lib.phase_transitions import transition_steps
@@ -57,10 +56,7 @@ def validate_parameters(*, smoke, seed, device, results_dir, n_min, n_max, n_lay
     Raises:
         ParameterError: with one sentence naming the first bad parameter.
     """
-    check_bool("smoke", smoke)
-    check_int("seed", seed, 0)
-    resolved = resolve_device(device)
-    check_path("results_dir", results_dir)
+    resolved = check_common(smoke, seed, device, results_dir)
     check_int("n_max", n_max, 3, 62)
     check_int("n_min", n_min, 2, n_max)
     check_int("n_layers", n_layers, 1, 64)
