@@ -32,13 +32,8 @@ def test_hand_written_gradient_equals_autograd(bias):
         assert torch.equal(value, params[name])
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    """Tiny single-model runs are fastest (and least disturbed by other processes) on 1 thread."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+# Tiny models train fastest (and least disturbed by other processes) on one thread.
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def _relative_distance(a: dict, b: dict) -> float:

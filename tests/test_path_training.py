@@ -18,13 +18,8 @@ from lib.phase_transitions import order_of_learning, running_median, transition_
 
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    """Tiny models train faster on one thread than on two busy ones."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+# Tiny models train fastest (and least disturbed by other processes) on one thread.
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 TINY = TrainingConfig(n_layers=2, n_max=6, batch_size=32, lr_schedule=((12, 1e-3), (6, 1e-4)),
