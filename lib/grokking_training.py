@@ -224,6 +224,12 @@ class _ChunkStep:
             self.p[name] = self.flat[offset:offset + size].view(shape)
             self.g[name] = self.flat_grad[offset:offset + size].view(shape)
             offset += size
+        # Left and right embeddings (and linear maps) are adjacent in the flat buffer, so one
+        # batched product over 2B matrices handles both sides.
+        self.embeds = self.flat[:2 * b * n * d].view(2 * b, n, d)
+        self.linears = self.flat[2 * b * n * d:2 * b * (n * d + d * h)].view(2 * b, d, h)
+        self.grad_embeds = self.flat_grad[:2 * b * n * d].view(2 * b, n, d)
+        self.grad_linears = self.flat_grad[2 * b * n * d:2 * b * (n * d + d * h)].view(2 * b, d, h)
         for name, value in params.items():
             target = self.p["unembed_t"] if name == "unembed" else self.p[name]
             target.copy_(value.transpose(1, 2) if name == "unembed" else value)
@@ -248,8 +254,7 @@ class _ChunkStep:
     @torch.no_grad()
     def step(self) -> None:
         p, g, b, n, h, t = self.p, self.g, self.b, self.n, self.h, self.t
-        torch.bmm(p["embed_left"], p["linear_left"], out=self.tables[0])
-        torch.bmm(p["embed_right"], p["linear_right"], out=self.tables[1])
+        torch.bmm(self.embeds, self.linears, out=self.tables.view(2 * b, n, h))
         hidden = torch.nn.functional.embedding_bag(
             self.bags, self.tables.view(2 * b * n, h), mode="sum").view(b, t, h)
         hidden.relu_()
@@ -272,10 +277,9 @@ class _ChunkStep:
         grad_tables = self.grad_tables.zero_()
         grad_tables[0].index_add_(1, self.left, grad_hidden)
         grad_tables[1].index_add_(1, self.right, grad_hidden)
-        for side, rows in (("left", grad_tables[0]), ("right", grad_tables[1])):
-            embed, linear = p[f"embed_{side}"], p[f"linear_{side}"]
-            torch.bmm(embed.transpose(1, 2), rows, out=g[f"linear_{side}"])
-            torch.bmm(rows, linear.transpose(1, 2), out=g[f"embed_{side}"])
+        rows = grad_tables.view(2 * b, n, h)
+        torch.bmm(self.embeds.transpose(1, 2), rows, out=self.grad_linears)
+        torch.bmm(rows, self.linears.transpose(1, 2), out=self.grad_embeds)
         self._adam()
 
     def _adam(self) -> None:
