@@ -17,8 +17,7 @@ from lib.grokking_sweeps import run_pair_sweep, save_sweep, sweep_outcomes, swee
 from lib.grokking_training import SweepResult, TrainingConfig
 from lib.instance_mlp import MLPConfig
 from lib.params import (
-    ParameterError, check_bool, check_choice, check_float, check_int, check_int_list, check_path,
-    resolve_device,
+    ParameterError, check_bool, check_choice, check_common, check_float, check_int, check_int_list,
 )
 
 #: Numbers reported by the authors [@wu2025ambiguous], as recovered from their code and outputs.
@@ -69,10 +68,7 @@ def validate_parameters(
     `smoke=True` shrinks every sweep to a few instances and a few dozen epochs. Raises
     `ParameterError` with one sentence naming the first bad parameter.
     """
-    check_bool("smoke", smoke)
-    check_int("seed", seed, 0, 10_000)
-    resolved = resolve_device(device)
-    check_path("results_dir", results_dir)
+    resolved = check_common(smoke, seed, device, results_dir)
     check_int("epochs", epochs, 1, 1_000_000)
     check_int("log_every", log_every, 1, epochs)
     check_float("grok_threshold", grok_threshold, 0.5, 1.0)
