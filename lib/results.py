@@ -44,6 +44,7 @@ def _atomic_write(path: Path, write) -> Path:
             write(handle)
             handle.flush()
             os.fsync(handle.fileno())
+        os.chmod(tmp_name, 0o644)  # mkstemp creates 0600; results are meant to be shared
         os.replace(tmp_name, path)
     except BaseException:
         Path(tmp_name).unlink(missing_ok=True)

@@ -29,6 +29,7 @@ from mdit_py_plugins.front_matter import front_matter_plugin
 ROOT = Path(__file__).resolve().parents[1]
 KATEX_VERSION = "0.19.1"
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+PROGRESS_BAR = re.compile(r"\d+%\|")
 CITATION = re.compile(r"\[(@[\w:.-]+(?:\s*;\s*@[\w:.-]+)*)\]")
 
 
@@ -152,6 +153,8 @@ def render_output(output: dict, renderer: MarkdownRenderer, figure_ids: list[str
         return (f'<div class="plotly-figure" id="{div_id}"></div>'
                 f'<script type="application/json" id="{div_id}-json">{payload}</script>')
     if "application/vnd.jupyter.widget-view+json" in data:
+        if PROGRESS_BAR.search("".join(data.get("text/plain", ""))):
+            return ""  # a tqdm bar frozen at its first state says nothing in a static page
         return ('<p class="widget-note">An interactive ipywidgets control appears here when the chapter '
                 'runs in a live Jupyter kernel.</p>')
     if "text/html" in data:
