@@ -8,6 +8,7 @@ test` installs Chromium when it is missing; without it this test fails rather th
 import functools
 import http.server
 import shutil
+import subprocess
 import sys
 import threading
 from pathlib import Path
@@ -15,8 +16,6 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools"))
-import offline_book  # noqa: E402
 
 CHROMIUM_ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
@@ -26,7 +25,8 @@ CHROMIUM_ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-q
 @pytest.fixture(scope="module")
 def book_url(tmp_path_factory):
     site = tmp_path_factory.mktemp("site")
-    offline_book.build(site)
+    subprocess.run([sys.executable, str(ROOT / "tools" / "build_book.py"), "--offline", "--output", str(site)],
+                   check=True, capture_output=True)
     class QuietHandler(http.server.SimpleHTTPRequestHandler):
         def log_message(self, *args):
             pass

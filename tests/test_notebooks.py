@@ -24,7 +24,7 @@ REQUIRED_KEYS = {
                     "examples_per_second"},
     "03_finetuning_generalization": {"finetune_loss_before", "finetune_loss_after", "generalization",
                                      "length_generalization"},
-    "04_ambiguous_grokking": {"pairs"},
+    "04_ambiguous_grokking": {"pairs", "subsample", "intersection_sizes", "published_intersection_sizes"},
 }
 
 
@@ -43,6 +43,7 @@ def check_chapter_results(name: str, results: dict) -> None:
         assert all({"test", "mse", "accuracy", "published_mse"} <= r.keys() for r in results["generalization"])
         assert all({"n_vertices", "distance", "mse"} <= r.keys() for r in results["length_generalization"])
     if name == "04_ambiguous_grokking":
+        assert results["intersection_sizes"] == results["published_intersection_sizes"]
         for pair in results["pairs"]:
             assert {"name", "n_elements", "intersection_size", "n_instances", "epochs", "fraction_g1",
                     "fraction_g2", "fraction_neither"} <= pair.keys()

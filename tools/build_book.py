@@ -7,13 +7,12 @@ possible (no network), prints one line saying so and builds the offline static b
 
 from __future__ import annotations
 
-import shutil
+import argparse
 import subprocess
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import offline_book  # noqa: E402  (a sibling script, not part of lib)
+import offline_book  # the sibling script in tools/ (run as `python tools/build_book.py`)
 
 ROOT = offline_book.ROOT
 
@@ -30,13 +29,17 @@ def try_myst_html() -> bool:
 
 
 def main() -> None:
-    if "--offline" not in sys.argv and try_myst_html():
+    parser = argparse.ArgumentParser(description="Build the HTML book.")
+    parser.add_argument("--offline", action="store_true", help="skip MyST's theme; build the offline book only")
+    parser.add_argument("--output", type=Path, default=ROOT / "_build" / "html",
+                        help="folder of the offline book (default: _build/html)")
+    args = parser.parse_args()
+    if not args.offline and try_myst_html():
         print(f"MyST HTML site built in {ROOT / '_build' / 'html'}")
         return
-    if "--offline" not in sys.argv:
+    if not args.offline:
         print("The MyST theme could not be downloaded (no network), so the offline static HTML book is built instead.")
-    shutil.rmtree(ROOT / "_build" / "html", ignore_errors=True)
-    index = offline_book.build()
+    index = offline_book.build(args.output)
     print(f"Offline HTML book built: {index}")
 
 
