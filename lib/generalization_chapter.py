@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from lib.generalization_tests import TARGET_KINDS, GeneralizationResult, Scale
 from lib.length_generalization import LengthSplit
 from lib.params import (
-    ParameterError, check_common, check_float, check_float_list, check_int, check_int_list,
+    check_common, check_float, check_int, check_schedule,
 )
 
 
@@ -69,11 +69,7 @@ def validate_parameters(*, smoke, seed, device, results_dir, small_n_max, finetu
     check_int("length_test_n_max", length_test_n_max, length_train_n_max + 1, 30)
     check_int("length_n_layers", length_n_layers, 1, 64)
     check_int("length_batch_size", length_batch_size, 1, 2**20)
-    rates = check_float_list("length_learning_rates", length_learning_rates, 0.0, 1.0)
-    steps = check_int_list("length_phase_steps", length_phase_steps, 1)
-    if len(rates) != len(steps):
-        raise ParameterError("Parameter `length_phase_steps` must have one entry per learning rate; "
-                             f"got {len(steps)} steps for {len(rates)} rates.")
+    rates, steps = check_schedule("length_learning_rates", length_learning_rates, "length_phase_steps", length_phase_steps)
     check_int("length_graphs_per_cell", length_graphs_per_cell, 1, 2**16)
     check_int("cpu_threads", cpu_threads, 1, 256)
     max_proposals = 1 << 18

@@ -90,6 +90,16 @@ def check_int_list(
     return [int(v) for v in value]
 
 
+def check_schedule(rates_name: str, rates: Any, steps_name: str, steps: Any) -> tuple[list[float], list[int]]:
+    """Check a piecewise-constant learning-rate schedule given as two parallel lists (chapters 2, 3)."""
+    checked_rates = check_float_list(rates_name, rates, 0.0, 1.0)
+    checked_steps = check_int_list(steps_name, steps, 1)
+    if len(checked_rates) != len(checked_steps):
+        raise ParameterError(f"Parameter `{steps_name}` must have one entry per learning rate; "
+                             f"got {len(checked_steps)} steps for {len(checked_rates)} rates.")
+    return checked_rates, checked_steps
+
+
 def check_path(name: str, value: Any) -> str:
     """Return `value` if it is a non-empty string usable as a directory path."""
     if not isinstance(value, str) or not value.strip():

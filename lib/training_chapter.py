@@ -14,7 +14,7 @@ import math
 import torch
 
 from lib.params import (
-    ParameterError, check_common, check_float, check_float_list, check_int, check_int_list,
+    check_common, check_float, check_int, check_schedule,
 )
 from lib.path_training import TrainingConfig, TrainingRun, constant_prediction_loss, predict
 from lib.phase_transitions import transition_steps
@@ -61,11 +61,7 @@ def validate_parameters(*, smoke, seed, device, results_dir, n_min, n_max, n_lay
     check_int("n_min", n_min, 2, n_max)
     check_int("n_layers", n_layers, 1, 64)
     check_int("batch_size", batch_size, 1, 2**20)
-    rates = check_float_list("learning_rates", learning_rates, 0.0, 1.0)
-    steps = check_int_list("phase_steps", phase_steps, 1)
-    if len(rates) != len(steps):
-        raise ParameterError("Parameter `phase_steps` must have one entry per learning rate; "
-                             f"got {len(steps)} steps for {len(rates)} rates.")
+    rates, steps = check_schedule("learning_rates", learning_rates, "phase_steps", phase_steps)
     check_int("log_every", log_every, 1)
     check_int("snapshot_every", snapshot_every, 1)
     check_int("eval_size", eval_size, 16, 1_000_000)
