@@ -109,8 +109,10 @@ print(f"device: {config.device}; model size n = {config.n_vertices}; smoke run: 
 # | not-answer flag | 1 | 0 | 1 |
 #
 # There are $n$ layers with $n + 1$ heads each, and no MLPs; after every layer the reach slice
-# is squashed by $x \mapsto 2\sigma(s x) - 1$, which keeps 0 at 0 and sends any positive mass to
-# (nearly) 1.
+# is squashed by $x \mapsto \sigma\bigl(s (x - \tfrac{1}{2n})\bigr)$: a newly reached vertex arrives
+# with mass at least $1/(n-1)$, an unreached one with almost none, and the threshold $1/(2n)$
+# between them sends the first to (nearly) 1 and the second to (nearly) 0, with a margin of at
+# least $1/(2n)$ on both sides.
 #
 # - **Reach head $j$.** The query of vertex $v$ is $2g \cdot \mathrm{reach}_v[j]$, the key of
 #   vertex $w$ is $\mathrm{neighbours}_w[j]$, so $v$ attends to the neighbours of $j$ exactly when
@@ -129,7 +131,7 @@ print(f"device: {config.device}; model size n = {config.n_vertices}; smoke run: 
 #
 # the distance, with $n$ standing for "unreachable". All $n + 1$ heads of a layer run as one
 # batched tensor contraction. Errors come only from softmax leaks of order $e^{-g}$ and squash
-# residues of order $e^{-s/n}$; the defaults $g = 30$ and $s = 40n$ push both below float32
+# residues of order $e^{-s/(2n)}$; the defaults $g = 30$ and $s = 80n$ push both below float32
 # resolution.
 
 # %%
@@ -207,9 +209,9 @@ assert handcrafted_max_abs_error < 0.01, f"hand-built model is not exact: max er
 # reached vertex arrives with mass $1/k$; a squash of slope 5 maps $1/3$ to only
 # $2\sigma(5/3) - 1 \approx 0.68$, and that fractional reach bit then weakens the next layer's query.
 # Second, its margins between attended and ignored keys were a few units, so softmax leaks of
-# $e^{-5}$ to $e^{-7}$ accumulate over layers. Here the squash slope grows with $n$
-# ($s = 40n$, so mass $1/(n-1)$ lands within $e^{-40}$ of 1) and every attention margin is
-# $g = 30$; the answer head also copies vertex 1's reach bit directly instead of gating on it.
+# $e^{-5}$ to $e^{-7}$ accumulate over layers. Here the squash has a threshold at $1/(2n)$ and
+# a slope that grows with $n$ ($s = 80n$, so every reach bit lands within $e^{-40}$ of 0 or 1),
+# and every attention margin is $g = 30$; the answer head also copies vertex 1's reach bit directly instead of gating on it.
 # The sweep below varies one constant at a time: the error falls exponentially in both, and
 # small constants reproduce the study's failure mode.
 
