@@ -301,7 +301,7 @@ results = {
     "n_graphs": n_graphs,
     "exactness": exactness,
     "sharpness": sharpness,
-    "perturbation": [{k: v for k, v in r.items()} for r in perturbation],
+    "perturbation": perturbation,
     "recovery": {"steps": config.recovery.steps, "batch_size": config.recovery.batch_size,
                  "learning_rate": config.recovery.learning_rate, "recovered_below": config.recovered_below},
 }
@@ -312,7 +312,6 @@ print(f"wrote {path}")
 # ## Summary and open questions
 
 # %%
-smallest = min(config.perturbation_scales)
 display(Markdown(f"""
 - The hand-built transformer matches BFS on {n_graphs:,} random graphs of {len(config.exactness_sizes)} sizes
   and five distributions: MSE {handcrafted_mse:.1e}, largest error {handcrafted_max_abs_error:.1e}.
