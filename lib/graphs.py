@@ -160,12 +160,15 @@ class TaskDraw(NamedTuple):
     """A task's proposals and its decision for each: target vertex, its distance, keep or not.
 
     `distance` is the BFS distance from vertex 1 to `target` as int64, -1 where unreachable.
+    A task may lay out the tokens itself (`tokens`, as `assemble_tokens` would, before any
+    relabelling); `graphs` is then None.
     """
 
-    graphs: GraphProposals
+    graphs: GraphProposals | None
     target: torch.Tensor
     distance: torch.Tensor
     keep: torch.Tensor
+    tokens: torch.Tensor | None = None
 
 
 TaskFunction = Callable[[int, SamplerOptions, torch.Generator], TaskDraw]
@@ -405,7 +408,7 @@ def pretrain_keep_probability(distance: int, options: SamplerOptions) -> float:
 
 
 #: Pre-training proposals are built in units of at least this many graphs of neighbouring sizes.
-_UNIT_GRAPHS = 4096
+_UNIT_GRAPHS = 16384
 #: Search rounds done unit by unit, while the unit's edges are still in cache.
 _PRETRAIN_HEAD_ROUNDS = 4
 
@@ -417,31 +420,37 @@ def _vertex_set_dtype(n_max: int) -> torch.dtype:
 
 @functools.lru_cache(maxsize=16)
 def _pair_tables(n_min: int, n_max: int, device: torch.device):
-    """Lookup tables for edges drawn as pair indices (see `_draw_pair_index`).
+    """Lookup tables for the pre-training task's edges, drawn as pair indices (`_draw_pair_index`).
 
-    Entry `offset[n] + a n + b` (0 <= a, b < n) is the edge between vertices a + 1 and b + 1 of a
-    graph on n vertices: its vertex set (bits a and b), and its low and high end. Entry 0 is an
-    empty slot: no vertices, ends (0, 0).
+    For each size n there are two blocks of entries: all n^2 endpoint pairs (a, b), and the
+    n^2 - 2 pairs other than (1, 2) and (2, 1) (for graphs drawn without a 1-2 edge). An entry
+    holds the pair's vertex set (bits a - 1 and b - 1) and its edge word (the int32 pair
+    (min, max) viewed as one int64, as `assemble_tokens` moves edges). A self-loop a = b, like
+    entry 0 (an empty slot), has no vertices and the word 0: it is dropped.
+
+    Returns:
+        (offset, vertex_set, edge_word): offset[(n, without_1_2)] is the first entry of a block.
     """
-    offset, vertex_set, low, high = {}, [0], [0], [0]
+    offset, vertex_set, ends = {}, [0], [(0, 0)]
     for n in range(n_min, n_max + 1):
-        offset[n] = len(vertex_set)
-        for a in range(n):
-            for b in range(n):
-                vertex_set.append((1 << a) | (1 << b))
-                low.append(min(a, b) + 1)
-                high.append(max(a, b) + 1)
-    return (offset, torch.tensor(vertex_set, dtype=_vertex_set_dtype(n_max), device=device),
-            torch.tensor(low, dtype=torch.int32, device=device),
-            torch.tensor(high, dtype=torch.int32, device=device))
+        for without_1_2 in (False, True):
+            offset[(n, without_1_2)] = len(vertex_set)
+            for a in range(1, n + 1):
+                for b in range(1, n + 1):
+                    if without_1_2 and {a, b} == {1, 2}:
+                        continue
+                    vertex_set.append(0 if a == b else (1 << (a - 1)) | (1 << (b - 1)))
+                    ends.append((0, 0) if a == b else (min(a, b), max(a, b)))
+    edge_word = torch.tensor(ends, dtype=torch.int32, device=device).view(torch.int64).view(-1)
+    return offset, torch.tensor(vertex_set, dtype=_vertex_set_dtype(n_max), device=device), edge_word
 
 
 def _draw_pair_index(words: torch.Tensor, pairs, offset) -> torch.Tensor:
     """Table index offset + floor(u pairs / 2^31) for int32 words u uniform on [0, 2^31), in place.
 
-    One 31-bit word gives both ends of an edge: the pair index is uniform on [0, n^2) up to
-    |P - 1/n^2| < 2^-31 (relative error below 1.1e-7 at n = 15). The product is split into
-    16-bit halves so that it stays exact in int32 (n^2 < 2^15).
+    One 31-bit word gives both ends of an edge: the pair index is uniform on [0, pairs) up to
+    |P - 1/pairs| < 2^-31 (relative error below 1.1e-7 at n = 15, 225 pairs). The product is
+    split into 16-bit halves so that it stays exact in int32 (pairs < 2^15).
     """
     low_half = words & 0xFFFF
     low_half *= pairs
@@ -533,18 +542,24 @@ def _search_to_vertex_2(vertex_sets: torch.Tensor, frontier: torch.Tensor | None
 def pretrain_task(count: int, options: SamplerOptions, generator: torch.Generator) -> TaskDraw:
     """Target 2, thinned by `pretrain_keep_probability` so that path lengths are balanced.
 
-    Returns only the kept proposals (`keep` is all true), in random order. Equivalent to drawing
-    `count` proposals one by one, but organised for speed:
+    Returns only the kept proposals (`keep` is all true), in random order, as tokens. Equivalent
+    to drawing `count` proposals one by one and keeping a proposal when its coin, uniform on
+    [0, 1), falls below the keep probability of its 1-2 distance, but organised for speed:
 
-    - The filter's coin is drawn before the edges. A graph on n vertices has a 1-2 distance of at
-      most n - 1, so with q_n the largest keep probability of a distance possible on n vertices,
-      a proposal of size n survives the coin with probability q_n, and its coin is then uniform
-      on [0, q_n). The numbers of survivors of each size are drawn at once as independent
-      Poisson counts with means `count` q_n / (number of sizes) (Poisson splitting: given their
-      total, the proposals are independent draws of the same distribution, so the number drawn
-      per call being random changes nothing).
-    - Graphs are then laid out by size, so every edge slot of a unit of equal-sized graphs is
-      used; each edge is one 31-bit word (`_draw_pair_index`), looked up in `_pair_tables`.
+    - The coin is drawn before the edges, and only coins that can still lead to a kept graph
+      are drawn. A graph on n vertices has a 1-2 distance of at most n - 1, so a coin at or above
+      q_n, the largest keep probability of a distance possible on n vertices, always rejects. A
+      coin at or above p_1, the keep probability of distance 1, rejects every graph with a 1-2
+      edge; so for coins in [p_1, q_n) the graph is drawn without one: every edge slot uniform
+      on the n^2 - 2 endpoint pairs other than (1, 2) and (2, 1), and the number of such
+      proposals is thinned by the probability (1 - 2/n^2)^n that n slots avoid them. The
+      numbers of proposals of each size and coin range are independent Poisson counts
+      (Poisson splitting: given their total, the proposals are independent draws of the same
+      distribution, so the number drawn per call being random changes nothing).
+    - Graphs are laid out by size, so every edge slot of a unit of equal-sized graphs is used;
+      each edge is one 31-bit word (`_draw_pair_index`), looked up in `_pair_tables`, where a
+      self-loop is an empty slot. Only the kept graphs' edges are moved to the front of their
+      rows (`_edge_words_to_tokens`).
     - The search from vertex 1 runs on bitmasks, `_PRETRAIN_HEAD_ROUNDS` rounds per unit while it
       is in cache, then on the pooled graphs still searching, which are compacted whenever half
       of them have finished.
@@ -553,37 +568,49 @@ def pretrain_task(count: int, options: SamplerOptions, generator: torch.Generato
     """
     device = generator.device
     n_min, n_max = options.n_min, options.n_max
-    slots = n_max + n_max % 2
     keep_probability = [pretrain_keep_probability(d, options) for d in range(-1, n_max)]
-    sizes = list(range(n_max, n_min - 1, -1))  # largest first: shorter graphs pad the last rows
-    # keep_probability[: n + 1] covers d = -1 (unreachable) .. n - 1, all a size-n graph allows.
-    best = [max(keep_probability[: n + 1]) for n in sizes]
-    means = torch.tensor([count * q / len(sizes) for q in best], dtype=torch.float64, device=device)
+    offset, vertex_set_table, edge_word_table = _pair_tables(n_min, n_max, device)
+    dtype = vertex_set_table.dtype
+    sizes = range(n_max, n_min - 1, -1)  # largest first: shorter graphs pad the last rows
+    p_1 = keep_probability[2]
+    # (n, pairs, table offset, lowest coin, highest coin, expected proposals). The many graphs
+    # drawn without a 1-2 edge come first, one unit per size; the few with low coins after.
+    groups, low_coin_groups = [], []
+    for n in sizes:
+        q_n = max(keep_probability[: n + 1])  # d = -1 (unreachable) .. n - 1
+        low = min(p_1, q_n)
+        low_coin_groups.append((n, n * n, offset[(n, False)], 0.0, low, count * low / len(sizes)))
+        if q_n > low:
+            without_1_2 = (1 - 2 / n**2) ** n
+            groups.append((n, n * n - 2, offset[(n, True)], low, q_n,
+                           count * (q_n - low) * without_1_2 / len(sizes)))
+    groups += low_coin_groups
+    means = torch.tensor([g[5] for g in groups], dtype=torch.float64, device=device)
     counts = [int(c) for c in torch.poisson(means, generator=generator).tolist()]
     total = sum(counts)
-    counts_t = torch.tensor(counts, device=device)
+    group_of = torch.repeat_interleave(torch.arange(len(groups), device=device),
+                                       torch.tensor(counts, device=device), output_size=total)
+    coin_range = torch.tensor([[g[3], g[4] - g[3]] for g in groups], dtype=torch.float64, device=device)
     coin = torch.rand(total, dtype=torch.float64, device=device, generator=generator)
-    coin *= torch.repeat_interleave(torch.tensor(best, dtype=torch.float64, device=device), counts_t,
-                                    output_size=total)
-    offset, vertex_set_table, low_table, high_table = _pair_tables(n_min, n_max, device)
-    dtype = vertex_set_table.dtype
+    coin = torch.addcmul(coin_range[:, 0].index_select(0, group_of), coin,
+                         coin_range[:, 1].index_select(0, group_of))
     unreached = torch.full((total,), -2, dtype=dtype, device=device)  # every vertex but 1
     distance = torch.ones(total, dtype=dtype, device=device)
     pool, unit_indices = [], []
     start = 0
-    for unit in _size_units(sizes, counts):
-        rows, width = unit[0][0], sum(c for _, c in unit)
+    for unit in _units(groups, counts):
+        rows, width = max(group[0] for group, _ in unit), sum(c for _, c in unit)
         columns = slice(start, start + width)
         words = torch.empty(rows, width, dtype=torch.int32, device=device).random_(generator=generator)
         if len(unit) == 1:
-            index = _draw_pair_index(words, rows * rows, offset[rows])
-        else:  # several sizes: per-graph n^2 and offset, and empty slots from n on
+            index = _draw_pair_index(words, unit[0][0][1], unit[0][0][2])
+        else:  # several groups: per-graph pairs and offset, and empty slots (entry 0) from n on
             per_graph = torch.repeat_interleave(
-                torch.tensor([[n * n, offset[n], n] for n, _ in unit], dtype=torch.int32, device=device),
+                torch.tensor([group[:3] for group, _ in unit], dtype=torch.int32, device=device),
                 torch.tensor([c for _, c in unit], device=device), dim=0, output_size=width).t()
-            index = _draw_pair_index(words, per_graph[0:1], per_graph[1:2])
+            index = _draw_pair_index(words, per_graph[1:2], per_graph[2:3])
             slot = torch.arange(rows, dtype=torch.int32, device=device).unsqueeze(1)
-            index &= (slot - per_graph[2:3]) >> 31
+            index &= (slot - per_graph[0:1]) >> 31
         unit_indices.append((start, index))
         vertex_sets = vertex_set_table.index_select(0, index.view(-1)).view(rows, width)
         searching = _search_to_vertex_2(vertex_sets, None, unreached[columns], distance[columns],
@@ -592,7 +619,7 @@ def pretrain_task(count: int, options: SamplerOptions, generator: torch.Generato
             pool.append((searching[0], searching[1], searching[2] + start, searching[3], searching[4]))
         start += width
     if pool:
-        _finish_search(pool, slots, unreached, distance)
+        _finish_search(pool, n_max, unreached, distance)
     # level: the 1-2 distance, or 0 where vertex 2 is unreachable, which indexes the keep table.
     level = ((unreached >> 1) & 1) ^ 1
     level *= distance
@@ -600,36 +627,32 @@ def pretrain_task(count: int, options: SamplerOptions, generator: torch.Generato
     kept = (coin < keep_table.index_select(0, level.int())).nonzero().squeeze(1)
     # Table indices of the kept graphs' edges, unit by unit (kept columns are in increasing order).
     bounds = torch.searchsorted(kept, torch.tensor([s for s, _ in unit_indices[1:]] + [total], device=device))
-    kept_index = torch.zeros(len(kept), slots, dtype=torch.int32, device=device)
+    kept_index = torch.zeros(len(kept), n_max, dtype=torch.int32, device=device)
     first = 0
     for (start, index), last in zip(unit_indices, bounds.tolist()):
         if last > first:
-            local = kept[first:last] - start
-            kept_index[first:last, : len(index)] = torch.gather(index, 1, local.expand(len(index), last - first)).t()
+            kept_index[first:last, : len(index)] = index.index_select(1, kept[first:last] - start).t()
         first = last
     # Shuffled, so that the first kept graphs are a uniform choice among them.
     order = torch.randperm(len(kept), generator=generator, device=device)
-    kept = kept.index_select(0, order)
-    kept_index = kept_index.index_select(0, order).view(-1)
-    distance = level.index_select(0, kept).long()
+    edge_words = edge_word_table.index_select(0, kept_index.index_select(0, order).view(-1))
+    distance = level.index_select(0, kept.index_select(0, order)).long()
     distance[distance == 0] = -1
-    n_vertices = torch.repeat_interleave(torch.tensor(sizes, device=device), counts_t, output_size=total)
-    graphs = GraphProposals(n_vertices.index_select(0, kept),
-                            low_table.index_select(0, kept_index).view(len(kept), slots),
-                            high_table.index_select(0, kept_index).view(len(kept), slots))
-    return TaskDraw(graphs, torch.full_like(distance, 2), distance, torch.ones_like(distance, dtype=torch.bool))
+    target = torch.full_like(distance, 2)
+    tokens = _edge_words_to_tokens(edge_words.view(len(kept), n_max), target, options)
+    return TaskDraw(None, target, distance, torch.ones_like(distance, dtype=torch.bool), tokens)
 
 
-def _size_units(sizes: list[int], counts: list[int]) -> list[list[tuple[int, int]]]:
-    """Consecutive (size, count) groups merged until each unit holds `_UNIT_GRAPHS` graphs.
+def _units(groups: list[tuple], counts: list[int]) -> list[list[tuple[tuple, int]]]:
+    """Consecutive (group, count) pairs merged until each unit holds `_UNIT_GRAPHS` graphs.
 
-    Large draws get one unit per size (no empty slots); small ones a few mixed units, so that
-    the number of tensor operations stays small.
+    Large groups get a unit each (no empty slots); small ones share mixed units, so that the
+    number of tensor operations stays small.
     """
     units, current = [], []
-    for n, c in zip(sizes, counts):
+    for group, c in zip(groups, counts):
         if c:
-            current.append((n, c))
+            current.append((group, c))
         if current and sum(c for _, c in current) >= _UNIT_GRAPHS:
             units.append(current)
             current = []
@@ -727,38 +750,49 @@ def assemble_tokens(graphs: GraphProposals, target: torch.Tensor, options: Sampl
     `relabel_vertices`, vertex ids 3..n_max are sent by a random injective map (one per graph)
     into 3..max_vertex_id, vertices 1 and 2 keep their ids, and each edge is re-sorted.
     """
-    count, slots = graphs.low.shape
-    n_max = options.n_max
-    is_edge = graphs.is_edge
-    # Each edge moves to the number of edges before it; everything else goes to a spare column
-    # n_max + 1 that is cut off (a graph has at most n_max edges, so columns 0..n_max-1 are its
-    # edges, then zeros, and column n_max is free for the target row). An edge travels as one
-    # 64-bit word holding its two int32 ends, viewed back as pairs at the end.
-    destination = is_edge.cumsum(dim=1, dtype=torch.int32)
-    destination = torch.where(is_edge, destination - 1, n_max + 1).long()
     words = torch.stack([graphs.low, graphs.high], dim=-1).view(torch.int64).squeeze(-1)
+    words *= graphs.is_edge  # a self-loop becomes an empty slot
+    tokens = _edge_words_to_tokens(words, target, options)
+    return relabel_tokens(tokens, options, generator) if options.relabel_vertices else tokens
+
+
+def _edge_words_to_tokens(words: torch.Tensor, target: torch.Tensor, options: SamplerOptions) -> torch.Tensor:
+    """(B, n_max + 1, 2) int64 tokens from (B, S) edge words, S >= n_max, at most n_max edges a row.
+
+    An edge travels as one int64 word holding its two int32 ends (low, high); 0 is an empty
+    slot. Each edge moves to the number of edges before it in its row (so edges keep their
+    drawing order and padding comes after them); empty slots go to a spare column n_max + 1
+    that is cut off, and column n_max receives the target row (target, TARGET). The positions
+    are computed in int32, whose arithmetic is several times faster than int64's on a CPU.
+    """
+    count, n_max = len(words), options.n_max
+    is_edge = words != 0
+    destination = is_edge.cumsum(dim=1, dtype=torch.int32)
+    destination -= n_max + 2
+    destination *= is_edge
+    destination += n_max + 1
     rows = torch.zeros(count, n_max + 2, dtype=torch.int64, device=words.device)
-    rows.scatter_(1, destination, words)
+    rows.scatter_(1, destination.long(), words)
     pairs = rows.view(torch.int32).view(count, n_max + 2, 2)
     pairs[:, n_max, 0] = target
     pairs[:, n_max, 1] = options.target_token
-    tokens = pairs[:, : n_max + 1].long()
-    if not options.relabel_vertices:
-        return tokens
-    edges, target = _relabel(tokens[:, :n_max], target.long(), options, generator)
-    target_row = torch.stack([target, torch.full_like(target, options.target_token)], dim=1)
-    return torch.cat([edges, target_row.unsqueeze(1)], dim=1)
+    return pairs[:, : n_max + 1].long()
 
 
-def _relabel(edges: torch.Tensor, target: torch.Tensor, options: SamplerOptions,
-             generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
-    count = edges.shape[0]
-    device = edges.device
+def relabel_tokens(tokens: torch.Tensor, options: SamplerOptions, generator: torch.Generator) -> torch.Tensor:
+    """Send vertex ids 3..n_max of each example to distinct random ids in 3..max_vertex_id.
+
+    One uniformly random injective map per example; vertices 1 and 2, padding and the TARGET
+    token keep their ids, and each edge is re-sorted so that it still reads a < b.
+    """
+    count, n_max = len(tokens), options.n_max
+    device = tokens.device
     ranks = torch.rand(count, options.max_vertex_id - 2, generator=generator, device=device).argsort(dim=1)
     fixed = torch.arange(3, device=device).expand(count, 3)
-    new_id = torch.cat([fixed, 3 + ranks[:, : options.n_max - 2]], dim=1)  # new_id[old id]
-    edges = new_id.gather(1, edges.view(count, -1)).view_as(edges)
-    return torch.sort(edges, dim=-1).values, new_id.gather(1, target.unsqueeze(1)).squeeze(1)
+    new_id = torch.cat([fixed, 3 + ranks[:, : n_max - 2]], dim=1)  # new_id[old id]
+    edges = new_id.gather(1, tokens[:, :n_max].reshape(count, -1)).view(count, n_max, 2)
+    target_row = torch.cat([new_id.gather(1, tokens[:, n_max, :1]), tokens[:, n_max, 1:]], dim=1)
+    return torch.cat([torch.sort(edges, dim=-1).values, target_row.unsqueeze(1)], dim=1)
 
 
 def sample_batch(
@@ -839,7 +873,7 @@ def _sample_rounds(batch_size: int, spec: SamplerOptions,
                    generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
     # Rounds of proposals: sized from the acceptance rate seen so far (5% to spare, as a round
     # that falls short costs only a small extra round), capped for memory.
-    max_round = 1 << 18 if generator.device.type == "cpu" else 1 << 21
+    max_round = 1 << 19 if generator.device.type == "cpu" else 1 << 21
     task = TASKS[spec.task]
     kept_tokens, kept_labels = [], []
     n_kept, n_proposed, n_accepted = 0, 0, 0
@@ -852,16 +886,20 @@ def _sample_rounds(batch_size: int, spec: SamplerOptions,
         if bool(draw.keep.all()):  # the task returned only kept proposals: take the first ones
             n_accepted += len(draw.keep)
             accepted = slice(0, missing)
-            graphs = GraphProposals(*(part[accepted] for part in draw.graphs))
         else:
             accepted = draw.keep.nonzero().squeeze(1)
             n_accepted += len(accepted)
             accepted = accepted[:missing]
-            graphs = draw.graphs.select(accepted)
         distance = draw.distance[accepted]
         if len(distance) == 0:
             continue
-        kept_tokens.append(assemble_tokens(graphs, draw.target[accepted], spec, generator))
+        if draw.tokens is None:
+            graphs = GraphProposals(*(part[accepted] for part in draw.graphs))
+            kept_tokens.append(assemble_tokens(graphs, draw.target[accepted], spec, generator))
+        elif spec.relabel_vertices:
+            kept_tokens.append(relabel_tokens(draw.tokens[accepted], spec, generator))
+        else:
+            kept_tokens.append(draw.tokens[accepted])
         kept_labels.append(torch.where(distance < 0, spec.unreachable_label, distance).float())
         n_kept += len(distance)
     if len(kept_tokens) == 1:
@@ -889,6 +927,6 @@ __all__ = [
     "ParameterError", "SMALL_GRAPH_FILTER_N_MAX", "SMALL_LABEL_MAX", "SamplerOptions", "TASKS",
     "TaskDraw", "assemble_tokens", "default_length_threshold", "describe_filter", "distance_to",
     "distances_from", "draw_vertex_counts", "make_options", "pretrain_keep_probability",
-    "propose_graphs", "random_chunks", "register_task", "sample_batch", "sample_with_options",
+    "propose_graphs", "random_chunks", "register_task", "relabel_tokens", "sample_batch", "sample_with_options",
     "uniform_below",
 ]

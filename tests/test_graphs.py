@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from lib.graphs import (
-    ParameterError, default_length_threshold, distance_to, distances_from, draw_vertex_counts,
+    ParameterError, _pair_tables, default_length_threshold, distance_to, distances_from, draw_vertex_counts,
     make_options, propose_graphs, random_chunks, sample_batch,
 )
 from lib.reference_graphs import reference_sample_batch
@@ -148,6 +148,47 @@ def test_label_histogram_matches_reference_generator(task, n_max, options):
     p_value = chi_square_same_distribution(torch.bincount(labels.long(), minlength=bins),
                                            torch.bincount(reference.long(), minlength=bins))
     assert p_value > 1e-3, f"label histograms differ (p = {p_value:.2e})"
+
+
+def edge_count_histogram(tokens: torch.Tensor, n_max: int) -> torch.Tensor:
+    """How many examples have 0, 1, ..., n_max edges (self-loops dropped, so often fewer than n)."""
+    return torch.bincount((tokens[:, :-1, 0] > 0).sum(dim=1), minlength=n_max + 1)
+
+
+@pytest.mark.parametrize("n_max", [15, 6])
+def test_pretrain_edge_counts_and_joint_labels_match_reference(n_max):
+    """The pre-training task draws graphs without a 1-2 edge directly for high coins and never
+    stores self-loops: the numbers of edges, and labels within each edge count, must still be
+    those of the plain per-graph generator."""
+    tokens, labels = sample_batch(20_000, "pretrain", 3, n_max, torch.Generator().manual_seed(9))
+    reference_tokens, reference_labels = reference_sample_batch(4000, "pretrain", 3, n_max, random.Random(9))
+    p_edges = chi_square_same_distribution(edge_count_histogram(tokens, n_max),
+                                           edge_count_histogram(reference_tokens, n_max))
+    assert p_edges > 1e-3, f"edge-count histograms differ (p = {p_edges:.2e})"
+    # Joint (edge count, label) cells, flattened into one histogram.
+    def joint(tokens, labels):
+        cell = (tokens[:, :-1, 0] > 0).sum(dim=1) * (n_max + 1) + labels.long()
+        return torch.bincount(cell, minlength=(n_max + 1) ** 2)
+    p_joint = chi_square_same_distribution(joint(tokens, labels), joint(reference_tokens, reference_labels))
+    assert p_joint > 1e-3, f"joint (edges, label) histograms differ (p = {p_joint:.2e})"
+    has_edge_1_2 = (tokens[:, :-1] == torch.tensor([1, 2])).all(dim=-1).any(dim=1)
+    assert (labels[has_edge_1_2] == 1).all(), "a 1-2 edge means distance 1"
+
+
+def test_pair_tables_blocks():
+    offset, vertex_set, edge_word = _pair_tables(3, 6, torch.device("cpu"))
+    ends = edge_word.view(torch.int32).view(-1, 2)
+    for n in range(3, 7):
+        full = slice(offset[(n, False)], offset[(n, False)] + n * n)
+        without = slice(offset[(n, True)], offset[(n, True)] + n * n - 2)
+        assert int((ends[full] == torch.tensor([1, 2])).all(dim=1).sum()) == 2  # (1, 2) and (2, 1)
+        assert not (ends[without] == torch.tensor([1, 2])).all(dim=1).any()
+        loops = (ends[full] == 0).all(dim=1)
+        assert int(loops.sum()) == n and (vertex_set[full][loops] == 0).all()
+        # Each vertex set has exactly the two ends' bits.
+        edges = ~loops
+        low, high = ends[full][edges, 0], ends[full][edges, 1]
+        assert torch.equal(vertex_set[full][edges].long(), (1 << (low - 1)) | (1 << (high - 1)))
 
 
 def test_chi_square_detects_a_different_filter():
