@@ -2,7 +2,7 @@
 
 Run from the repository root:
 
-    .venv/bin/python benchmarks/bench_instance_training.py            # ~2-4 minutes on 2 cores
+    .venv/bin/python benchmarks/bench_instance_training.py            # ~1 minute on 2 cores
     .venv/bin/python benchmarks/bench_instance_training.py --scale-check   # adds a 10,000-instance run
 
 Both measurements happen in one run, on the same pair and settings, so the ratio is meaningful
@@ -16,7 +16,9 @@ from batching alone and how much from the hand-written gradient.
 from __future__ import annotations
 
 import argparse
+import os
 import resource
+import statistics
 import time
 
 import torch
@@ -28,8 +30,8 @@ from lib.instance_mlp import MLPConfig, init_instances
 
 
 def peak_rss_gib() -> float:
-    """Peak resident memory of this process so far, in GiB (Linux reports KiB)."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2 ** 20
+    """Peak resident memory of this process or of its largest worker so far, in GiB (Linux: KiB)."""
+    return max(resource.getrusage(who).ru_maxrss for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)) / 2 ** 20
 
 
 def main() -> None:
@@ -46,7 +48,8 @@ def main() -> None:
                              "evaluates only at the start and the end, like the plain baseline")
     parser.add_argument("--sweep-log-every", type=int, default=20,
                         help="evaluation interval of the scale check (as in a real sweep)")
-    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--threads", type=int, default=2, help="torch threads = sweep worker processes")
+    parser.add_argument("--repeats", type=int, default=3, help="interleaved rounds; medians are reported")
     parser.add_argument("--scale-check", action="store_true",
                         help="also time 10,000 instances for --scale-epochs and report memory")
     parser.add_argument("--scale-instances", type=int, default=10_000)
@@ -63,13 +66,21 @@ def main() -> None:
     print(f"pair {args.pair}: N={pair.n_elements}, {left.numel()} training pairs, d=h={args.dim}, "
           f"{model.n_parameters()} parameters per model, torch threads={args.threads}")
 
-    def timed(run) -> tuple[float, float]:
-        """(wall seconds, CPU seconds of this process) spent in run()."""
-        wall, cpu = time.perf_counter(), time.process_time()
-        run()
-        return time.perf_counter() - wall, time.process_time() - cpu
+    def cpu_seconds() -> float:
+        """CPU time of this process and of its finished children (the sweep's worker processes)."""
+        times = os.times()
+        return times.user + times.system + times.children_user + times.children_system
 
-    def report(name: str, model_epochs: int, wall: float, cpu: float) -> tuple[float, float]:
+    def timed(run) -> tuple[float, float]:
+        """(wall seconds, CPU seconds of this process and its workers) spent in run()."""
+        wall, cpu = time.perf_counter(), cpu_seconds()
+        run()
+        return time.perf_counter() - wall, cpu_seconds() - cpu
+
+    def report(name: str, model_epochs: int, runs: list[tuple[float, float]]) -> tuple[float, float]:
+        """Print and return (model-epochs per wall second, per CPU second), medians over runs."""
+        wall = statistics.median(w for w, _ in runs)
+        cpu = statistics.median(c for _, c in runs)
         print(f"{name}: {model_epochs / wall:,.0f} model-epochs/s wall-clock "
               f"({1e3 * wall / model_epochs:.3f} ms each), {1e3 * cpu / model_epochs:.3f} CPU-ms each")
         return model_epochs / wall, model_epochs / cpu
@@ -79,35 +90,39 @@ def main() -> None:
     train_single(0, model, left, right, labels, warm)
     train_instances(init_instances([0, 1], model), left, right, labels, evaluations, warm)
 
-    # Batched: all instances at once.
-    batched_wall, batched_cpu = report(
-        f"batched, {args.instances} instances x {args.epochs} epochs", args.instances * args.epochs,
-        *timed(lambda: train_instances(init_instances(range(args.instances), model), left, right,
-                                       labels, evaluations, config)))
-
-    # One at a time: the plain reference trainer, at 1 and at `threads` intra-op threads.
     single_config = TrainingConfig(epochs=args.single_epochs, weight_decay=args.weight_decay)
     one_config = TrainingConfig(epochs=args.single_epochs, weight_decay=args.weight_decay,
                                 log_every=args.log_every or args.single_epochs)
     single_epochs = args.single_instances * args.single_epochs
-    plain = []
-    for threads in sorted({1, args.threads}):
-        torch.set_num_threads(threads)
-        plain.append(report(
-            f"one at a time, train_single on {threads} thread(s)", single_epochs,
-            *timed(lambda: [train_single(seed, model, left, right, labels, single_config)
-                            for seed in range(args.single_instances)])))
-    torch.set_num_threads(args.threads)
-    kernel = report(
-        "one at a time, train_instances with one instance per call", single_epochs,
-        *timed(lambda: [train_instances(init_instances([seed], model), left, right, labels,
-                                        evaluations, one_config)
-                        for seed in range(args.single_instances)]))
+    thread_counts = sorted({1, args.threads})
+    batched_runs, kernel_runs = [], []
+    plain_runs = {threads: [] for threads in thread_counts}
+    # Interleaved rounds, so that a slow spell of the machine hits every contender alike.
+    for _ in range(args.repeats):
+        # Batched: all instances at once.
+        torch.set_num_threads(args.threads)
+        batched_runs.append(timed(lambda: train_instances(
+            init_instances(range(args.instances), model), left, right, labels, evaluations, config)))
+        # One at a time: the plain reference trainer, at 1 and at `threads` intra-op threads.
+        for threads in thread_counts:
+            torch.set_num_threads(threads)
+            plain_runs[threads].append(timed(lambda: [
+                train_single(seed, model, left, right, labels, single_config)
+                for seed in range(args.single_instances)]))
+        torch.set_num_threads(args.threads)
+        kernel_runs.append(timed(lambda: [
+            train_instances(init_instances([seed], model), left, right, labels, evaluations, one_config)
+            for seed in range(args.single_instances)]))
+    batched_wall, batched_cpu = report(f"batched, {args.instances} instances x {args.epochs} epochs",
+                                       args.instances * args.epochs, batched_runs)
+    plain = [report(f"one at a time, train_single on {threads} thread(s)", single_epochs, plain_runs[threads])
+             for threads in thread_counts]
+    kernel = report("one at a time, train_instances with one instance per call", single_epochs, kernel_runs)
     plain_wall = max(wall for wall, _ in plain)
     plain_cpu = max(cpu for _, cpu in plain)
     print(f"speed-up at {args.instances} instances over training them one at a time with the plain "
-          f"single-model loop (its faster thread count): {batched_wall / plain_wall:.1f}x wall-clock, "
-          f"{batched_cpu / plain_cpu:.1f}x in CPU time")
+          f"single-model loop (its faster thread count), medians of {args.repeats} interleaved rounds: "
+          f"{batched_wall / plain_wall:.1f}x wall-clock, {batched_cpu / plain_cpu:.1f}x in CPU time")
     print(f"  batching alone (the hand-written trainer called once per instance): "
           f"{batched_wall / kernel[0]:.1f}x wall-clock, {batched_cpu / kernel[1]:.1f}x in CPU time")
     minutes = 10_000 * 2_000 / batched_wall / 60

@@ -1,5 +1,7 @@
 """The instance-batched trainer follows single-model training, instance by instance."""
 
+import dataclasses
+
 import pytest
 import torch
 
@@ -144,3 +146,29 @@ def test_plain_adam_fallback_matches_the_fused_kernel(monkeypatch):
     plain = train_instances(init_instances([0, 1], model), LEFT, RIGHT, LABELS, EVALS, config)
     for name in fused.final_params:
         torch.testing.assert_close(plain.final_params[name], fused.final_params[name], rtol=1e-4, atol=1e-5)
+
+
+def test_worker_processes_give_the_in_process_numbers_and_report_progress():
+    """Two worker processes (forked, writing into shared memory) reproduce the one-process run
+    exactly, chunk by chunk, and every model-epoch reaches the progress callback."""
+    model = MLPConfig(24, 8, 8)
+    config = TrainingConfig(epochs=60, log_every=20, checkpoint_epochs=(0, 30), chunk_size=2)
+    reported = []
+    runs = [train_instances(init_instances(range(6), model), LEFT, RIGHT, LABELS, EVALS,
+                            dataclasses.replace(config, workers=workers), progress=reported.append)
+            for workers in (1, 2)]
+    for name, values in runs[0].metrics.items():
+        assert torch.equal(values, runs[1].metrics[name]), name
+    for epoch in (0, 30):
+        for name, values in runs[0].checkpoints[epoch].items():
+            assert torch.equal(values, runs[1].checkpoints[epoch][name])
+    for name, values in runs[0].final_params.items():
+        assert torch.equal(values, runs[1].final_params[name])
+    assert sum(reported) == 2 * 6 * 60
+
+
+def test_an_error_in_a_worker_process_fails_the_sweep_with_its_message():
+    bad = [Evaluation("broken", torch.zeros(5, 5, dtype=torch.long))]  # not an N x N table
+    with pytest.raises(RuntimeError, match=r"(?s)failed in a worker process: worker \d.*must match the size"):
+        train_instances(init_instances(range(4), MLPConfig(24, 4, 4)), LEFT, RIGHT, LABELS, bad,
+                        TrainingConfig(epochs=3, chunk_size=2, workers=2))
