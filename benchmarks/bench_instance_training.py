@@ -8,7 +8,9 @@ Run from the repository root:
 Both measurements happen in one run, on the same pair and settings, so the ratio is meaningful
 even when other processes share the machine (absolute rates then are pessimistic). The
 one-at-a-time baseline is the plain single-model trainer (`train_single`: autograd and
-torch.optim.Adam, the reference of the tests) at whichever thread count is faster. A second
+torch.optim.Adam, the reference of the tests) at whichever thread count is faster, with each
+model scored on all pairs at the start and the end, the work a sweep's result holds for every
+instance (with the default `--log-every 0`). A second
 line splits the gain: the batched trainer handed one instance at a time shows how much comes
 from batching alone and how much from the hand-written gradient.
 """
@@ -25,8 +27,8 @@ import torch
 
 from lib.group_pairs import make_pair
 from lib.grokking_sweeps import intersection_training_set, pair_evaluations
-from lib.grokking_training import TrainingConfig, train_instances, train_single
-from lib.instance_mlp import MLPConfig, init_instances
+from lib.grokking_training import TrainingConfig, evaluate_instances, train_instances, train_single
+from lib.instance_mlp import MLPConfig, init_instances, init_single
 
 
 def peak_rss_gib() -> float:
@@ -94,6 +96,13 @@ def main() -> None:
     one_config = TrainingConfig(epochs=args.single_epochs, weight_decay=args.weight_decay,
                                 log_every=args.log_every or args.single_epochs)
     single_epochs = args.single_instances * args.single_epochs
+    def plain_one_at_a_time(seed: int) -> None:
+        """The plain trainer, scored at the start and the end as `train_instances` scores a sweep."""
+        one = lambda params: {k: v.unsqueeze(0) for k, v in params.items()}  # noqa: E731
+        evaluate_instances(one(init_single(seed, model)), evaluations, left, right, labels)
+        final, _, _ = train_single(seed, model, left, right, labels, single_config)
+        evaluate_instances(one(final), evaluations, left, right, labels)
+
     thread_counts = sorted({1, args.threads})
     batched_runs, kernel_runs = [], []
     plain_runs = {threads: [] for threads in thread_counts}
@@ -107,8 +116,7 @@ def main() -> None:
         for threads in thread_counts:
             torch.set_num_threads(threads)
             plain_runs[threads].append(timed(lambda: [
-                train_single(seed, model, left, right, labels, single_config)
-                for seed in range(args.single_instances)]))
+                plain_one_at_a_time(seed) for seed in range(args.single_instances)]))
         torch.set_num_threads(args.threads)
         kernel_runs.append(timed(lambda: [
             train_instances(init_instances([seed], model), left, right, labels, evaluations, one_config)

@@ -117,7 +117,8 @@ print(f"device: {training.device}; graphs of {training.n_min}..{training.n_max} 
 # 6 scales with `n_max` (see `lib.graphs.default_length_threshold`). Graphs, labels and the
 # filter are computed for a whole batch at once with tensor operations
 # (`lib.graphs.sample_batch`; `benchmarks/bench_graph_sampler.py` compares it with a
-# per-graph Python generator).
+# per-graph Python generator, in one process and with `lib.graph_stream` running the sampler in
+# one DataLoader worker process per core).
 
 # %%
 tokens, labels = sample_batch(20_000, "pretrain", n_min, n_max, torch.Generator().manual_seed(seed))

@@ -189,9 +189,10 @@ cayley_tables_figure(s4_pair).show()
 # model; because the loss of the batch is the sum of the instances' losses and Adam acts
 # elementwise, each instance then follows its own single-model trajectory (the tests check this
 # against a plainly written single-model loop, to rounding, over 100 epochs). The trainer writes
-# the gradient by hand and trains instances in cache-sized chunks on all cores; accuracies on
-# all N^2 pairs are recorded every `log_every` epochs, and parameter snapshots at chosen epochs,
-# so that chapters 5 and 6 can compute complexity measures along the trajectories.
+# the gradient by hand and trains instances in chunks, one single-threaded worker process per
+# core; accuracies on all N^2 pairs are recorded every `log_every` epochs, and parameter
+# snapshots at chosen epochs, so that chapters 5 and 6 can compute complexity measures along the
+# trajectories.
 #
 # An instance's **outcome** at the end of training: it *grokked G1* (or G2) if its accuracy on
 # all N^2 pairs against that group is at least `grok_threshold`; otherwise it *memorized* if it
