@@ -21,10 +21,13 @@ from __future__ import annotations
 
 import math
 import multiprocessing
+import shutil
 import sys
+import threading
 import time
 import traceback
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import torch
@@ -45,8 +48,8 @@ class TrainingConfig:
         log_every: metrics are recorded at epochs 0, log_every, 2 log_every, ... and at `epochs`.
         checkpoint_epochs: epochs whose parameters are kept for every instance (0 = init).
         chunk_size: instances trained together; 0 picks one (see `auto_chunk_size`).
-        workers: processes training different chunks at once, each single-threaded, on a CPU;
-            0 uses one per torch thread (see `_cpu_schedule`).
+        workers: processes training different chunks at once, each single-threaded, on a CPU
+            (threads where fork or room in /dev/shm is missing); 0 uses one per torch thread.
     """
 
     epochs: int = 2000
@@ -350,6 +353,21 @@ def _cpu_schedule(n_chunks: int, threads: int, workers: int, device: torch.devic
     return max(1, min(workers or threads, n_chunks)), 1
 
 
+def _can_share(tensors: Sequence[torch.Tensor]) -> bool:
+    """Whether sweep workers can be processes: fork exists, and /dev/shm has room for `tensors`.
+
+    A container's /dev/shm can be as small as 64 MiB, and a worker that writes past its end dies
+    of SIGBUS; with twice the outputs' size free there is room to spare.
+    """
+    if "fork" not in multiprocessing.get_all_start_methods():
+        return False
+    needed = sum(tensor.numel() * tensor.element_size() for tensor in tensors)
+    try:
+        return 2 * needed < shutil.disk_usage("/dev/shm").free
+    except OSError:
+        return False
+
+
 def _run_in_processes(work: Callable[[int, Callable[[int], None]], None], workers: int,
                       progress: Callable[[int], None] | None) -> None:
     """Run `work(k, report)` for k = 0..workers-1 in forked processes and wait for all of them.
@@ -451,10 +469,11 @@ def train_instances(
         chunk = -(-b_total // (rounds * n_workers))
     chunks = [(s, min(s + chunk, b_total)) for s in range(0, b_total, chunk)]
     workers, intra_op = _cpu_schedule(len(chunks), threads, config.workers, device)
-    in_processes = workers > 1 and "fork" in multiprocessing.get_all_start_methods()
+    outputs = [*metrics.values(), *final_params.values(),
+               *(v for snapshot in checkpoints.values() for v in snapshot.values())]
+    in_processes = workers > 1 and _can_share(outputs)
     if in_processes:  # the workers write their rows into shared memory
-        for tensor in [*metrics.values(), *final_params.values(),
-                       *(v for snapshot in checkpoints.values() for v in snapshot.values())]:
+        for tensor in outputs:
             tensor.share_memory_()
 
     def run_chunk(bounds: tuple[int, int], report: Callable[[int], None] | None) -> None:
@@ -490,6 +509,16 @@ def train_instances(
             # Worker k takes chunks k, k + workers, ...: equal shares (see the chunk size above).
             _run_in_processes(lambda k, report: [run_chunk(bounds, report) for bounds in chunks[k::workers]],
                               workers, progress)
+        elif workers > 1:  # no fork or no room in shared memory: threads, a little slower
+            lock = threading.Lock()
+
+            def locked_progress(model_epochs: int) -> None:
+                with lock:
+                    progress(model_epochs)
+
+            report = locked_progress if progress is not None else None
+            with ThreadPoolExecutor(max_workers=workers) as pool:
+                list(pool.map(lambda bounds: run_chunk(bounds, report), chunks))
         else:
             for bounds in chunks:
                 run_chunk(bounds, progress)

@@ -172,3 +172,19 @@ def test_an_error_in_a_worker_process_fails_the_sweep_with_its_message():
     with pytest.raises(RuntimeError, match=r"(?s)failed in a worker process: worker \d.*must match the size"):
         train_instances(init_instances(range(4), MLPConfig(24, 4, 4)), LEFT, RIGHT, LABELS, bad,
                         TrainingConfig(epochs=3, chunk_size=2, workers=2))
+
+
+def test_without_room_in_shared_memory_threads_give_the_same_numbers(monkeypatch):
+    import lib.grokking_training as training
+
+    model = MLPConfig(24, 8, 8)
+    config = TrainingConfig(epochs=30, log_every=10, chunk_size=2, workers=2)
+    in_processes = train_instances(init_instances(range(4), model), LEFT, RIGHT, LABELS, EVALS, config)
+    monkeypatch.setattr(training, "_can_share", lambda tensors: False)
+    reported = []
+    in_threads = train_instances(init_instances(range(4), model), LEFT, RIGHT, LABELS, EVALS, config,
+                                 progress=reported.append)
+    for name, values in in_processes.final_params.items():
+        assert torch.equal(values, in_threads.final_params[name])
+    assert sum(reported) == 4 * 30
+    assert not in_threads.final_params["unembed"].is_shared()
