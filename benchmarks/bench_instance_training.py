@@ -33,7 +33,8 @@ from lib.instance_mlp import MLPConfig, init_instances, init_single
 
 def peak_rss_gib() -> float:
     """Peak resident memory of this process or of its largest worker so far, in GiB (Linux: KiB)."""
-    return max(resource.getrusage(who).ru_maxrss for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)) / 2 ** 20
+    usage = (resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
+    return max(u.ru_maxrss for u in usage) / 2 ** 20
 
 
 def main() -> None:

@@ -9,9 +9,9 @@ is never a vertex. The label is the breadth-first-search distance from vertex 1 
 
 Everything runs as tensor operations over a whole batch of graphs, on the CPU or a GPU: no
 Python loop ever visits one graph. The breadth-first search expands all frontiers at once, with
-vertex sets held as bitmasks (`distance_to`, `distances_from`), and the rejection filters that balance path lengths are applied by drawing
-more proposals than needed, keeping those that pass, and repeating in rounds until the batch is
-full. `lib.reference_graphs` is the per-graph Python generator of the same distribution; the
+vertex sets held as bitmasks (`distance_to`, `distances_from`), and the rejection filters that
+balance path lengths are applied by drawing more proposals than needed, keeping those that
+pass, and repeating in rounds until the batch is full. `lib.reference_graphs` is the per-graph Python generator of the same distribution; the
 benchmark `benchmarks/bench_graph_sampler.py` compares the two and the tests compare their
 label histograms.
 
@@ -33,8 +33,9 @@ repeated where it is implemented):
   unreachable.
 - Uniform integers come from 21-bit slices of 64-bit random words (see `random_chunks`), except
   in the pre-training task, whose edges are pair indices cut from one 31-bit word each
-  (`_draw_pair_index`, closer to uniform than two 21-bit ends) and whose numbers of proposals
-  of each size are Poisson counts (see `pretrain_task`).
+  (`_draw_pair_index`, closer to uniform than two 21-bit ends), whose numbers of proposals of
+  each size and coin range are Poisson counts, and whose proposals with a coin that rules out
+  distance 1 are drawn without a 1-2 edge (see `pretrain_task`).
 - The pre-training task returns its kept proposals shuffled, so `sample_batch` may keep the first
   ones of its last round.
 """
@@ -407,7 +408,8 @@ def pretrain_keep_probability(distance: int, options: SamplerOptions) -> float:
     return 1.0 / (2 * (options.length_threshold - distance))
 
 
-#: Pre-training proposals are built in units of at least this many graphs of neighbouring sizes.
+#: Pre-training proposals are built in units of at least this many graphs (one group of equal-sized
+#: graphs, or several small groups together; see `pretrain_task`).
 _UNIT_GRAPHS = 16384
 #: Search rounds done unit by unit, while the unit's edges are still in cache.
 _PRETRAIN_HEAD_ROUNDS = 4
@@ -927,6 +929,6 @@ __all__ = [
     "ParameterError", "SMALL_GRAPH_FILTER_N_MAX", "SMALL_LABEL_MAX", "SamplerOptions", "TASKS",
     "TaskDraw", "assemble_tokens", "default_length_threshold", "describe_filter", "distance_to",
     "distances_from", "draw_vertex_counts", "make_options", "pretrain_keep_probability",
-    "propose_graphs", "random_chunks", "register_task", "relabel_tokens", "sample_batch", "sample_with_options",
-    "uniform_below",
+    "propose_graphs", "random_chunks", "register_task", "relabel_tokens", "sample_batch",
+    "sample_with_options", "uniform_below",
 ]

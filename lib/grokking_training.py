@@ -11,7 +11,8 @@ Speed on a CPU comes from three things: the gradient is written out by hand (no 
 and no allocation inside the epoch loop except the gathered hidden layer), the embedding lookups
 and the linear maps are fused (a lookup in E @ W costs N rows instead of T), and instances are
 trained in chunks of about 10 MiB of activations, each chunk for all epochs, by one
-single-threaded worker process per core. Accuracy on all N^2 pairs is computed only at logged epochs.
+single-threaded worker process per core. Accuracy on all N^2 pairs is computed only at logged
+epochs.
 
 Chapters 5 and 6 start sweeps from any parameters (perturbed checkpoints, models trained on
 another set) by passing them to `train_instances`; the optimizer state always starts fresh.
@@ -331,10 +332,10 @@ def auto_chunk_size(n_train: int, config: MLPConfig, budget_bytes: int = 10 * 2 
     """Instances per chunk so that one chunk's activations take about `budget_bytes`.
 
     A larger chunk spreads the fixed cost of each of the ~25 tensor operations of a step over
-    more instances; past a few MiB per worker the activations leave the core's cache. Measured
-    on the S4 pair with two workers on a 2-core machine (2 MiB of L2 per core): 28.5-30.2
-    microseconds per model-epoch at 39 instances a chunk (4 MiB), 25.6-25.9 at 96 (10 MiB),
-    28.5 at 160 and 41 at 500.
+    more instances; far past the core's cache the activations slow every operation down.
+    Measured on the S4 pair with two worker processes on a 2-core machine (2 MiB of L2 per
+    core): 23-25 microseconds per model-epoch anywhere from 42 to 84 instances a chunk
+    (5-10 MiB), 25-27 at 125; with worker threads, 41 at 500.
     """
     per_instance = 4 * n_train * (config.hidden_dim + 2 * config.n_elements)
     return max(1, budget_bytes // per_instance)
