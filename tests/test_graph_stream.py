@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import itertools
+import platform
 
 import networkx as nx
 import pytest
 import torch
 
-from lib.graph_stream import GraphBatchStream, graph_batch_loader, worker_seed
+from lib.graph_stream import GraphBatchStream, graph_batch_loader, keep_freed_memory, worker_seed
 from lib.params import ParameterError
 
 
@@ -53,3 +54,8 @@ def test_bad_stream_arguments_fail_in_the_calling_process(kwargs):
 def test_bad_worker_count():
     with pytest.raises(ParameterError, match="workers"):
         graph_batch_loader(GraphBatchStream(8, "pretrain"), workers=-1)
+
+
+@pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="mallopt is glibc's")
+def test_workers_can_keep_freed_memory_on_glibc():
+    assert keep_freed_memory() is True
