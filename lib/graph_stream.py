@@ -11,12 +11,12 @@ sampler on their own core. `GraphBatchStream` is the dataset such a loader itera
 Every worker has its own generator, seeded from (seed, worker index, number of workers), and
 the loader returns the workers' batches in turn, so the stream of batches is a deterministic
 function of the seed and the number of workers. With no workers the batches are drawn in the
-calling process from the generator of worker 0 of 1.
+calling process from the generator of worker 0 of 1. Workers keep the memory they free for
+reuse (`lib.process_memory.keep_freed_memory`).
 """
 
 from __future__ import annotations
 
-import ctypes
 from collections.abc import Iterator
 
 import torch
@@ -24,26 +24,7 @@ from torch.utils.data import DataLoader, IterableDataset, get_worker_info
 
 from lib.graphs import make_options, sample_with_options
 from lib.params import check_int
-
-
-def keep_freed_memory() -> bool:
-    """Ask glibc to keep freed memory for reuse in this process instead of returning it.
-
-    The sampler allocates and frees tensors of a few MiB many times per batch. By default glibc
-    serves each such allocation with fresh pages from the system and gives them back when the
-    tensor is freed, so every allocation pays for page faults; keeping them made the sampler
-    5-15% faster here. Only the DataLoader's worker processes call this: they belong to the
-    stream, and their memory goes back to the system when they exit.
-
-    Returns:
-        whether it took effect (it needs glibc).
-    """
-    try:
-        libc = ctypes.CDLL("libc.so.6")
-    except OSError:
-        return False
-    m_trim_threshold, m_mmap_threshold = -1, -3  # mallopt parameters of glibc's malloc.h
-    return bool(libc.mallopt(m_mmap_threshold, 32 * 2**20)) and bool(libc.mallopt(m_trim_threshold, 2**30))
+from lib.process_memory import keep_freed_memory
 
 
 def worker_seed(seed: int, worker: int, workers: int) -> int:
@@ -91,4 +72,4 @@ def graph_batch_loader(stream: GraphBatchStream, workers: int = 2, prefetch: int
                       prefetch_factor=prefetch if workers else None, persistent_workers=workers > 0)
 
 
-__all__ = ["GraphBatchStream", "graph_batch_loader", "keep_freed_memory", "worker_seed"]
+__all__ = ["GraphBatchStream", "graph_batch_loader", "worker_seed"]

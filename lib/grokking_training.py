@@ -36,6 +36,7 @@ import torch
 from lib.instance_mlp import (
     NO_DECAY, PARAMETER_NAMES, MLPConfig, init_single, n_instances, single_logits,
 )
+from lib.process_memory import keep_freed_memory
 
 
 @dataclass(frozen=True)
@@ -389,6 +390,7 @@ def _run_in_processes(work: Callable[[int, Callable[[int], None]], None], worker
 
     def run(worker: int) -> None:
         torch.set_num_threads(1)
+        keep_freed_memory()
         try:
             work(worker, report)
         except BaseException:

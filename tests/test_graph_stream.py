@@ -9,8 +9,9 @@ import networkx as nx
 import pytest
 import torch
 
-from lib.graph_stream import GraphBatchStream, graph_batch_loader, keep_freed_memory, worker_seed
+from lib.graph_stream import GraphBatchStream, graph_batch_loader, worker_seed
 from lib.params import ParameterError
+from lib.process_memory import keep_freed_memory
 
 
 def first_batches(workers: int, count: int, seed: int = 3) -> list[tuple[torch.Tensor, torch.Tensor]]:
