@@ -516,13 +516,26 @@ def _search_to_vertex_2(vertex_sets: torch.Tensor, frontier: torch.Tensor | None
     finished, so each round costs what the unfinished graphs need. Finished graphs' results are
     written into `unreached` and `distance` (in place).
 
+    When the search starts (`frontier` None), a graph in which no edge touches vertex 2 leaves
+    it after the first round: 2 is unreachable there, and such graphs would otherwise keep
+    searching until the component of vertex 1 is exhausted (about a quarter of all search
+    rounds of pre-training proposals, measured here).
+
     Returns:
         None if every graph finished, else (vertex sets, frontiers, columns into `unreached`,
         their unreached sets, their distances) of the graphs still searching.
     """
     columns, own_unreached, own_distance = None, unreached, distance
+    touches_2 = None
+    if frontier is None:
+        touches_2 = _or_rows(vertex_sets & 2)  # bit 1 set where some edge touches vertex 2
+        touches_2 >>= 1
+        touches_2.neg_()  # -1 (all bits) where vertex 2 has an edge, 0 where it is isolated
     for done in range(1, rounds + 1):
         frontier = _expand_to_vertex_2(vertex_sets, frontier, own_unreached, own_distance)
+        if touches_2 is not None:
+            frontier &= touches_2
+            touches_2 = None
         searching = frontier != 0
         n_searching = int(searching.sum())
         if n_searching * 2 > len(frontier) and done < rounds:
