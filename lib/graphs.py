@@ -32,8 +32,8 @@ repeated where it is implemented):
 - "Any" targets are uniform on [2, target_max] whatever the graph's size, so a target above n is
   unreachable.
 - Uniform integers come from 21-bit slices of 64-bit random words (see `random_chunks`), except
-  in the pre-training task, whose edges are pair indices cut from one 31-bit word each
-  (`_draw_pair_index`, closer to uniform than two 21-bit ends), whose numbers of proposals of
+  in the pre-training task, whose edges are pair indices drawn from one 31- or 32-bit word each
+  (closer to uniform than two 21-bit ends), whose numbers of proposals of
   each size and coin range are Poisson counts, and whose proposals with a coin that rules out
   distance 1 are drawn without a 1-2 edge (see `pretrain_task`).
 - The pre-training task returns its kept proposals shuffled, so `sample_batch` may keep the first
@@ -572,8 +572,10 @@ def pretrain_task(count: int, options: SamplerOptions, generator: torch.Generato
       (Poisson splitting: given their total, the proposals are independent draws of the same
       distribution, so the number drawn per call being random changes nothing).
     - Graphs are laid out by size, so every edge slot of a unit of equal-sized graphs is used;
-      each edge is one 31-bit word (`_draw_pair_index`), looked up in `_pair_tables`, where a
-      self-loop is an empty slot. Only the kept graphs' edges are moved to the front of their
+      each edge is one index into `_pair_tables`, where a self-loop is an empty slot, drawn
+      from one random word: offset + w % pairs for a 32-bit w in units of one group (torch's
+      `random_(from, to)`), `_draw_pair_index` in units that mix groups. Either way each pair's
+      probability is within 2^-31 of uniform. Only the kept graphs' edges are moved to the front of their
       rows (`_edge_words_to_tokens`).
     - The search from vertex 1 runs on bitmasks, `_PRETRAIN_HEAD_ROUNDS` rounds per unit while it
       is in cache, then on the pooled graphs still searching, which are compacted whenever half
@@ -616,10 +618,12 @@ def pretrain_task(count: int, options: SamplerOptions, generator: torch.Generato
     for unit in _units(groups, counts):
         rows, width = max(group[0] for group, _ in unit), sum(c for _, c in unit)
         columns = slice(start, start + width)
-        words = torch.empty(rows, width, dtype=torch.int32, device=device).random_(generator=generator)
-        if len(unit) == 1:
-            index = _draw_pair_index(words, unit[0][0][1], unit[0][0][2])
+        index = torch.empty(rows, width, dtype=torch.int32, device=device)
+        if len(unit) == 1:  # torch draws a 32-bit word w per entry and returns offset + w % pairs
+            _, pairs, first = unit[0][0][:3]
+            index.random_(first, first + pairs, generator=generator)
         else:  # several groups: per-graph pairs and offset, and empty slots (entry 0) from n on
+            words = index.random_(generator=generator)
             per_graph = torch.repeat_interleave(
                 torch.tensor([group[:3] for group, _ in unit], dtype=torch.int32, device=device),
                 torch.tensor([c for _, c in unit], device=device), dim=0, output_size=width).t()
