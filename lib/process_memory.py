@@ -11,7 +11,7 @@ def keep_freed_memory() -> bool:
     The graph sampler and the sweep trainer allocate and free tensors of a few MiB many times
     per batch or epoch. By default glibc serves each such allocation with fresh pages from the
     system and gives them back when the tensor is freed, so every allocation pays for page
-    faults; keeping them made a sampler worker 5-15% faster and a sweep that scores its
+    faults; keeping them made the sampler 5-25% faster and a sweep that scores its
     instances every 20 epochs about 5% faster here. Only worker processes that the book starts
     call this (`lib.graph_stream`, `lib.grokking_training`): their memory goes back to the
     system when they exit.
