@@ -156,7 +156,9 @@ def evaluate_instances(
     for e in evaluations:
         mask = torch.ones(n * n, device=device) if e.mask is None else e.mask.flatten().to(device).float()
         targets.append((e.labels.flatten().to(device), mask, float(mask.sum())))
-    classes = torch.arange(n, device=device, dtype=torch.int32)[None, :, None]
+    # Class c weighs n - c: among the classes with the maximal logit, the first weighs most.
+    first_weight = (n - torch.arange(n, device=device)).to(torch.uint8 if n < 256 else torch.int16)
+    first_weight = first_weight[None, :, None]
     b_total = n_instances(params)
     step = max(1, max_logits // (n * n * n))
     out = {key: torch.empty(b_total, device=device)
@@ -171,8 +173,10 @@ def evaluate_instances(
         if "unembed_bias" in part:
             logits += part["unembed_bias"][:, :, None]
         col_max = logits.amax(dim=1)                                                # (b, N^2)
-        # argmax over classes (first maximum, as torch.argmax), via fast reductions over dim 1.
-        predictions = torch.where(logits == col_max[:, None, :], classes, n).amin(dim=1)
+        # argmax over classes (first maximum, as torch.argmax) via a max over small integers,
+        # several times faster on a CPU than torch.argmax or a where/amin over dim 1.
+        is_max = (logits == col_max[:, None, :]).view(torch.uint8)
+        predictions = n - (is_max * first_weight).amax(dim=1).int()
         log_sum_exp = (logits - col_max[:, None, :]).exp_().sum(dim=1).log_().add_(col_max)
         train_label_logit = logits.view(b, -1).index_select(1, train_labels * (n * n) + train_index)
         rows = slice(start, start + b)
