@@ -426,12 +426,12 @@ def _pair_tables(n_min: int, n_max: int, device: torch.device):
 
     For each size n there are two blocks of entries: all n^2 endpoint pairs (a, b), and the
     n^2 - 2 pairs other than (1, 2) and (2, 1) (for graphs drawn without a 1-2 edge). An entry
-    holds the pair's vertex set (bits a - 1 and b - 1) and its edge word (the int32 pair
-    (min, max) viewed as one int64, as `assemble_tokens` moves edges). A self-loop a = b, like
-    entry 0 (an empty slot), has no vertices and the word 0: it is dropped.
+    holds the pair's vertex set (bits a - 1 and b - 1) and its token pair (min, max). A self-loop
+    a = b, like entry 0 (an empty slot), has no vertices and the pair (0, 0): it is dropped.
 
     Returns:
-        (offset, vertex_set, edge_word): offset[(n, without_1_2)] is the first entry of a block.
+        (offset, vertex_set, ends): offset[(n, without_1_2)] is the first entry of a block; ends
+        is an (entries, 2) int64 tensor.
     """
     offset, vertex_set, ends = {}, [0], [(0, 0)]
     for n in range(n_min, n_max + 1):
@@ -443,8 +443,8 @@ def _pair_tables(n_min: int, n_max: int, device: torch.device):
                         continue
                     vertex_set.append(0 if a == b else (1 << (a - 1)) | (1 << (b - 1)))
                     ends.append((0, 0) if a == b else (min(a, b), max(a, b)))
-    edge_word = torch.tensor(ends, dtype=torch.int32, device=device).view(torch.int64).view(-1)
-    return offset, torch.tensor(vertex_set, dtype=_vertex_set_dtype(n_max), device=device), edge_word
+    return (offset, torch.tensor(vertex_set, dtype=_vertex_set_dtype(n_max), device=device),
+            torch.tensor(ends, dtype=torch.int64, device=device))
 
 
 def _draw_pair_index(words: torch.Tensor, pairs, offset) -> torch.Tensor:
@@ -575,8 +575,8 @@ def pretrain_task(count: int, options: SamplerOptions, generator: torch.Generato
       each edge is one index into `_pair_tables`, where a self-loop is an empty slot, drawn
       from one random word: offset + w % pairs for a 32-bit w in units of one group (torch's
       `random_(from, to)`), `_draw_pair_index` in units that mix groups. Either way each pair's
-      probability is within 2^-31 of uniform. Only the kept graphs' edges are moved to the front of their
-      rows (`_edge_words_to_tokens`).
+      probability is within 2^-31 of uniform. Only the kept graphs' edges are moved to the
+      front of their rows and looked up (`_pretrain_tokens`).
     - The search from vertex 1 runs on bitmasks, `_PRETRAIN_HEAD_ROUNDS` rounds per unit while it
       is in cache, then on the pooled graphs still searching, which are compacted whenever half
       of them have finished.
@@ -586,7 +586,7 @@ def pretrain_task(count: int, options: SamplerOptions, generator: torch.Generato
     device = generator.device
     n_min, n_max = options.n_min, options.n_max
     keep_probability = [pretrain_keep_probability(d, options) for d in range(-1, n_max)]
-    offset, vertex_set_table, edge_word_table = _pair_tables(n_min, n_max, device)
+    offset, vertex_set_table, ends_table = _pair_tables(n_min, n_max, device)
     dtype = vertex_set_table.dtype
     sizes = range(n_max, n_min - 1, -1)  # largest first: shorter graphs pad the last rows
     p_1 = keep_probability[2]
@@ -654,12 +654,36 @@ def pretrain_task(count: int, options: SamplerOptions, generator: torch.Generato
         first = last
     # Shuffled, so that the first kept graphs are a uniform choice among them.
     order = torch.randperm(len(kept), generator=generator, device=device)
-    edge_words = edge_word_table.index_select(0, kept_index.index_select(0, order).view(-1))
+    tokens = _pretrain_tokens(kept_index.index_select(0, order), vertex_set_table, ends_table, options)
     distance = level.index_select(0, kept.index_select(0, order)).long()
     distance[distance == 0] = -1
     target = torch.full_like(distance, 2)
-    tokens = _edge_words_to_tokens(edge_words.view(len(kept), n_max), target, options)
     return TaskDraw(None, target, distance, torch.ones_like(distance, dtype=torch.bool), tokens)
+
+
+def _pretrain_tokens(index: torch.Tensor, vertex_set_table: torch.Tensor, ends_table: torch.Tensor,
+                     options: SamplerOptions) -> torch.Tensor:
+    """(B, n_max + 1, 2) int64 tokens from (B, n_max) `_pair_tables` indices of kept graphs.
+
+    The indices are compacted first, in int32: each edge moves to the number of edges before it
+    in its row (so edges keep their drawing order and padding comes after them), self-loops and
+    empty slots (vertex set 0) land on column n_max, which then points at an extra table row
+    holding (2, TARGET). One lookup then writes the whole int64 output, each (a, b) pair moved
+    as one 16-byte complex128 element: a quarter of the memory traffic of laying out int64
+    words and widening them.
+    """
+    count, n_max = index.shape
+    is_edge = vertex_set_table.index_select(0, index.view(-1)).view(count, n_max) != 0
+    destination = is_edge.cumsum(dim=1, dtype=torch.int32)
+    destination -= n_max + 1
+    destination *= is_edge
+    destination += n_max
+    compact = torch.zeros(count, n_max + 1, dtype=torch.int32, device=index.device)
+    compact.scatter_(1, destination.long(), index)
+    compact[:, n_max] = len(ends_table)
+    target_row = torch.tensor([[2, options.target_token]], dtype=torch.int64, device=index.device)
+    table = torch.cat([ends_table, target_row]).view(torch.complex128).view(-1)
+    return table.index_select(0, compact.view(-1)).view(torch.int64).view(count, n_max + 1, 2)
 
 
 def _units(groups: list[tuple], counts: list[int]) -> list[list[tuple[tuple, int]]]:

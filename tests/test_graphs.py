@@ -176,8 +176,7 @@ def test_pretrain_edge_counts_and_joint_labels_match_reference(n_max):
 
 
 def test_pair_tables_blocks():
-    offset, vertex_set, edge_word = _pair_tables(3, 6, torch.device("cpu"))
-    ends = edge_word.view(torch.int32).view(-1, 2)
+    offset, vertex_set, ends = _pair_tables(3, 6, torch.device("cpu"))
     for n in range(3, 7):
         full = slice(offset[(n, False)], offset[(n, False)] + n * n)
         without = slice(offset[(n, True)], offset[(n, True)] + n * n - 2)
