@@ -26,7 +26,7 @@ the machine delivers, since the per-graph generator is plain Python and uses one
 
 Usage:
     python benchmarks/bench_graph_sampler.py [--task pretrain] [--n-max 15] [--batch 32768]
-        [--reference-graphs 3000] [--repeats 5] [--workers 2] [--worker-batches 8]
+        [--reference-graphs 3000] [--repeats 5] [--workers 2] [--worker-batches 12]
 """
 
 from __future__ import annotations
@@ -45,6 +45,8 @@ from lib.reference_graphs import reference_sample_batch
 
 #: Seconds to wait before timing the reference, long enough for the workers to fill their queues.
 SETTLE_SECONDS = 1.0
+#: Batches each worker holds ready (`graph_batch_loader`'s default).
+PREFETCH = 4
 
 
 def graphs_per_second(draw, count: int, calls: int = 1) -> float:
@@ -64,7 +66,7 @@ def main() -> None:
     parser.add_argument("--reference-graphs", type=int, default=3000)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--workers", type=int, default=2, help="worker processes (0: skip)")
-    parser.add_argument("--worker-batches", type=int, default=8,
+    parser.add_argument("--worker-batches", type=int, default=12,
                         help="timed batches per round, in this process and from the workers")
     args = parser.parse_args()
 
@@ -74,7 +76,7 @@ def main() -> None:
         # Started first, while this process's heap is small: memory that exists when the workers
         # are forked is shared copy-on-write with them, and reusing it here would fault.
         stream = GraphBatchStream(args.batch, args.task, args.n_min, args.n_max, seed=1)
-        batches = iter(graph_batch_loader(stream, workers=args.workers))
+        batches = iter(graph_batch_loader(stream, workers=args.workers, prefetch=PREFETCH))
         next(batches)
     kept = keep_freed_memory()
     generator = torch.Generator().manual_seed(0)
@@ -90,7 +92,7 @@ def main() -> None:
         vectorized(args.batch)  # not timed, like the workers' ready batches (see the docstring)
         fast.append(graphs_per_second(vectorized, args.batch, args.worker_batches))
         if batches is not None:
-            for _ in range(2 * args.workers):  # ready before the round started: not timed
+            for _ in range(PREFETCH * args.workers):  # ready before the round started: not timed
                 next(batches)
             start = time.perf_counter()
             for _ in range(args.worker_batches):

@@ -60,11 +60,13 @@ class GraphBatchStream(IterableDataset):
             yield sample_with_options(self.batch_size, self.options, generator)
 
 
-def graph_batch_loader(stream: GraphBatchStream, workers: int = 2, prefetch: int = 2) -> DataLoader:
+def graph_batch_loader(stream: GraphBatchStream, workers: int = 2, prefetch: int = 4) -> DataLoader:
     """A DataLoader over `stream` with `workers` processes, each holding `prefetch` batches ready.
 
     Each worker runs its tensor operations on one thread (the DataLoader's default for workers),
-    so `workers` should not exceed the number of CPU cores.
+    so `workers` should not exceed the number of CPU cores. With two batches in flight per
+    worker the workers sometimes waited for the next request: two workers delivered 0.96-0.99
+    million graphs/s with `prefetch=2` and 1.29-1.31 million with 4 (batches of 2^15, n <= 15).
     """
     check_int("workers", workers, 0)
     check_int("prefetch", prefetch, 1)
