@@ -674,12 +674,8 @@ def _pretrain_tokens(index: torch.Tensor, vertex_set_table: torch.Tensor, ends_t
     """
     count, n_max = index.shape
     is_edge = vertex_set_table.index_select(0, index.view(-1)).view(count, n_max) != 0
-    destination = is_edge.cumsum(dim=1, dtype=torch.int32)
-    destination -= n_max + 1
-    destination *= is_edge
-    destination += n_max
     compact = torch.zeros(count, n_max + 1, dtype=torch.int32, device=index.device)
-    compact.scatter_(1, destination.long(), index)
+    compact.scatter_(1, _edges_first_columns(is_edge, spare=n_max), index)
     compact[:, n_max] = len(ends_table)
     target_row = torch.tensor([[2, options.target_token]], dtype=torch.int64, device=index.device)
     table = torch.cat([ends_table, target_row]).view(torch.complex128).view(-1)
@@ -799,23 +795,29 @@ def assemble_tokens(graphs: GraphProposals, target: torch.Tensor, options: Sampl
     return relabel_tokens(tokens, options, generator) if options.relabel_vertices else tokens
 
 
+def _edges_first_columns(is_edge: torch.Tensor, spare: int) -> torch.Tensor:
+    """Column of each slot once a row's edges move to its front: the number of edges before it,
+    or `spare` for a slot that is not an edge. Computed in int32, whose arithmetic is several
+    times faster than int64's on a CPU; returned as the int64 index `scatter_` takes."""
+    column = is_edge.cumsum(dim=1, dtype=torch.int32)
+    column -= spare + 1
+    column *= is_edge
+    column += spare
+    return column.long()
+
+
 def _edge_words_to_tokens(words: torch.Tensor, target: torch.Tensor, options: SamplerOptions) -> torch.Tensor:
     """(B, n_max + 1, 2) int64 tokens from (B, S) edge words, S >= n_max, at most n_max edges a row.
 
     An edge travels as one int64 word holding its two int32 ends (low, high); 0 is an empty
     slot. Each edge moves to the number of edges before it in its row (so edges keep their
     drawing order and padding comes after them); empty slots go to a spare column n_max + 1
-    that is cut off, and column n_max receives the target row (target, TARGET). The positions
-    are computed in int32, whose arithmetic is several times faster than int64's on a CPU.
+    that is cut off, and column n_max receives the target row (target, TARGET).
     """
     count, n_max = len(words), options.n_max
     is_edge = words != 0
-    destination = is_edge.cumsum(dim=1, dtype=torch.int32)
-    destination -= n_max + 2
-    destination *= is_edge
-    destination += n_max + 1
     rows = torch.zeros(count, n_max + 2, dtype=torch.int64, device=words.device)
-    rows.scatter_(1, destination.long(), words)
+    rows.scatter_(1, _edges_first_columns(is_edge, spare=n_max + 1), words)
     pairs = rows.view(torch.int32).view(count, n_max + 2, 2)
     pairs[:, n_max, 0] = target
     pairs[:, n_max, 1] = options.target_token
