@@ -1,7 +1,7 @@
 """How much faster is the vectorized edge-token sampler than a per-graph Python generator?
 
-Both generators draw the same distribution (`lib.graphs.sample_batch` and
-`lib.reference_graphs.reference_sample_batch`). Three rates are measured in one process,
+Both generators draw the same distribution (`lib.paths.sampler.sample_batch` and
+`lib.paths.reference_sampler.reference_sample_batch`). Three rates are measured in one process,
 interleaved, so that load from other programs on the machine affects them alike:
 
 - reference: the per-graph Python generator, one core (the reference is timed on fewer graphs
@@ -10,14 +10,14 @@ interleaved, so that load from other programs on the machine affects them alike:
   consecutive batches after one untimed batch: on the virtual machines measured here the first
   call after 0.3 s of anything else (the reference, or even sleeping) ran at half speed, and a
   sampler at work draws batches back to back;
-- vectorized, W workers: `lib.graph_stream.graph_batch_loader` with W worker processes (default
+- vectorized, W workers: `lib.paths.stream.graph_batch_loader` with W worker processes (default
   2, one per core of the 2-core machines the book targets), timed in steady state: each round
   starts once every worker has its prefetched batches ready and is idle (so that nothing runs
   beside the reference while it is timed), the ready batches are taken untimed, and the next
   batches are timed as they are produced.
 
 This process keeps the memory it frees for reuse, as the workers do
-(`lib.process_memory.keep_freed_memory`: without it every large tensor allocation pays for
+(`lib.book.process_memory.keep_freed_memory`: without it every large tensor allocation pays for
 fresh pages, which on this kind of virtual machine cost the one-process sampler 5-25%), so the
 two vectorized lines differ by the number of cores only; the reference, plain Python, is not
 affected. Prints graphs per second (kept examples, after the rejection filter) for each, and the
@@ -38,10 +38,10 @@ import time
 
 import torch
 
-from lib.graph_stream import GraphBatchStream, graph_batch_loader
-from lib.graphs import sample_batch
-from lib.process_memory import keep_freed_memory
-from lib.reference_graphs import reference_sample_batch
+from lib.paths.stream import GraphBatchStream, graph_batch_loader
+from lib.paths.sampler import sample_batch
+from lib.book.process_memory import keep_freed_memory
+from lib.paths.reference_sampler import reference_sample_batch
 
 #: Seconds to wait before timing the reference, long enough for the workers to fill their queues.
 SETTLE_SECONDS = 1.0

@@ -25,10 +25,10 @@ import time
 
 import torch
 
-from lib.group_pairs import make_pair
-from lib.grokking_sweeps import intersection_training_set, pair_evaluations
-from lib.grokking_training import TrainingConfig, evaluate_instances, train_instances, train_single
-from lib.instance_mlp import MLPConfig, init_instances, init_single
+from lib.grokking.pairs import make_pair
+from lib.grokking.sweeps import intersection_training_set, pair_evaluations
+from lib.grokking.training import SweepConfig, evaluate_instances, train_instances, train_single
+from lib.grokking.mlp import MLPConfig, init_instances, init_single
 
 
 def peak_rss_gib() -> float:
@@ -64,7 +64,7 @@ def main() -> None:
     left, right, labels = intersection_training_set(pair)
     model = MLPConfig(pair.n_elements, args.dim, args.dim)
     evaluations = pair_evaluations(pair)
-    config = TrainingConfig(epochs=args.epochs, weight_decay=args.weight_decay,
+    config = SweepConfig(epochs=args.epochs, weight_decay=args.weight_decay,
                             log_every=args.log_every or args.epochs)
     print(f"pair {args.pair}: N={pair.n_elements}, {left.numel()} training pairs, d=h={args.dim}, "
           f"{model.n_parameters()} parameters per model, torch threads={args.threads}")
@@ -89,12 +89,12 @@ def main() -> None:
         return model_epochs / wall, model_epochs / cpu
 
     # Warm up both code paths (first calls pay for lazy initialisation).
-    warm = TrainingConfig(epochs=3, weight_decay=args.weight_decay, log_every=1)
+    warm = SweepConfig(epochs=3, weight_decay=args.weight_decay, log_every=1)
     train_single(0, model, left, right, labels, warm)
     train_instances(init_instances([0, 1], model), left, right, labels, evaluations, warm)
 
-    single_config = TrainingConfig(epochs=args.single_epochs, weight_decay=args.weight_decay)
-    one_config = TrainingConfig(epochs=args.single_epochs, weight_decay=args.weight_decay,
+    single_config = SweepConfig(epochs=args.single_epochs, weight_decay=args.weight_decay)
+    one_config = SweepConfig(epochs=args.single_epochs, weight_decay=args.weight_decay,
                                 log_every=args.log_every or args.single_epochs)
     single_epochs = args.single_instances * args.single_epochs
     def plain_one_at_a_time(seed: int) -> None:
@@ -140,7 +140,7 @@ def main() -> None:
     print(f"peak memory so far: {peak_rss_gib():.2f} GiB")
 
     if args.scale_check:
-        scale = TrainingConfig(epochs=args.scale_epochs, weight_decay=args.weight_decay,
+        scale = SweepConfig(epochs=args.scale_epochs, weight_decay=args.weight_decay,
                                log_every=args.sweep_log_every, checkpoint_epochs=(0, args.scale_epochs))
         wall, cpu = timed(lambda: train_instances(init_instances(range(args.scale_instances), model),
                                                   left, right, labels, evaluations, scale))

@@ -1,1 +1,46 @@
-"""Library behind the book. Each module holds one idea; the chapters import from here."""
+"""The library behind the book: one subpackage per study, one for what every chapter shares.
+
+Conventions, stated once:
+
+* Vertices are numbered as in the shortest-paths study: 1..n, the source is vertex 1 and the
+  target of pre-training is vertex 2. Token 0 is padding. Where a tensor is indexed by vertex
+  (chapter 1's adjacency matrices and reach sets), vertex v sits at index v - 1.
+* Every chapter's parameters are one dataclass in `lib.chapters` (type, bounds and help of
+  each field), validated by `lib.book.params.validate_parameters`.
+
+Module map (chapters in brackets):
+
+lib.book       what every chapter uses
+  params                 papermill parameters: declared once, validated by one function [all]
+  results                atomic JSON and checkpoint writes [all]
+  plotting               plotly conventions and the static slider over precomputed steps [all]
+  tables                 markdown tables from rows of numbers [all]
+  reproducibility        seeding [all]
+  process_memory         malloc setting of worker processes [2, 4]
+lib.bfs        the hand-built BFS transformer (study 1, part 1)
+  transformer            the construction: weights set by hand, n layers of n + 1 heads [1]
+  graphs                 adjacency-matrix graph samplers and the plain BFS oracle [1]
+  perturbation           damage the weights, retrain, measure the recovery [1]
+lib.paths      transformers trained on shortest paths (study 1, part 2)
+  sampler                edge-token graphs with shortest-path labels, batched [2, 3]
+  reference_sampler      the same data one graph at a time in plain Python (test oracle) [2]
+  stream                 the sampler in DataLoader worker processes [2]
+  model                  the edge-token encoder [2, 3]
+  training               training on fresh data, logs, checkpoints, resume [2, 3]
+  phase_transitions      the step at which each path length is learned [2]
+  finetuning             fine-tuning the pre-trained model to new targets [3]
+  generalization_tests   the study's five off-distribution tests [3]
+  length_generalization  train on small graphs, test on larger ones [3]
+lib.grokking   ambiguous grokking of finite groups (study 2)
+  groups                 groups as checked multiplication tables [4-6]
+  pairs                  pairs of groups, intersections, training sets [4-6]
+  mlp                    the one-hidden-layer MLP with a leading instances dimension [4-6]
+  training               full-batch training of thousands of instances at once [4-6]
+  sweeps                 seed sweeps: train, classify, save, load [4-6]
+  outcomes               which group each instance grokked, with intervals [4-6]
+lib.chapters   glue of each chapter: its parameters, runs, summaries and figures
+  ch1, ch1_figures       the hand-built BFS transformer
+  ch2, ch2_figures       training with phase transitions
+  ch3, ch3_figures       fine-tuning and off-distribution generalization
+  ch4, ch4_figures       ambiguous grokking
+"""

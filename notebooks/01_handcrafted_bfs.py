@@ -55,20 +55,20 @@ import ipywidgets as widgets
 import torch
 from IPython.display import Markdown, display
 
-from lib.handcrafted import bfs_transformer
-from lib.handcrafted_chapter import (
+from lib.bfs.transformer import bfs_transformer
+from lib.chapters.ch1 import (
     distances_from_source, example_graph, measure_exactness, pooled_errors, sharpness_sweep,
     validate_parameters,
 )
-from lib.handcrafted_figures import (
+from lib.chapters.ch1_figures import (
     attention_figure, graph_figure, reach_by_layer, reach_slider_figure, recovery_slider_figure,
     recovery_summary_figure, sharpness_figure,
 )
-from lib.params import apply_cpu_threads
-from lib.perturbation import GraphSet, perturb_and_recover, perturbation_study
-from lib.plotting import configure_notebook_rendering
-from lib.reproducibility import seed_everything
-from lib.results import write_results
+from lib.book.params import apply_cpu_threads
+from lib.bfs.perturbation import GraphSet, perturb_and_recover, perturbation_study
+from lib.book.plotting import configure_notebook_rendering
+from lib.book.reproducibility import seed_everything
+from lib.book.results import write_results
 
 config = validate_parameters(
     smoke=smoke, seed=seed, device=device, results_dir=results_dir, n_vertices=n_vertices,

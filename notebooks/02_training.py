@@ -56,19 +56,19 @@ import ipywidgets as widgets
 import torch
 from IPython.display import Markdown, display
 
-from lib.graphs import describe_filter, sample_batch
-from lib.path_training import start_training, train, save_training_run
-from lib.path_transformer import PathTransformer, PathTransformerConfig, count_parameters
-from lib.phase_transitions import order_of_learning
-from lib.params import apply_cpu_threads
-from lib.plotting import configure_notebook_rendering
-from lib.reproducibility import seed_everything
-from lib.results import write_results
-from lib.training_chapter import (
+from lib.paths.sampler import describe_filter, sample_batch
+from lib.paths.training import start_training, train, save_training_run
+from lib.paths.model import PathTransformer, PathTransformerConfig, count_parameters
+from lib.paths.phase_transitions import order_of_learning
+from lib.book.params import apply_cpu_threads
+from lib.book.plotting import configure_notebook_rendering
+from lib.book.reproducibility import seed_everything
+from lib.book.results import write_results
+from lib.chapters.ch2 import (
     PUBLISHED, format_example, summarize_run, transition_sentence,
     validate_parameters,
 )
-from lib.training_figures import (
+from lib.chapters.ch2_figures import (
     confusion_figure, confusion_slider_figure, label_histogram_figure, learning_rate_figure,
     loss_by_length_figure, total_loss_figure,
 )
@@ -114,10 +114,10 @@ print(f"device: {training.device}; graphs of {training.n_min}..{training.n_max} 
 # 2 or none at all, so a rejection filter thins out the common cases: in the published run,
 # paths of length at least 6 are always kept, a shorter length d with probability
 # 1/(2(6 - d)), and unreachable targets with probability 1/15. For smaller graphs the threshold
-# 6 scales with `n_max` (see `lib.graphs.default_length_threshold`). Graphs, labels and the
+# 6 scales with `n_max` (see `lib.paths.sampler.default_length_threshold`). Graphs, labels and the
 # filter are computed for a whole batch at once with tensor operations
-# (`lib.graphs.sample_batch`; `benchmarks/bench_graph_sampler.py` compares it with a
-# per-graph Python generator, in one process and with `lib.graph_stream` running the sampler in
+# (`lib.paths.sampler.sample_batch`; `benchmarks/bench_graph_sampler.py` compares it with a
+# per-graph Python generator, in one process and with `lib.paths.stream` running the sampler in
 # one DataLoader worker process per core).
 
 # %%
@@ -196,7 +196,7 @@ total_loss_figure(run.log, published_final_loss=PUBLISHED["final_loss"]).show()
 # mean. Then the lengths drop off one after another. The diamonds mark the detected
 # transition of each length: the first logged step from which its loss, smoothed by a running
 # median over `transition_smoothing` windows, stays below the threshold until the end, over at
-# least the last ten windows (`lib.phase_transitions.transition_steps`). "Stays below" matters: a length close to the mean
+# least the last ten windows (`lib.paths.phase_transitions.transition_steps`). "Stays below" matters: a length close to the mean
 # label has a small loss early on, while the model predicts the mean for everything, and that
 # dip is not learning.
 

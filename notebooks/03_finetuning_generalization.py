@@ -60,31 +60,31 @@ import time
 import torch
 from IPython.display import Markdown, display
 
-from lib.finetuning import (
+from lib.paths.finetuning import (
     PUBLISHED_FINETUNING, ensure_base_model, fallback_base_config, finetune, finetuning_config,
     held_out_loss, loss_on, weight_shrink_factor,
 )
-from lib.generalization_chapter import (
+from lib.chapters.ch3 import (
     generalization_table, target_kind_table, validate_parameters,
 )
-from lib.generalization_figures import (
+from lib.chapters.ch3_figures import (
     confusion_by_test_figure, error_by_target_kind_figure, finetune_loss_figure,
     generalization_bars_figure, length_heatmap_figure, loss_by_distance_figure, loss_by_size_figure,
 )
-from lib.generalization_tests import (
+from lib.paths.generalization_tests import (
     PUBLISHED_SCALE, TESTS, by_target_kind, distance_1_to_2, evaluate_all, scale_for, target_kinds,
 )
-from lib.graphs import describe_filter, sample_with_options
-from lib.length_generalization import (
+from lib.paths.sampler import describe_filter, sample_with_options
+from lib.paths.length_generalization import (
     evaluate_cells, own_graphs_by_distance, summarize_cells, training_config, vertex_id_coverage,
 )
-from lib.path_training import start_training, train
-from lib.params import apply_cpu_threads
-from lib.plotting import configure_notebook_rendering
-from lib.reproducibility import make_generator, seed_everything
-from lib.results import write_results
-from lib.training_chapter import format_example
-from lib.training_figures import confusion_figure, label_histogram_figure
+from lib.paths.training import start_training, train
+from lib.book.params import apply_cpu_threads
+from lib.book.plotting import configure_notebook_rendering
+from lib.book.reproducibility import make_generator, seed_everything
+from lib.book.results import write_results
+from lib.chapters.ch2 import format_example
+from lib.chapters.ch2_figures import confusion_figure, label_histogram_figure
 
 config = validate_parameters(
     smoke=smoke, seed=seed, device=device, results_dir=results_dir, small_n_max=small_n_max,

@@ -25,7 +25,7 @@
 #
 # - how to build two groups whose tables agree on at least half of all pairs (a direct and a
 #   semidirect product), and the five pairs of the study with their exact intersection sizes;
-# - thousands of seeds trained at once as one set of tensors (`lib.grokking_training`): each
+# - thousands of seeds trained at once as one set of tensors (`lib.grokking.training`): each
 #   instance follows the trajectory it would follow alone;
 # - Z48 x Z2 against Z48 x| Z2, where the authors saw only the commutative group grokked;
 # - S4 against A4 x Z2: most seeds memorize, some grok S4, a few grok A4 x Z2, with
@@ -69,20 +69,20 @@ save_sweeps = True  # save the sweeps (metrics, final parameters, S4 snapshots) 
 import torch
 from IPython.display import Markdown, display
 
-from lib.group_pairs import PAIR_NAMES, PUBLISHED_INTERSECTION_SIZES, make_pair
-from lib.grokking_chapter import (
+from lib.grokking.pairs import PAIR_NAMES, PUBLISHED_INTERSECTION_SIZES, make_pair
+from lib.chapters.ch4 import (
     PUBLISHED, fractions_line, representative_instances, run_experiment, save_experiment,
     validate_parameters,
 )
-from lib.grokking_figures import (
+from lib.chapters.ch4_figures import (
     cayley_tables_figure, class_balance_figure, final_accuracy_scatter, outcome_fractions_figure,
     outcome_label, training_curves_figure,
 )
-from lib.grokking_outcomes import outcome_fractions
-from lib.grokking_sweeps import class_balance, sweep_outcomes
-from lib.plotting import configure_notebook_rendering
-from lib.reproducibility import seed_everything
-from lib.results import write_results
+from lib.grokking.outcomes import outcome_fractions
+from lib.grokking.sweeps import class_balance, sweep_outcomes
+from lib.book.plotting import configure_notebook_rendering
+from lib.book.reproducibility import seed_everything
+from lib.book.results import write_results
 
 config = validate_parameters(
     smoke=smoke, seed=seed, device=device, results_dir=results_dir, epochs=epochs,
@@ -125,7 +125,7 @@ for key, experiment in config.experiments.items():
 # ## Two groups on one set
 #
 # A group of order N is stored as its multiplication table: an N x N array whose entry (a, b)
-# is the index of a*b (`lib.groups`). Every constructor checks closure, associativity, an
+# is the index of a*b (`lib.grokking.groups`). Every constructor checks closure, associativity, an
 # identity and inverses, so a table that is not a group cannot enter an experiment.
 #
 # To get two different group operations that agree on many pairs, take a group H and the
@@ -180,7 +180,7 @@ cayley_tables_figure(s4_pair).show()
 #
 # The model is the one-hidden-layer MLP of the study: separate left and right embeddings
 # (N -> d, initialised N(0, 1)), two linear maps d -> h whose outputs are summed, a ReLU, and an
-# unembedding h -> N (`lib.instance_mlp`). Training is full batch on the whole intersection,
+# unembedding h -> N (`lib.grokking.mlp`). Training is full batch on the whole intersection,
 # cross-entropy, Adam with learning rate 0.01 and betas (0.9, 0.98), and L2 weight decay added
 # to the gradient of every parameter except a bias, as in the authors' code.
 #

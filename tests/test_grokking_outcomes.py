@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from lib.grokking_outcomes import (
+from lib.grokking.outcomes import (
     FAILED, GROKKED_G1, GROKKED_G2, MEMORIZED, OUTCOMES, classify_outcomes,
     clopper_pearson_interval, first_epoch_at_or_above, outcome_fractions, typical_instances,
     wilson_interval,

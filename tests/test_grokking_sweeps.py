@@ -3,13 +3,13 @@
 import pytest
 import torch
 
-from lib.group_pairs import make_pair
-from lib.grokking_sweeps import (
+from lib.grokking.pairs import make_pair
+from lib.grokking.sweeps import (
     class_balance, intersection_training_set, load_sweep, pair_evaluations, run_pair_sweep,
     save_sweep, sweep_outcomes, sweep_summary,
 )
-from lib.grokking_training import TrainingConfig
-from lib.instance_mlp import MLPConfig
+from lib.grokking.training import SweepConfig
+from lib.grokking.mlp import MLPConfig
 
 PAIR = make_pair("S4_vs_A4xZ2")
 
@@ -33,7 +33,7 @@ def test_class_balance_of_the_z100_pair():
 
 
 def test_sweep_summary_and_round_trip(tmp_path):
-    config = TrainingConfig(epochs=30, log_every=10, checkpoint_epochs=(0, 30))
+    config = SweepConfig(epochs=30, log_every=10, checkpoint_epochs=(0, 30))
     result = run_pair_sweep(PAIR, [4, 5, 6], MLPConfig(24, 8, 8), config, progress=False)
     codes = sweep_outcomes(result)
     summary = sweep_summary(result, codes)

@@ -5,11 +5,11 @@ import dataclasses
 import pytest
 import torch
 
-from lib.group_pairs import make_pair, pairs_in_mask
-from lib.grokking_training import (
-    Evaluation, TrainingConfig, _ChunkStep, evaluate_instances, train_instances, train_single,
+from lib.grokking.pairs import make_pair, pairs_in_mask
+from lib.grokking.training import (
+    Evaluation, SweepConfig, _ChunkStep, evaluate_instances, train_instances, train_single,
 )
-from lib.instance_mlp import MLPConfig, init_instances, instance_loss
+from lib.grokking.mlp import MLPConfig, init_instances, instance_loss
 
 PAIR = make_pair("S4_vs_A4xZ2")
 LEFT, RIGHT = pairs_in_mask(PAIR.mask)
@@ -22,7 +22,7 @@ EVALS = [Evaluation("g1", PAIR.g1.table), Evaluation("g2", PAIR.g2.table),
 def test_hand_written_gradient_equals_autograd(bias):
     config = MLPConfig(24, 8, 16, unembed_bias=bias)
     params = init_instances([0, 1, 2], config)
-    stepper = _ChunkStep(params, LEFT, RIGHT, LABELS, TrainingConfig(lr=0.0, weight_decay=0.0))
+    stepper = _ChunkStep(params, LEFT, RIGHT, LABELS, SweepConfig(lr=0.0, weight_decay=0.0))
     stepper.step()
     reference = {k: v.clone().requires_grad_() for k, v in params.items()}
     instance_loss(reference, LEFT, RIGHT, LABELS).sum().backward()
@@ -61,7 +61,7 @@ def test_batched_training_follows_single_model_training(bias, chunk_size, worker
     seeds = [11, 3, 7, 0]
     model = MLPConfig(24, 8, 16, unembed_bias=bias)
     record = tuple(range(0, 101, 20))
-    config = TrainingConfig(epochs=100, log_every=1, checkpoint_epochs=record,
+    config = SweepConfig(epochs=100, log_every=1, checkpoint_epochs=record,
                             weight_decay=2e-4, chunk_size=chunk_size, workers=workers)
     initial = {k: v.to(dtype) for k, v in init_instances(seeds, model).items()}
     result = train_instances(initial, LEFT, RIGHT, LABELS, EVALS, config, seeds=seeds)
@@ -88,9 +88,9 @@ def test_batched_training_follows_single_model_training(bias, chunk_size, worker
 def test_same_seeds_same_numbers_and_chunking_does_not_matter():
     seeds = list(range(6))
     model = MLPConfig(24, 8, 8)
-    config = TrainingConfig(epochs=40, log_every=10)
+    config = SweepConfig(epochs=40, log_every=10)
     runs = [train_instances(init_instances(seeds, model), LEFT, RIGHT, LABELS, EVALS,
-                            TrainingConfig(epochs=40, log_every=10, chunk_size=c, workers=w))
+                            SweepConfig(epochs=40, log_every=10, chunk_size=c, workers=w))
             for c, w in [(0, 1), (0, 1), (1, 2), (4, 1)]]
     for name, values in runs[0].metrics.items():
         assert torch.equal(values, runs[1].metrics[name])
@@ -100,10 +100,10 @@ def test_same_seeds_same_numbers_and_chunking_does_not_matter():
 
 
 def test_log_epochs_always_end_at_the_last_epoch():
-    assert TrainingConfig(epochs=25, log_every=10).log_epochs() == [0, 10, 20, 25]
+    assert SweepConfig(epochs=25, log_every=10).log_epochs() == [0, 10, 20, 25]
     with pytest.raises(ValueError, match="checkpoint"):
         train_instances(init_instances([0], MLPConfig(24, 4, 4)), LEFT, RIGHT, LABELS, EVALS,
-                        TrainingConfig(epochs=5, checkpoint_epochs=(6,)))
+                        SweepConfig(epochs=5, checkpoint_epochs=(6,)))
 
 
 def test_evaluate_instances_against_a_direct_count():
@@ -112,7 +112,7 @@ def test_evaluate_instances_against_a_direct_count():
     grid = torch.arange(24)
     a, b = grid.repeat_interleave(24), grid.repeat(24)
     for i in range(2):
-        from lib.instance_mlp import single_logits
+        from lib.grokking.mlp import single_logits
         logits = single_logits({k: v[i] for k, v in params.items()}, a, b)
         predictions = logits.argmax(-1).view(24, 24)
         assert values["acc_g1"][i].item() == pytest.approx((predictions == PAIR.g1.table).float().mean().item())
@@ -129,7 +129,7 @@ def test_evaluate_instances_against_a_direct_count():
 def test_a_short_sweep_fits_the_training_set():
     """Sanity check of the whole loop: 300 epochs at the authors' settings fit the intersection."""
     result = train_instances(init_instances(range(8), MLPConfig(24, 32, 32)), LEFT, RIGHT, LABELS,
-                             EVALS, TrainingConfig(epochs=300, log_every=50))
+                             EVALS, SweepConfig(epochs=300, log_every=50))
     assert (result.final("train_acc") == 1.0).all()
     assert (result.final("acc_intersection") == 1.0).all()
     assert (result.metrics["train_loss"][-1] < result.metrics["train_loss"][0]).all()
@@ -137,10 +137,10 @@ def test_a_short_sweep_fits_the_training_set():
 
 
 def test_plain_adam_fallback_matches_the_fused_kernel(monkeypatch):
-    import lib.grokking_training as training
+    import lib.grokking.training as training
 
     model = MLPConfig(24, 8, 8, unembed_bias=True)
-    config = TrainingConfig(epochs=20, log_every=10, weight_decay=2e-4)
+    config = SweepConfig(epochs=20, log_every=10, weight_decay=2e-4)
     fused = train_instances(init_instances([0, 1], model), LEFT, RIGHT, LABELS, EVALS, config)
     monkeypatch.setattr(training, "_FUSED_ADAM", None)
     plain = train_instances(init_instances([0, 1], model), LEFT, RIGHT, LABELS, EVALS, config)
@@ -152,7 +152,7 @@ def test_worker_processes_give_the_in_process_numbers_and_report_progress():
     """Two worker processes (forked, writing into shared memory) reproduce the one-process run
     exactly, chunk by chunk, and every model-epoch reaches the progress callback."""
     model = MLPConfig(24, 8, 8)
-    config = TrainingConfig(epochs=60, log_every=20, checkpoint_epochs=(0, 30), chunk_size=2)
+    config = SweepConfig(epochs=60, log_every=20, checkpoint_epochs=(0, 30), chunk_size=2)
     reported = []
     runs = [train_instances(init_instances(range(6), model), LEFT, RIGHT, LABELS, EVALS,
                             dataclasses.replace(config, workers=workers), progress=reported.append)
@@ -171,14 +171,14 @@ def test_an_error_in_a_worker_process_fails_the_sweep_with_its_message():
     bad = [Evaluation("broken", torch.zeros(5, 5, dtype=torch.long))]  # not an N x N table
     with pytest.raises(RuntimeError, match=r"(?s)failed in a worker process: worker \d.*must match the size"):
         train_instances(init_instances(range(4), MLPConfig(24, 4, 4)), LEFT, RIGHT, LABELS, bad,
-                        TrainingConfig(epochs=3, chunk_size=2, workers=2))
+                        SweepConfig(epochs=3, chunk_size=2, workers=2))
 
 
 def test_without_room_in_shared_memory_threads_give_the_same_numbers(monkeypatch):
-    import lib.grokking_training as training
+    import lib.grokking.training as training
 
     model = MLPConfig(24, 8, 8)
-    config = TrainingConfig(epochs=30, log_every=10, chunk_size=2, workers=2)
+    config = SweepConfig(epochs=30, log_every=10, chunk_size=2, workers=2)
     in_processes = train_instances(init_instances(range(4), model), LEFT, RIGHT, LABELS, EVALS, config)
     monkeypatch.setattr(training, "_can_share", lambda tensors: False)
     reported = []

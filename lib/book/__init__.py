@@ -1,0 +1,1 @@
+"""What every chapter shares: parameters, results files, plotting, tables, seeding."""

@@ -1,0 +1,131 @@
+"""Figures of chapter 1: the example graph, reach sets per layer, attention, recovery curves."""
+
+from __future__ import annotations
+
+import networkx as nx
+import plotly.graph_objects as go
+import torch
+
+from lib.bfs.transformer import BFSTransformer
+from lib.book.plotting import PALETTE, finish, slider_over_steps
+
+
+def _paper_label(vertex: int) -> str:
+    """Vertices are 0-based in code and 1-based in the study; figures use the study's names."""
+    return str(vertex + 1)
+
+
+def graph_figure(adjacency: torch.Tensor, distance_from_source: list[float], seed: int = 0) -> go.Figure:
+    """Draw one graph; vertices are coloured by BFS distance from vertex 1, source and target ringed."""
+    n = adjacency.shape[0]
+    graph = nx.Graph()
+    graph.add_nodes_from(range(n))
+    graph.add_edges_from(torch.nonzero(torch.triu(adjacency, 1)).tolist())
+    position = nx.spring_layout(graph, seed=seed)
+    edge_x, edge_y = [], []
+    for a, b in graph.edges:
+        edge_x += [position[a][0], position[b][0], None]
+        edge_y += [position[a][1], position[b][1], None]
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=edge_x, y=edge_y, mode="lines", line={"color": "#999", "width": 2},
+                             hoverinfo="skip", showlegend=False))
+    finite = [d if d < n else None for d in distance_from_source]
+    fig.add_trace(go.Scatter(
+        x=[position[v][0] for v in range(n)], y=[position[v][1] for v in range(n)],
+        mode="markers+text", text=[_paper_label(v) for v in range(n)], textfont={"color": "white"},
+        marker={"size": 30, "color": [d if d is not None else -1 for d in finite], "colorscale": "Viridis",
+                "cmin": -1, "cmax": max(1, n - 1),
+                "line": {"width": [4 if v in (0, 1) else 0 for v in range(n)], "color": PALETTE[1]},
+                "colorbar": {"title": {"text": "distance<br>from 1"}}},
+        hovertext=[f"vertex {_paper_label(v)}: distance {d if d is not None else 'unreachable'}"
+                   for v, d in enumerate(finite)],
+        hoverinfo="text", showlegend=False,
+    ))
+    fig.update_xaxes(visible=False)
+    fig.update_yaxes(visible=False, scaleanchor="x")
+    return finish(fig, "Example graph (source 1 and target 2 ringed; colour = BFS distance from 1)", height=420)
+
+
+def reach_by_layer(model: BFSTransformer, adjacency: torch.Tensor) -> torch.Tensor:
+    """Reach sections of the vertex tokens after each layer: (layers + 1, n, n), row = vertex."""
+    with torch.no_grad():
+        trace = model.run(adjacency.unsqueeze(0), keep_trace=True)
+    return trace["hidden"][:, 0, 1:, model.layout.reach].cpu()
+
+
+def reach_slider_figure(reach: torch.Tensor) -> go.Figure:
+    """Heatmap of which vertex reaches which after each layer, with a slider over layers."""
+    labels = [_paper_label(v) for v in range(reach.shape[1])]
+    traces = [
+        [go.Heatmap(z=reach[layer].numpy(), x=labels, y=labels, zmin=0, zmax=1, colorscale="Blues",
+                    colorbar={"title": {"text": "reach"}},
+                    hovertemplate="vertex %{y} reaches %{x}: %{z:.3f}<extra></extra>")]
+        for layer in range(reach.shape[0])
+    ]
+    step_labels = ["input"] + [str(layer + 1) for layer in range(reach.shape[0] - 1)]
+    fig = slider_over_steps(traces, step_labels, slider_prefix="after layer: ")
+    fig.update_xaxes(title_text="reached vertex", type="category")
+    fig.update_yaxes(title_text="vertex token", type="category", autorange="reversed")
+    return finish(fig, "Reach sets grow by one hop per layer", height=520)
+
+
+def attention_figure(model: BFSTransformer, adjacency: torch.Tensor, layer: int, head: int) -> go.Figure:
+    """Attention pattern (query token x key token) of one head of one layer on one graph."""
+    with torch.no_grad():
+        attention = model.run(adjacency.unsqueeze(0), keep_trace=True)["attention"][layer, 0, head]
+    tokens = ["answer"] + [_paper_label(v) for v in range(adjacency.shape[0])]
+    fig = go.Figure(go.Heatmap(z=attention.cpu().numpy(), x=tokens, y=tokens, zmin=0, zmax=1,
+                               colorscale="Oranges", colorbar={"title": {"text": "weight"}},
+                               hovertemplate="query %{y} -> key %{x}: %{z:.3f}<extra></extra>"))
+    fig.update_xaxes(title_text="key token", type="category")
+    fig.update_yaxes(title_text="query token", type="category", autorange="reversed")
+    name = "answer head" if head == model.n_vertices else f"reach head {_paper_label(head)}"
+    return finish(fig, f"Attention of the {name} in layer {layer + 1}", height=460)
+
+
+def recovery_slider_figure(records: list[dict]) -> go.Figure:
+    """Recovery curves (held-out MSE vs retraining step), one slider step per perturbation scale."""
+    scales = sorted({r["scale"] for r in records})
+    modes = sorted({r["mode"] for r in records})
+    traces_per_step = []
+    for scale in scales:
+        traces = []
+        for index, mode in enumerate(modes):
+            for record in (r for r in records if r["scale"] == scale and r["mode"] == mode):
+                steps, losses = zip(*record["curve"])
+                traces.append(go.Scatter(x=steps, y=[max(loss, 1e-12) for loss in losses], mode="lines+markers",
+                                         name=mode, line={"color": PALETTE[index]},
+                                         hovertemplate=f"{mode}: step %{{x}}, MSE %{{y:.3g}}<extra></extra>"))
+        traces_per_step.append(traces)
+    fig = slider_over_steps(traces_per_step, [f"{s:g}" for s in scales], slider_prefix="perturbation scale: ")
+    fig.update_xaxes(title_text="retraining step")
+    fig.update_yaxes(title_text="held-out MSE", type="log")
+    return finish(fig, "Recovery after perturbation (move the slider to change the scale)", height=480)
+
+
+def recovery_summary_figure(records: list[dict]) -> go.Figure:
+    """Held-out MSE right after damage and after retraining, against the perturbation scale."""
+    fig = go.Figure()
+    for index, mode in enumerate(sorted({r["mode"] for r in records})):
+        runs = sorted((r for r in records if r["mode"] == mode), key=lambda r: r["scale"])
+        scales = [r["scale"] for r in runs]
+        fig.add_trace(go.Scatter(x=scales, y=[max(r["loss_before"], 1e-12) for r in runs], name=f"{mode}: after damage",
+                                 mode="lines+markers", line={"color": PALETTE[index], "dash": "dot"}))
+        fig.add_trace(go.Scatter(x=scales, y=[max(r["loss_after"], 1e-12) for r in runs], name=f"{mode}: after retraining",
+                                 mode="lines+markers", line={"color": PALETTE[index]}))
+    fig.update_xaxes(title_text="perturbation scale", type="log")
+    fig.update_yaxes(title_text="held-out MSE", type="log")
+    return finish(fig, "Loss before and after recovery, by perturbation scale", height=440)
+
+
+def sharpness_figure(rows: list[dict]) -> go.Figure:
+    """MSE against the construction's constants: the construction is exact in the limit."""
+    fig = go.Figure()
+    for index, knob in enumerate(sorted({r["knob"] for r in rows})):
+        runs = sorted((r for r in rows if r["knob"] == knob), key=lambda r: r["value"])
+        fig.add_trace(go.Scatter(x=[r["value"] for r in runs], y=[max(r["mse"], 1e-16) for r in runs],
+                                 name=knob, mode="lines+markers", line={"color": PALETTE[index]}))
+    fig.add_hline(y=1e-6, line_dash="dash", annotation_text="1e-6")
+    fig.update_xaxes(title_text="value of the constant (the other kept at its default)", type="log")
+    fig.update_yaxes(title_text="MSE against BFS (floored at 1e-16)", type="log")
+    return finish(fig, "Errors vanish as the constants grow", height=420)

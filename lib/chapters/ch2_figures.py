@@ -1,0 +1,165 @@
+"""Figures of chapter 2: loss curves, the phase-transition figure, confusion histograms, schedule.
+
+Each function takes the numbers a `lib.paths.training.TrainingRun` logged and returns a plotly
+figure in the book's style (`lib.book.plotting.finish`). Chapter 3 reuses `confusion_figure` for its
+fine-tuned model.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import plotly.graph_objects as go
+import torch
+
+from lib.paths.training import TrainingLog
+from lib.book.plotting import PALETTE, finish, slider_over_steps
+
+
+def _colour(index: int) -> str:
+    return PALETTE[index % len(PALETTE)]
+
+
+def length_name(length: int, unreachable_label: int) -> str:
+    """Legend name of a label: the path length, or "unreachable"."""
+    return f"unreachable ({length})" if length == unreachable_label else f"length {length}"
+
+
+def total_loss_figure(log: TrainingLog, *, published_final_loss: float | None = None) -> go.Figure:
+    """Training loss (mean over each logging window) against steps, log scale."""
+    fig = go.Figure(go.Scatter(x=log.steps, y=log.loss, mode="lines", name="this run",
+                               line={"color": _colour(0)}))
+    if published_final_loss is not None:
+        # A trace rather than add_hline: hline annotations land in the wrong place on log axes.
+        fig.add_trace(go.Scatter(x=[log.steps[0], log.steps[-1]], y=[published_final_loss] * 2,
+                                 mode="lines", line={"color": _colour(7), "dash": "dot"},
+                                 name=f"published final loss ({published_final_loss})"))
+    fig.update_yaxes(type="log", title="training loss (MSE)")
+    fig.update_xaxes(title="step")
+    return finish(fig, "Training loss")
+
+
+def loss_by_length_figure(log: TrainingLog, transitions: dict[int, int | None], *,
+                          threshold: float, unreachable_label: int,
+                          lengths: Sequence[int] | None = None, log_steps: bool = True) -> go.Figure:
+    """The phase-transition figure: loss of each path length over steps, transitions marked.
+
+    Args:
+        log: the run's log.
+        transitions: {length: transition step or None} from `lib.paths.phase_transitions`.
+        threshold: the loss level used to detect transitions (drawn as a dotted line).
+        unreachable_label: label of unreachable targets (named in the legend).
+        lengths: which labels to draw (default: the keys of `transitions`).
+        log_steps: logarithmic step axis, which spreads out the early transitions.
+    """
+    losses = log.loss_by_length_tensor()
+    lengths = sorted(transitions) if lengths is None else list(lengths)
+    fig = go.Figure()
+    for index, length in enumerate(lengths):
+        colour = _colour(index)
+        curve = losses[:, length].tolist()
+        fig.add_trace(go.Scatter(x=log.steps, y=curve, mode="lines", connectgaps=True,
+                                 name=length_name(length, unreachable_label),
+                                 legendgroup=str(length), line={"color": colour, "width": 1.6}))
+        step = transitions.get(length)
+        if step is not None:
+            value = curve[log.steps.index(step)]
+            fig.add_trace(go.Scatter(
+                x=[step], y=[value], mode="markers", legendgroup=str(length), showlegend=False,
+                marker={"symbol": "diamond", "size": 11, "color": colour,
+                        "line": {"color": "black", "width": 1}},
+                hovertemplate=f"{length_name(length, unreachable_label)} learned at step {step}"
+                              "<extra></extra>"))
+    fig.add_trace(go.Scatter(x=[log.steps[0], log.steps[-1]], y=[threshold, threshold],
+                             mode="lines", line={"color": "grey", "dash": "dot"},
+                             name=f"threshold {threshold}"))
+    fig.update_yaxes(type="log", title="training loss of examples of this length")
+    fig.update_xaxes(title="step" + (" (log scale)" if log_steps else ""),
+                     type="log" if log_steps else "linear")
+    return finish(fig, "Loss by true path length (diamonds: detected transitions)", height=480)
+
+
+def confusion_matrix(predictions: torch.Tensor, labels: torch.Tensor, n_labels: int) -> torch.Tensor:
+    """P(rounded prediction = j | true label = i) as an (n_labels, n_labels) tensor.
+
+    Predictions are rounded to the nearest integer and clipped to [0, n_labels - 1]; rows of
+    labels that do not occur are NaN.
+    """
+    predicted = predictions.detach().float().round().clamp(0, n_labels - 1).long().cpu()
+    true = labels.detach().long().cpu()
+    counts = torch.zeros(n_labels, n_labels, dtype=torch.float64)
+    counts.index_put_((true, predicted), torch.ones(len(true), dtype=torch.float64), accumulate=True)
+    totals = counts.sum(dim=1, keepdim=True)
+    return torch.where(totals > 0, counts / totals.clamp(min=1), torch.tensor(math.nan))
+
+
+def _confusion_trace(predictions: torch.Tensor, labels: torch.Tensor, n_labels: int) -> go.Heatmap:
+    matrix = confusion_matrix(predictions, labels, n_labels)
+    text = [["" if math.isnan(v) or v < 0.005 else f"{v:.2f}" for v in row] for row in matrix.tolist()]
+    return go.Heatmap(
+        z=matrix.tolist(), x=list(range(n_labels)), y=list(range(n_labels)), text=text,
+        texttemplate="%{text}", colorscale="Blues", zmin=0, zmax=1,
+        colorbar={"title": "P(pred | true)"},
+        hovertemplate="true %{y}, predicted %{x}: %{z:.3f}<extra></extra>")
+
+
+def _confusion_layout(fig: go.Figure, n_labels: int, title: str,
+                      unreachable_label: int | None) -> go.Figure:
+    ticks = {"tickmode": "array", "tickvals": list(range(n_labels)),
+             "ticktext": [("unreach." if k == unreachable_label else str(k)) for k in range(n_labels)],
+             "range": [-0.5, n_labels - 0.5]}
+    fig.update_xaxes(title="predicted distance (rounded)", **ticks)
+    fig.update_yaxes(title="true distance", **ticks)
+    return finish(fig, title, height=520, width=620)
+
+
+def confusion_figure(predictions: torch.Tensor, labels: torch.Tensor, n_labels: int, *,
+                     title: str = "Predicted against true distance",
+                     unreachable_label: int | None = None) -> go.Figure:
+    """2D histogram of rounded prediction against true label, each row normalized.
+
+    Chapters 2 and 3 use it; `unreachable_label` names that label on the axes.
+    """
+    fig = go.Figure(_confusion_trace(predictions, labels, n_labels))
+    return _confusion_layout(fig, n_labels, title, unreachable_label)
+
+
+def confusion_slider_figure(steps: Sequence[int], predictions: Sequence[torch.Tensor],
+                            labels: torch.Tensor, n_labels: int, *,
+                            unreachable_label: int | None = None) -> go.Figure:
+    """`confusion_figure` at several checkpoints, with a slider over the steps."""
+    traces = [[_confusion_trace(p, labels, n_labels)] for p in predictions]
+    fig = slider_over_steps(traces, [str(s) for s in steps], slider_prefix="step: ",
+                            active=len(traces) - 1)
+    return _confusion_layout(fig, n_labels, "Predicted against true distance during training",
+                             unreachable_label)
+
+
+def learning_rate_figure(schedule: Sequence[tuple[int, float]]) -> go.Figure:
+    """The learning-rate schedule as a step function of the training step."""
+    total = sum(steps for steps, _ in schedule)
+    steps, rates, start = [], [], 0
+    for length, lr in schedule:
+        steps += [start, start + length]
+        rates += [lr, lr]
+        start += length
+    fig = go.Figure(go.Scatter(x=steps, y=rates, mode="lines", line={"color": _colour(1)},
+                               name="learning rate"))
+    fig.update_xaxes(title="step", range=[0, total])
+    fig.update_yaxes(title="learning rate", exponentformat="power",
+                     range=[0, 1.15 * max(lr for _, lr in schedule)])
+    return finish(fig, "Learning-rate schedule", height=320)
+
+
+def label_histogram_figure(labels: torch.Tensor, unreachable_label: int, *,
+                           title: str = "Labels of the training distribution") -> go.Figure:
+    """Share of examples at each distance (the rejection filter's balance, chapter 2)."""
+    counts = torch.bincount(labels.long(), minlength=unreachable_label + 1).double()
+    share = (counts / counts.sum()).tolist()
+    names = [("unreachable" if k == unreachable_label else str(k)) for k in range(len(share))]
+    fig = go.Figure(go.Bar(x=names, y=share, marker_color=_colour(0),
+                           hovertemplate="distance %{x}: %{y:.3f}<extra></extra>"))
+    fig.update_xaxes(title="distance from vertex 1 to the target", type="category")
+    fig.update_yaxes(title="share of examples")
+    return finish(fig, title, height=340)

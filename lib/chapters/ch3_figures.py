@@ -1,0 +1,186 @@
+"""Figures of chapter 3: fine-tuning curves, the five-test comparison, length generalization.
+
+Confusion histograms reuse `lib.chapters.ch2_figures.confusion_figure` (chapter 2's); the functions
+here add what chapter 3 needs on top: the fine-tuning loss by label, the test table as bars
+beside the published values, the error by kind of target, a slider over the five tests, and the
+(size, distance) views of the length-generalization study.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from lib.paths.generalization_tests import TARGET_KINDS, GeneralizationResult
+from lib.paths.length_generalization import Cell, LengthSplit
+from lib.paths.training import TrainingLog
+from lib.book.plotting import PALETTE, finish, slider_over_steps
+from lib.chapters.ch2_figures import confusion_figure, length_name
+
+
+def _colour(index: int) -> str:
+    return PALETTE[index % len(PALETTE)]
+
+
+def finetune_loss_figure(log: TrainingLog, unreachable_label: int, *, loss_before: float,
+                         loss_after: float, published_before: float, published_after: float) -> go.Figure:
+    """Fine-tuning loss over steps, overall and by true label, with the held-out losses marked.
+
+    Args:
+        log: the fine-tuning run's log (`lib.paths.training.TrainingLog`).
+        unreachable_label: the label of unreachable targets (for legend names).
+        loss_before, loss_after: held-out MSE before and after fine-tuning (this run).
+        published_before, published_after: the post's values, drawn as dotted lines.
+    """
+    fig = go.Figure()
+    losses = log.loss_by_length_tensor()
+    counts = [sum(row[k] for row in log.count_by_length) for k in range(losses.shape[1])]
+    labels = [k for k in range(losses.shape[1]) if counts[k] > 0]
+    for index, label in enumerate(labels):
+        fig.add_trace(go.Scatter(x=log.steps, y=losses[:, label].tolist(), mode="lines", connectgaps=True,
+                                 name=length_name(label, unreachable_label),
+                                 line={"color": _colour(index + 1), "width": 1.2}))
+    fig.add_trace(go.Scatter(x=log.steps, y=log.loss, mode="lines", name="all labels",
+                             line={"color": _colour(0), "width": 3}))
+    fig.add_trace(go.Scatter(x=[0, log.steps[-1]], y=[loss_before, loss_after], mode="markers+text",
+                             name="held-out MSE (this run)",
+                             text=[f"before {loss_before:.3g}", f"after {loss_after:.3g}"],
+                             textposition=["top right", "bottom left"],
+                             marker={"symbol": "diamond", "size": 11, "color": "black"}))
+    for value, text in ((published_before, "published before"), (published_after, "published after")):
+        fig.add_hline(y=value, line_dash="dot", line_color="grey",
+                      annotation_text=f"{text} {value} (other scale)", annotation_position="top left")
+    fig.update_yaxes(type="log", title="training loss (MSE)")
+    fig.update_xaxes(title="fine-tuning step")
+    return finish(fig, "Fine-tuning on on-path targets in small graphs", height=460)
+
+
+def generalization_bars_figure(before: Sequence[GeneralizationResult], after: Sequence[GeneralizationResult],
+                               scale_text: str) -> go.Figure:
+    """MSE of the five tests: this run before and after fine-tuning, and the published values.
+
+    The published MSEs come from another scale (graphs up to 15 vertices, unreachable label
+    15), so they sit in their own panel: compare the pattern across tests, not the heights.
+    """
+    titles = [test.test.title for test in after]
+    fig = make_subplots(rows=1, cols=2, shared_yaxes=False, horizontal_spacing=0.12,
+                        subplot_titles=[f"this run ({scale_text})", "published (graphs up to 15 vertices)"])
+    fig.add_trace(go.Bar(x=titles, y=[r.mse for r in before], name="pre-trained model",
+                         marker_color=_colour(1)), row=1, col=1)
+    fig.add_trace(go.Bar(x=titles, y=[r.mse for r in after], name="fine-tuned model",
+                         marker_color=_colour(0)), row=1, col=1)
+    fig.add_trace(go.Bar(x=titles, y=[r.test.published_mse for r in after], name="post",
+                         marker_color=_colour(2)), row=1, col=2)
+    fig.add_trace(go.Bar(x=titles, y=[r.test.authors_11_layer_mse for r in after],
+                         name="authors' 11-layer rerun", marker_color=_colour(4)), row=1, col=2)
+    fig.update_yaxes(type="log", title="MSE", row=1, col=1)
+    fig.update_yaxes(type="log", row=1, col=2)
+    fig.update_xaxes(tickangle=-30)
+    fig.update_layout(barmode="group")
+    return finish(fig, "The five generalization tests", height=500)
+
+
+def error_by_target_kind_figure(results: Sequence[GeneralizationResult]) -> go.Figure:
+    """MSE of each test split by where the target sits (vertex 2, on the 1-2 path, off it, unreachable)."""
+    fig = go.Figure()
+    titles = [r.test.title for r in results]
+    for index, kind in enumerate(TARGET_KINDS):
+        values = [r.by_kind.get(kind, {}).get("mse", math.nan) for r in results]
+        counts = [r.by_kind.get(kind, {}).get("count", 0) for r in results]
+        fig.add_trace(go.Bar(x=titles, y=values, name=kind, marker_color=_colour(index),
+                             customdata=counts,
+                             hovertemplate="%{x}<br>" + kind + ": MSE %{y:.3g} on %{customdata} graphs"
+                                           "<extra></extra>"))
+    fig.update_yaxes(type="log", title="MSE of the fine-tuned model")
+    fig.update_xaxes(tickangle=-30)
+    fig.update_layout(barmode="group")
+    return finish(fig, "Where the fine-tuned model fails: error by kind of target", height=480)
+
+
+def confusion_by_test_figure(results: Sequence[GeneralizationResult], n_labels: int) -> go.Figure:
+    """Chapter 2's confusion histogram for each test, with a slider over the tests."""
+    traces = [[confusion_figure(r.predictions, r.labels, n_labels).data[0]] for r in results]
+    fig = slider_over_steps(traces, [r.test.title for r in results], slider_prefix="test: ")
+    fig.update_xaxes(title="predicted distance (rounded)", dtick=1, range=[-0.5, n_labels - 0.5])
+    fig.update_yaxes(title="true distance", dtick=1, range=[-0.5, n_labels - 0.5])
+    return finish(fig, "Predicted against true distance on each test (fine-tuned model)",
+                  height=600, width=640)
+
+
+def length_heatmap_figure(cells: Sequence[Cell], split: LengthSplit) -> go.Figure:
+    """log10 MSE in every (graph size, true distance) cell; the training region is outlined."""
+    sizes = list(range(split.n_min, split.n_test_max + 1))
+    distances = list(range(1, max(c.distance for c in cells) + 1))
+    grid = [[None] * len(sizes) for _ in distances]
+    text = [[""] * len(sizes) for _ in distances]
+    for c in cells:
+        grid[c.distance - 1][c.n_vertices - split.n_min] = math.log10(max(c.mse, 1e-6))
+        text[c.distance - 1][c.n_vertices - split.n_min] = f"{c.mse:.2g}"
+    fig = go.Figure(go.Heatmap(
+        z=grid, x=sizes, y=distances, text=text, texttemplate="%{text}", colorscale="Viridis",
+        colorbar={"title": "log10 MSE"},
+        hovertemplate="n = %{x}, distance %{y}: MSE %{text}<extra></extra>"))
+    fig.add_shape(type="rect", x0=split.n_min - 0.5, x1=split.n_train_max + 0.5, y0=0.5,
+                  y1=split.distance_train_max + 0.5, line={"color": "white", "width": 3})
+    fig.add_annotation(x=split.n_min - 0.4, y=split.distance_train_max + 0.5, text="training sizes",
+                       showarrow=False, xanchor="left", yanchor="bottom", font={"color": "white"})
+    fig.update_xaxes(title="vertices in the graph", dtick=1)
+    fig.update_yaxes(title="true distance from 1 to 2", dtick=1)
+    return finish(fig, "Error by graph size and true distance (outlined: the training range)",
+                  height=520, width=720)
+
+
+def loss_by_size_figure(cells: Sequence[Cell], split: LengthSplit) -> go.Figure:
+    """MSE against graph size, one line per true distance; the largest training size is marked."""
+    fig = go.Figure()
+    for index, distance in enumerate(sorted({c.distance for c in cells})):
+        row = sorted((c for c in cells if c.distance == distance), key=lambda c: c.n_vertices)
+        dash = "solid" if split.distance_seen(distance) else "dash"
+        fig.add_trace(go.Scatter(x=[c.n_vertices for c in row], y=[c.mse for c in row],
+                                 mode="lines+markers", name=f"distance {distance}",
+                                 line={"color": _colour(index), "dash": dash},
+                                 customdata=[c.count for c in row],
+                                 hovertemplate="n = %{x}: MSE %{y:.3g} on %{customdata} graphs<extra></extra>"))
+    fig.add_vline(x=split.n_train_max + 0.5, line_dash="dot", line_color="grey",
+                  annotation_text="largest training graph", annotation_position="top left")
+    fig.update_yaxes(type="log", title="MSE")
+    fig.update_xaxes(title="vertices in the graph", dtick=1)
+    return finish(fig, "Loss against graph size, one line per true distance (dashed: longer than "
+                       "any training path)", height=460)
+
+
+def loss_by_distance_figure(cells: Sequence[Cell], split: LengthSplit) -> go.Figure:
+    """MSE and mean prediction against true distance, one line per graph size."""
+    sizes = sorted({c.n_vertices for c in cells})
+    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.1,
+                        subplot_titles=["MSE", "mean prediction"])
+    for index, n in enumerate(sizes):
+        row = sorted((c for c in cells if c.n_vertices == n), key=lambda c: c.distance)
+        seen = split.size_seen(n)
+        style = {"color": _colour(index), "dash": "solid" if seen else "dash"}
+        name = f"n = {n}" + ("" if seen else " (larger)")
+        fig.add_trace(go.Scatter(x=[c.distance for c in row], y=[c.mse for c in row], mode="lines+markers",
+                                 name=name, legendgroup=str(n), line=style), row=1, col=1)
+        fig.add_trace(go.Scatter(x=[c.distance for c in row], y=[c.mean_prediction for c in row],
+                                 mode="lines+markers", name=name, legendgroup=str(n), showlegend=False,
+                                 line=style), row=1, col=2)
+    largest = max(c.distance for c in cells)
+    fig.add_trace(go.Scatter(x=[1, largest], y=[1, largest], mode="lines", name="prediction = truth",
+                             line={"color": "black", "dash": "dot"}), row=1, col=2)
+    for col in (1, 2):
+        fig.add_vline(x=split.distance_train_max + 0.5, line_dash="dot", line_color="grey", row=1, col=col)
+        fig.update_xaxes(title="true distance", dtick=1, row=1, col=col)
+    fig.update_yaxes(type="log", title="MSE", row=1, col=1)
+    fig.update_yaxes(title="mean predicted distance", row=1, col=2)
+    return finish(fig, "Loss and prediction against true distance (dotted line: longest training path)",
+                  height=480)
+
+
+__all__ = [
+    "confusion_by_test_figure", "error_by_target_kind_figure", "finetune_loss_figure",
+    "generalization_bars_figure", "length_heatmap_figure", "loss_by_distance_figure",
+    "loss_by_size_figure",
+]

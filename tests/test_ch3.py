@@ -1,0 +1,86 @@
+"""Chapter 3's parameters, tables and figures (lib.chapters.ch3, lib.chapters.ch3_figures)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import torch
+
+from lib.chapters.ch3 import generalization_table, target_kind_table, validate_parameters
+from lib.chapters.ch3_figures import (
+    confusion_by_test_figure, error_by_target_kind_figure, finetune_loss_figure,
+    generalization_bars_figure, length_heatmap_figure, loss_by_distance_figure, loss_by_size_figure,
+)
+from lib.paths.generalization_tests import TESTS, Scale, distance_1_to_2, sample_test, score, target_kinds
+from lib.paths.length_generalization import Cell, LengthSplit
+from lib.book.params import ParameterError
+from lib.paths.training import TrainingLog
+
+DEFAULTS = dict(
+    smoke=False, seed=0, device="cpu", results_dir="../results", small_n_max=5, finetune_steps=300,
+    finetune_batch_size=256, finetune_learning_rate=1e-4, finetune_weight_decay=1e-5, eval_size=4096,
+    test_graphs=4096, length_train_n_max=6, length_test_n_max=12, length_n_layers=4,
+    length_batch_size=256, length_learning_rates=[1e-3, 2e-4], length_phase_steps=[1200, 300],
+    length_graphs_per_cell=256, cpu_threads=1)
+SCALE = Scale(3, 5, 8, 8, 8)
+
+
+def test_defaults_validate_and_smoke_shrinks_everything():
+    config = validate_parameters(**DEFAULTS)
+    assert config.length_split == LengthSplit(3, 6, 12)
+    assert config.length_lr_schedule == ((1200, 1e-3), (300, 2e-4))
+    smoke = validate_parameters(**{**DEFAULTS, "smoke": True})
+    assert smoke.finetune_steps <= 10 and smoke.test_graphs <= 256
+    assert sum(steps for steps, _ in smoke.length_lr_schedule) <= 40 and smoke.length_n_layers <= 2
+
+
+@pytest.mark.parametrize("name, value, message", [
+    ("small_n_max", 2, "Parameter `small_n_max` must be an integer between 3 and 62; got 2."),
+    ("finetune_learning_rate", 0.0, "finetune_learning_rate"),
+    ("length_test_n_max", 6, "length_test_n_max"),
+    ("length_phase_steps", [100], "one entry per learning rate"),
+    ("device", "tpu", "device"),
+])
+def test_a_bad_parameter_names_itself(name, value, message):
+    with pytest.raises(ParameterError, match=re.escape(message)):
+        validate_parameters(**{**DEFAULTS, name: value})
+
+
+@pytest.fixture(scope="module")
+def results():
+    outcomes = []
+    for index, test in enumerate(TESTS.values()):
+        tokens, labels = sample_test(test, SCALE, 200, seed=0)
+        predictions = labels + 0.1 * (index + 1)
+        outcomes.append(score(test, predictions, labels, SCALE.unreachable_label, target_kinds(tokens),
+                              distance_1_to_2(tokens, SCALE.unreachable_label)))
+    return outcomes
+
+
+def test_tables_have_one_row_per_test(results):
+    table = generalization_table(results, results, SCALE).splitlines()
+    assert len(table) == 2 + len(TESTS)
+    assert "| On-path small target | n in 3..8; on a shortest 1-2 path, label <= 5 | 0.01 | 0.01 |" in table[2]
+    assert table[2].endswith("| 0.102 | 0.0969 |")
+    kinds = target_kind_table(results).splitlines()
+    assert len(kinds) == 2 + len(TESTS) and "unreachable" in kinds[0]
+
+
+def test_figures_build(results):
+    log = TrainingLog(steps=[10, 20], loss=[0.5, 0.1], loss_by_length=[[float("nan"), 0.4, 0.6]] * 2,
+                      count_by_length=[[0, 5, 5]] * 2, learning_rate=[1e-4, 1e-4])
+    fig = finetune_loss_figure(log, 8, loss_before=0.6, loss_after=0.05, published_before=0.5531,
+                               published_after=0.01472)
+    assert [t.name for t in fig.data][:2] == ["length 1", "length 2"]
+    assert len(generalization_bars_figure(results, results, "small").data) == 4
+    assert len(error_by_target_kind_figure(results).data) == 4
+    slider = confusion_by_test_figure(results, 9)
+    assert len(slider.data) == len(TESTS) and len(slider.layout.sliders[0].steps) == len(TESTS)
+    split = LengthSplit(3, 5, 8)
+    cells = [Cell(n, d, 10, 0.1 * d, float(d), 1.0, n <= 5, d <= 4) for n in range(3, 9) for d in range(1, n)]
+    heatmap = length_heatmap_figure(cells, split)
+    assert heatmap.data[0].z[0][0] == pytest.approx(-1.0)  # log10 of MSE 0.1 at n = 3, distance 1
+    assert len(loss_by_size_figure(cells, split).data) == 7
+    assert len(loss_by_distance_figure(cells, split).data) == 2 * 6 + 1
+    assert torch.is_tensor(results[0].predictions)

@@ -1,0 +1,70 @@
+"""Chapter 4's parameter validation, experiment runs and figures (small and fast)."""
+
+import pytest
+import torch
+
+from lib.grokking.pairs import make_pair
+from lib.chapters.ch4 import (
+    PUBLISHED, fractions_line, representative_instances, run_experiment, validate_parameters,
+)
+from lib.chapters.ch4_figures import (
+    cayley_tables_figure, class_balance_figure, final_accuracy_scatter, outcome_fractions_figure,
+    training_curves_figure,
+)
+from lib.grokking.sweeps import class_balance
+from lib.book.params import ParameterError
+
+DEFAULTS = dict(
+    smoke=False, seed=0, device="cpu", results_dir="/tmp/results", epochs=2000, log_every=20,
+    grok_threshold=0.999, s4_instances=1000, s4_dim=32, s4_weight_decay=2e-5, z48_instances=8,
+    z48_embed_dim=32, z48_hidden_dim=64, z48_weight_decay=2e-4, z100_instances=4,
+    z100_embed_dim=32, z100_hidden_dim=64, z100_weight_decay=2e-4, s5_instances=2, s5_dim=128,
+    s5_weight_decay=2e-5, subsample_pairs=["S5_vs_A5xZ2", "S4_vs_A4xZ2"],
+    subsample_instances=[2, 200], subsample_fraction=0.6, checkpoint_every=500, save_sweeps=True,
+)
+
+
+def test_defaults_build_the_experiments():
+    config = validate_parameters(**DEFAULTS)
+    assert list(config.experiments) == ["z48", "s4", "s5", "z100", "subsample_s5", "subsample_s4"]
+    s4 = config.experiments["s4"]
+    assert s4.n_instances == 1000 and s4.model.embed_dim == 32 and s4.training.epochs == 2000
+    assert s4.training.checkpoint_epochs == (0, 500, 1000, 1500, 2000)
+    assert config.experiments["s5"].model.hidden_dim == 128
+    assert config.experiments["subsample_s5"].train_fraction == 0.6
+    smoke = validate_parameters(**{**DEFAULTS, "smoke": True})
+    assert all(e.training.epochs <= 60 for e in smoke.experiments.values())
+    assert smoke.experiments["s4"].n_instances <= 16
+
+
+@pytest.mark.parametrize("name, value", [
+    ("s4_instances", 0), ("epochs", 1.5), ("grok_threshold", 1.2), ("device", "tpu"),
+    ("subsample_pairs", ["Z100_vs_Z50xZ2"]), ("subsample_instances", [1]), ("smoke", "no"),
+    ("subsample_fraction", 0.0), ("s5_weight_decay", -1.0),
+])
+def test_bad_parameters_raise_one_sentence_naming_them(name, value):
+    with pytest.raises(ParameterError) as info:
+        validate_parameters(**{**DEFAULTS, name: value})
+    assert f"`{name}`" in str(info.value) or name == "device"
+
+
+def test_a_smoke_experiment_and_its_figures():
+    config = validate_parameters(**{**DEFAULTS, "smoke": True, "epochs": 30})
+    run = run_experiment(config.experiments["s4"], config, progress=False)
+    assert run.summary["n_instances"] == 16 and run.summary["intersection_size"] == 336
+    assert "S4_vs_A4xZ2, 16 instances" in fractions_line(run)
+    typical = representative_instances(run)
+    assert set(typical) <= {"grokked_g1", "grokked_g2", "memorized", "failed"} and typical
+    figures = [
+        cayley_tables_figure(make_pair("S4_vs_A4xZ2")),
+        final_accuracy_scatter(run.result, run.codes, "S4", "A4xZ2"),
+        outcome_fractions_figure([run.summary], {"S4_vs_A4xZ2": {"fraction_g1": PUBLISHED["S4_vs_A4xZ2"]["fraction_g1"]}}),
+        training_curves_figure(run.result, {f"instance {i}": i for i in typical.values()}, "S4", "A4xZ2"),
+        class_balance_figure(class_balance(make_pair("Z100_vs_Z50xZ2")), "Z100_vs_Z50xZ2"),
+    ]
+    assert len(figures[0].data) == 3
+    assert sum(len(t.x) for t in figures[1].data) == 16
+    assert len(figures[3].data) == 4 * len(typical)
+    for fig in figures:
+        assert fig.layout.title.text
+    assert torch.equal(run.result.seeds, torch.arange(16))
