@@ -32,10 +32,10 @@
 #   whole range of damage sizes (a slider over the perturbation scale).
 
 # %% tags=["parameters"]
-smoke = False  # tiny run for tests (well under 30 seconds)
-seed = 0  # seeds every random graph and every perturbation
+smoke = False  # tiny run for tests (well under a minute)
+seed = 0  # seeds every random draw of the chapter
 device = "auto"  # "auto" (CUDA when present), "cpu", "cuda" or "cuda:K"
-results_dir = "../results"  # where 01_handcrafted_bfs.json is written
+results_dir = "../results"  # results JSON and saved models go here; later chapters read them here
 n_vertices = 8  # graph size of the model used for figures and the perturbation study (2..32)
 exactness_sizes = [4, 8, 12, 16]  # graph sizes at which the model is checked against BFS
 graphs_per_sampler = 2000  # random graphs per (size, sampler); 5 samplers -> 10,000 per size
@@ -55,29 +55,22 @@ import ipywidgets as widgets
 import torch
 from IPython.display import Markdown, display
 
+from lib.bfs.perturbation import GraphSet, perturb_and_recover, perturbation_study
 from lib.bfs.transformer import bfs_transformer
+from lib.book.params import apply_cpu_threads, validate_parameters
+from lib.book.plotting import configure_notebook_rendering
+from lib.book.reproducibility import seed_everything
+from lib.book.results import write_results
 from lib.chapters.ch1 import (
-    distances_from_source, example_graph, measure_exactness, pooled_errors, sharpness_sweep,
-    validate_parameters,
+    Chapter1Parameters, distances_from_source, example_graph, measure_exactness, pooled_errors,
+    sharpness_sweep,
 )
 from lib.chapters.ch1_figures import (
     attention_figure, graph_figure, reach_by_layer, reach_slider_figure, recovery_slider_figure,
     recovery_summary_figure, sharpness_figure,
 )
-from lib.book.params import apply_cpu_threads
-from lib.bfs.perturbation import GraphSet, perturb_and_recover, perturbation_study
-from lib.book.plotting import configure_notebook_rendering
-from lib.book.reproducibility import seed_everything
-from lib.book.results import write_results
 
-config = validate_parameters(
-    smoke=smoke, seed=seed, device=device, results_dir=results_dir, n_vertices=n_vertices,
-    exactness_sizes=exactness_sizes, graphs_per_sampler=graphs_per_sampler,
-    sharpness_graphs=sharpness_graphs, perturbation_modes=perturbation_modes,
-    perturbation_scales=perturbation_scales, recovery_steps=recovery_steps,
-    recovery_batch_size=recovery_batch_size, recovery_learning_rate=recovery_learning_rate,
-    recovery_optimizer=recovery_optimizer, n_eval_graphs=n_eval_graphs, recovered_below=recovered_below,
-    cpu_threads=cpu_threads)
+config = validate_parameters(Chapter1Parameters, globals())
 seed_everything(config.seed)
 apply_cpu_threads(config.cpu_threads, config.device)
 configure_notebook_rendering()

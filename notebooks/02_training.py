@@ -34,10 +34,10 @@
 # in a few minutes; a cell below lists the parameters of the published run for a GPU.
 
 # %% tags=["parameters"]
-smoke = False  # tiny run for tests: a few steps on tiny batches (well under a minute)
-seed = 0  # seeds the initial weights, the training data and the evaluation batch
+smoke = False  # tiny run for tests (well under a minute)
+seed = 0  # seeds every random draw of the chapter
 device = "auto"  # "auto" (CUDA when present), "cpu", "cuda" or "cuda:K"
-results_dir = "../results"  # where 02_training.json and the checkpoint are written
+results_dir = "../results"  # results JSON and saved models go here; later chapters read them here
 n_min = 3  # fewest vertices in a graph
 n_max = 8  # most vertices in a graph, also the number of edge slots (published: 15)
 n_layers = 4  # encoder layers (published: 11)
@@ -56,32 +56,26 @@ import ipywidgets as widgets
 import torch
 from IPython.display import Markdown, display
 
-from lib.paths.sampler import describe_filter, sample_batch
-from lib.paths.training import start_training, train, save_training_run
-from lib.paths.model import PathTransformer, PathTransformerConfig, count_parameters
-from lib.paths.phase_transitions import order_of_learning
-from lib.book.params import apply_cpu_threads
+from lib.book.params import apply_cpu_threads, validate_parameters
 from lib.book.plotting import configure_notebook_rendering
 from lib.book.reproducibility import seed_everything
 from lib.book.results import write_results
 from lib.chapters.ch2 import (
-    PUBLISHED, format_example, summarize_run, transition_sentence,
-    validate_parameters,
+    PUBLISHED, Chapter2Parameters, format_example, summarize_run, transition_sentence,
 )
 from lib.chapters.ch2_figures import (
     confusion_figure, confusion_slider_figure, label_histogram_figure, learning_rate_figure,
     loss_by_length_figure, total_loss_figure,
 )
+from lib.paths.model import PathTransformer, PathTransformerConfig, count_parameters
+from lib.paths.phase_transitions import order_of_learning
+from lib.paths.sampler import describe_filter, sample_batch
+from lib.paths.training import save_training_run, start_training, train
 
-config = validate_parameters(
-    smoke=smoke, seed=seed, device=device, results_dir=results_dir, n_min=n_min, n_max=n_max,
-    n_layers=n_layers, batch_size=batch_size, learning_rates=learning_rates,
-    phase_steps=phase_steps, log_every=log_every, snapshot_every=snapshot_every,
-    eval_size=eval_size, transition_threshold=transition_threshold,
-    transition_smoothing=transition_smoothing, cpu_threads=cpu_threads)
+config = validate_parameters(Chapter2Parameters, globals())
 training = config.training
 sampler = training.sampler
-seed_everything(seed)
+seed_everything(config.seed)
 apply_cpu_threads(config.cpu_threads, config.training.device)
 configure_notebook_rendering()
 print(f"device: {training.device}; graphs of {training.n_min}..{training.n_max} vertices; "
@@ -121,7 +115,7 @@ print(f"device: {training.device}; graphs of {training.n_min}..{training.n_max} 
 # one DataLoader worker process per core).
 
 # %%
-tokens, labels = sample_batch(20_000, "pretrain", n_min, n_max, torch.Generator().manual_seed(seed))
+tokens, labels = sample_batch(20_000, "pretrain", config.n_min, config.n_max, torch.Generator().manual_seed(config.seed))
 print("filter:", describe_filter(sampler))
 print(format_example(tokens[0], labels[0]))
 print(format_example(tokens[1], labels[1]))
@@ -174,7 +168,7 @@ learning_rate_figure(training.lr_schedule).show()
 # %%
 run = start_training(training)
 train(run)
-checkpoint_path = f"{results_dir}/02_training_checkpoint.pt"
+checkpoint_path = f"{config.results_dir}/02_training_checkpoint.pt"
 save_training_run(run, checkpoint_path)
 summary = summarize_run(run, config.transition_threshold, config.transition_smoothing)
 print(f"{run.step} steps, {run.step * training.batch_size:,} examples in {run.seconds:.0f} s "
@@ -247,7 +241,7 @@ def show_checkpoint(checkpoint_index):
                      unreachable_label=sampler.unreachable_label).show()
 
 
-if not smoke:
+if not config.smoke:
     widgets.interact_manual(show_checkpoint, checkpoint_index=widgets.IntSlider(
         value=len(run.snapshot_steps) - 1, min=0, max=len(run.snapshot_steps) - 1,
         description="checkpoint"))
@@ -256,9 +250,9 @@ if not smoke:
 # ## Numbers and checks
 
 # %%
-results = {**summary, "checkpoint": "02_training_checkpoint.pt", "smoke": smoke,
+results = {**summary, "checkpoint": "02_training_checkpoint.pt", "smoke": config.smoke,
            "config": training.to_dict(), "published": PUBLISHED}
-path = write_results(results_dir, "02_training", results)
+path = write_results(config.results_dir, "02_training", results)
 print(f"wrote {path}")
 
 # %%
@@ -272,9 +266,9 @@ for length, loss in summary["loss_by_length"].items():
 # %%
 # The model must beat the no-information baseline by a wide margin (the smoke run, a few
 # dozen steps, only has to beat it).
-margin = 1 if smoke else 10
+margin = 1 if config.smoke else 10
 assert summary["final_loss"] * margin < summary["constant_prediction_loss"], summary["final_loss"]
-if not smoke:
+if not config.smoke:
     learned = [length for length, step in transitions.items() if step is not None]
     assert 1 in learned, "length 1 should be learned"
     assert len(groups) >= 2, f"expected at least two distinct transitions, got {groups}"

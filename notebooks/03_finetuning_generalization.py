@@ -34,9 +34,9 @@
 
 # %% tags=["parameters"]
 smoke = False  # tiny run for tests (well under a minute)
-seed = 0  # seeds fine-tuning, every held-out set and the length-generalization model
+seed = 0  # seeds every random draw of the chapter
 device = "auto"  # "auto" (CUDA when present), "cpu", "cuda" or "cuda:K"
-results_dir = "../results"  # reads chapter 2's checkpoint from here; writes 03_finetuning_generalization.json
+results_dir = "../results"  # results JSON and saved models go here; later chapters read them here
 small_n_max = 5  # small graphs have 3..small_n_max vertices, small targets and labels at most small_n_max (published: 7)
 finetune_steps = 300  # fine-tuning steps, each on fresh graphs (published: 100)
 finetune_batch_size = 256  # graphs per fine-tuning step (published: 2**15)
@@ -64,9 +64,7 @@ from lib.paths.finetuning import (
     PUBLISHED_FINETUNING, ensure_base_model, fallback_base_config, finetune, finetuning_config,
     held_out_loss, loss_on, weight_shrink_factor,
 )
-from lib.chapters.ch3 import (
-    generalization_table, target_kind_table, validate_parameters,
-)
+from lib.chapters.ch3 import Chapter3Parameters, generalization_table, target_kind_table
 from lib.chapters.ch3_figures import (
     confusion_by_test_figure, error_by_target_kind_figure, finetune_loss_figure,
     generalization_bars_figure, length_heatmap_figure, loss_by_distance_figure, loss_by_size_figure,
@@ -79,22 +77,14 @@ from lib.paths.length_generalization import (
     evaluate_cells, own_graphs_by_distance, summarize_cells, training_config, vertex_id_coverage,
 )
 from lib.paths.training import start_training, train
-from lib.book.params import apply_cpu_threads
+from lib.book.params import apply_cpu_threads, validate_parameters
 from lib.book.plotting import configure_notebook_rendering
 from lib.book.reproducibility import make_generator, seed_everything
 from lib.book.results import write_results
 from lib.chapters.ch2 import format_example
 from lib.chapters.ch2_figures import confusion_figure, label_histogram_figure
 
-config = validate_parameters(
-    smoke=smoke, seed=seed, device=device, results_dir=results_dir, small_n_max=small_n_max,
-    finetune_steps=finetune_steps, finetune_batch_size=finetune_batch_size,
-    finetune_learning_rate=finetune_learning_rate, finetune_weight_decay=finetune_weight_decay,
-    eval_size=eval_size, test_graphs=test_graphs, length_train_n_max=length_train_n_max,
-    length_test_n_max=length_test_n_max, length_n_layers=length_n_layers,
-    length_batch_size=length_batch_size, length_learning_rates=length_learning_rates,
-    length_phase_steps=length_phase_steps, length_graphs_per_cell=length_graphs_per_cell,
-    cpu_threads=cpu_threads)
+config = validate_parameters(Chapter3Parameters, globals())
 seed_everything(config.seed)
 apply_cpu_threads(config.cpu_threads, config.device)
 configure_notebook_rendering()
@@ -134,7 +124,7 @@ print(f"device: {config.device}; small graphs up to {config.small_n_max} vertice
 # %%
 started = time.perf_counter()
 base = ensure_base_model(config.results_dir, fallback_base_config(
-    seed=config.seed, device=config.device, smoke=config.smoke), device=config.device)
+    seed=config.seed, device=str(config.device), smoke=config.smoke), device=config.device)
 seconds["base_model"] = time.perf_counter() - started
 scale = scale_for(base.config, config.small_n_max)
 n_labels = scale.unreachable_label + 1
@@ -371,7 +361,7 @@ display(Markdown(f"""
 # %%
 split = config.length_split
 length_config = training_config(split, n_layers=config.length_n_layers, batch_size=config.length_batch_size,
-                                lr_schedule=config.length_lr_schedule, seed=config.seed, device=config.device)
+                                lr_schedule=config.length_lr_schedule, seed=config.seed, device=str(config.device))
 seen_ids = vertex_id_coverage(length_config, 2000, make_generator(config.seed + 17, config.device))
 assert seen_ids == list(range(1, split.vertex_ids + 2)), seen_ids
 print(f"training graphs: {split.n_min}..{split.n_train_max} vertices, paths of at most "

@@ -38,10 +38,10 @@
 # lists the parameters of the published scale for a GPU.
 
 # %% tags=["parameters"]
-smoke = False  # tiny run for tests: a few instances and a few dozen epochs (well under a minute)
-seed = 0  # instance i of every sweep uses seed 100000 * seed + i; also seeds the 60% subsets
+smoke = False  # tiny run for tests (well under a minute)
+seed = 0  # seeds every random draw of the chapter
 device = "auto"  # "auto" (CUDA when present), "cpu", "cuda" or "cuda:K"
-results_dir = "../results"  # where 04_ambiguous_grokking.json and the saved sweeps go
+results_dir = "../results"  # results JSON and saved models go here; later chapters read them here
 epochs = 2000  # full-batch epochs of every sweep (the authors: 2000)
 log_every = 20  # epochs between recorded accuracies and losses
 grok_threshold = 0.999  # accuracy on a group's full table that counts as grokking it
@@ -69,32 +69,24 @@ save_sweeps = True  # save the sweeps (metrics, final parameters, S4 snapshots) 
 import torch
 from IPython.display import Markdown, display
 
-from lib.grokking.pairs import PAIR_NAMES, PUBLISHED_INTERSECTION_SIZES, make_pair
+from lib.book.params import validate_parameters
+from lib.book.plotting import configure_notebook_rendering
+from lib.book.reproducibility import seed_everything
+from lib.book.results import write_results
 from lib.chapters.ch4 import (
-    PUBLISHED, fractions_line, representative_instances, run_experiment, save_experiment,
-    validate_parameters,
+    PUBLISHED, Chapter4Parameters, fractions_line, representative_instances, run_experiment,
+    save_experiment,
 )
 from lib.chapters.ch4_figures import (
     cayley_tables_figure, class_balance_figure, final_accuracy_scatter, outcome_fractions_figure,
     outcome_label, training_curves_figure,
 )
 from lib.grokking.outcomes import outcome_fractions
+from lib.grokking.pairs import PAIR_NAMES, PUBLISHED_INTERSECTION_SIZES, make_pair
 from lib.grokking.sweeps import class_balance, sweep_outcomes
-from lib.book.plotting import configure_notebook_rendering
-from lib.book.reproducibility import seed_everything
-from lib.book.results import write_results
 
-config = validate_parameters(
-    smoke=smoke, seed=seed, device=device, results_dir=results_dir, epochs=epochs,
-    log_every=log_every, grok_threshold=grok_threshold, s4_instances=s4_instances, s4_dim=s4_dim,
-    s4_weight_decay=s4_weight_decay, z48_instances=z48_instances, z48_embed_dim=z48_embed_dim,
-    z48_hidden_dim=z48_hidden_dim, z48_weight_decay=z48_weight_decay,
-    z100_instances=z100_instances, z100_embed_dim=z100_embed_dim, z100_hidden_dim=z100_hidden_dim,
-    z100_weight_decay=z100_weight_decay, s5_instances=s5_instances, s5_dim=s5_dim,
-    s5_weight_decay=s5_weight_decay, subsample_pairs=subsample_pairs,
-    subsample_instances=subsample_instances, subsample_fraction=subsample_fraction,
-    checkpoint_every=checkpoint_every, save_sweeps=save_sweeps)
-seed_everything(seed)
+config = validate_parameters(Chapter4Parameters, globals())
+seed_everything(config.seed)
 configure_notebook_rendering()
 runs = {}
 for key, experiment in config.experiments.items():
@@ -335,24 +327,24 @@ outcome_fractions_figure([r.summary for r in pair_runs], published_marks).show()
 saved = {}
 if config.save_sweeps:
     for key, run in runs.items():
-        saved[key] = save_experiment(run, results_dir)
+        saved[key] = save_experiment(run, config.results_dir)
 results = {
     "pairs": [r.summary for r in pair_runs],
     "subsample": [runs[k].summary for k in runs if k.startswith("subsample")],
     "intersection_sizes": {name: make_pair(name).intersection_size for name in PAIR_NAMES},
     "published_intersection_sizes": PUBLISHED_INTERSECTION_SIZES,
     "z100_label_counts": {k: v.tolist() for k, v in balance.items()},
-    "published": PUBLISHED, "grok_threshold": config.grok_threshold, "smoke": smoke,
-    "seed": seed, "saved_sweeps": saved,
+    "published": PUBLISHED, "grok_threshold": config.grok_threshold, "smoke": config.smoke,
+    "seed": config.seed, "saved_sweeps": saved,
 }
-path = write_results(results_dir, "04_ambiguous_grokking", results)
+path = write_results(config.results_dir, "04_ambiguous_grokking", results)
 print(f"results written to {path}; sweeps saved: {sorted(saved.values())}")
 
 for name in PAIR_NAMES:
     assert results["intersection_sizes"][name] == PUBLISHED_INTERSECTION_SIZES[name]
 for run in runs.values():
     assert abs(run.summary["fraction_g1"] + run.summary["fraction_g2"] + run.summary["fraction_neither"] - 1) < 1e-9
-if not smoke:
+if not config.smoke:
     # Every full-intersection seed fits its training set.
     assert all(r.summary["count_failed"] == 0 for r in pair_runs)
     # Only the commutative group is grokked on the Z48 pair, and some seeds do grok it.

@@ -6,8 +6,9 @@ import pytest
 import torch
 
 from lib.book import params
-from lib.chapters.ch1 import validate_parameters
+from lib.book.params import validate_parameters
 from lib.book.results import read_results, save_checkpoint, write_results
+from lib.chapters.ch1 import Chapter1Parameters
 
 GOOD = dict(
     smoke=False, seed=0, device="auto", results_dir="r", n_vertices=8, exactness_sizes=[4, 8],
@@ -18,10 +19,12 @@ GOOD = dict(
 
 
 def test_good_parameters_pass_and_smoke_shrinks_the_run():
-    config = validate_parameters(**GOOD)
+    config = validate_parameters(Chapter1Parameters, GOOD)
     assert config.n_vertices == 8 and config.recovery.steps == 5 and config.device.type in ("cpu", "cuda")
-    smoke = validate_parameters(**{**GOOD, "smoke": True})
-    assert smoke.recovery.steps < 10 and smoke.graphs_per_sampler < 100
+    assert config.exactness_sizes == (4, 8) and config.recovery.n_train_graphs == 256
+    smoke = validate_parameters(Chapter1Parameters, {**GOOD, "smoke": True})
+    assert smoke.recovery.steps == 4 and smoke.graphs_per_sampler == 40 and smoke.n_vertices == 5
+    assert smoke.recovery.n_train_graphs == 64 and smoke.recovered_below == 0.01
 
 
 @pytest.mark.parametrize("name, value", [
@@ -33,7 +36,7 @@ def test_good_parameters_pass_and_smoke_shrinks_the_run():
 ])
 def test_each_bad_parameter_is_named_in_one_sentence(name, value):
     with pytest.raises(params.ParameterError) as error:
-        validate_parameters(**{**GOOD, name: value})
+        validate_parameters(Chapter1Parameters, {**GOOD, name: value})
     message = str(error.value)
     assert f"`{name}`" in message and message.endswith(".") and "\n" not in message
 

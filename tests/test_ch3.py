@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 import torch
 
-from lib.chapters.ch3 import generalization_table, target_kind_table, validate_parameters
+from lib.book.params import read_parameters_cell, validate_parameters
+from lib.chapters.ch3 import Chapter3Parameters, generalization_table, target_kind_table
 from lib.chapters.ch3_figures import (
     confusion_by_test_figure, error_by_target_kind_figure, finetune_loss_figure,
     generalization_bars_figure, length_heatmap_figure, loss_by_distance_figure, loss_by_size_figure,
@@ -17,20 +19,16 @@ from lib.paths.length_generalization import Cell, LengthSplit
 from lib.book.params import ParameterError
 from lib.paths.training import TrainingLog
 
-DEFAULTS = dict(
-    smoke=False, seed=0, device="cpu", results_dir="../results", small_n_max=5, finetune_steps=300,
-    finetune_batch_size=256, finetune_learning_rate=1e-4, finetune_weight_decay=1e-5, eval_size=4096,
-    test_graphs=4096, length_train_n_max=6, length_test_n_max=12, length_n_layers=4,
-    length_batch_size=256, length_learning_rates=[1e-3, 2e-4], length_phase_steps=[1200, 300],
-    length_graphs_per_cell=256, cpu_threads=1)
+DEFAULTS = {**read_parameters_cell(Path(__file__).parents[1] / "notebooks" / "03_finetuning_generalization.py"),
+            "device": "cpu"}
 SCALE = Scale(3, 5, 8, 8, 8)
 
 
 def test_defaults_validate_and_smoke_shrinks_everything():
-    config = validate_parameters(**DEFAULTS)
+    config = validate_parameters(Chapter3Parameters, DEFAULTS)
     assert config.length_split == LengthSplit(3, 6, 12)
     assert config.length_lr_schedule == ((1200, 1e-3), (300, 2e-4))
-    smoke = validate_parameters(**{**DEFAULTS, "smoke": True})
+    smoke = validate_parameters(Chapter3Parameters, {**DEFAULTS, "smoke": True})
     assert smoke.finetune_steps <= 10 and smoke.test_graphs <= 256
     assert sum(steps for steps, _ in smoke.length_lr_schedule) <= 40 and smoke.length_n_layers <= 2
 
@@ -44,7 +42,7 @@ def test_defaults_validate_and_smoke_shrinks_everything():
 ])
 def test_a_bad_parameter_names_itself(name, value, message):
     with pytest.raises(ParameterError, match=re.escape(message)):
-        validate_parameters(**{**DEFAULTS, name: value})
+        validate_parameters(Chapter3Parameters, {**DEFAULTS, name: value})
 
 
 @pytest.fixture(scope="module")

@@ -1,11 +1,14 @@
 """Chapter 4's parameter validation, experiment runs and figures (small and fast)."""
 
+from pathlib import Path
+
 import pytest
 import torch
 
 from lib.grokking.pairs import make_pair
+from lib.book.params import read_parameters_cell, validate_parameters
 from lib.chapters.ch4 import (
-    PUBLISHED, fractions_line, representative_instances, run_experiment, validate_parameters,
+    PUBLISHED, Chapter4Parameters, fractions_line, representative_instances, run_experiment,
 )
 from lib.chapters.ch4_figures import (
     cayley_tables_figure, class_balance_figure, final_accuracy_scatter, outcome_fractions_figure,
@@ -14,25 +17,19 @@ from lib.chapters.ch4_figures import (
 from lib.grokking.sweeps import class_balance
 from lib.book.params import ParameterError
 
-DEFAULTS = dict(
-    smoke=False, seed=0, device="cpu", results_dir="/tmp/results", epochs=2000, log_every=20,
-    grok_threshold=0.999, s4_instances=1000, s4_dim=32, s4_weight_decay=2e-5, z48_instances=8,
-    z48_embed_dim=32, z48_hidden_dim=64, z48_weight_decay=2e-4, z100_instances=4,
-    z100_embed_dim=32, z100_hidden_dim=64, z100_weight_decay=2e-4, s5_instances=2, s5_dim=128,
-    s5_weight_decay=2e-5, subsample_pairs=["S5_vs_A5xZ2", "S4_vs_A4xZ2"],
-    subsample_instances=[2, 200], subsample_fraction=0.6, checkpoint_every=500, save_sweeps=True,
-)
+DEFAULTS = {**read_parameters_cell(Path(__file__).parents[1] / "notebooks" / "04_ambiguous_grokking.py"),
+            "device": "cpu", "results_dir": "/tmp/results"}
 
 
 def test_defaults_build_the_experiments():
-    config = validate_parameters(**DEFAULTS)
+    config = validate_parameters(Chapter4Parameters, DEFAULTS)
     assert list(config.experiments) == ["z48", "s4", "s5", "z100", "subsample_s5", "subsample_s4"]
     s4 = config.experiments["s4"]
     assert s4.n_instances == 1000 and s4.model.embed_dim == 32 and s4.training.epochs == 2000
     assert s4.training.checkpoint_epochs == (0, 500, 1000, 1500, 2000)
     assert config.experiments["s5"].model.hidden_dim == 128
     assert config.experiments["subsample_s5"].train_fraction == 0.6
-    smoke = validate_parameters(**{**DEFAULTS, "smoke": True})
+    smoke = validate_parameters(Chapter4Parameters, {**DEFAULTS, "smoke": True})
     assert all(e.training.epochs <= 60 for e in smoke.experiments.values())
     assert smoke.experiments["s4"].n_instances <= 16
 
@@ -44,12 +41,12 @@ def test_defaults_build_the_experiments():
 ])
 def test_bad_parameters_raise_one_sentence_naming_them(name, value):
     with pytest.raises(ParameterError) as info:
-        validate_parameters(**{**DEFAULTS, name: value})
+        validate_parameters(Chapter4Parameters, {**DEFAULTS, name: value})
     assert f"`{name}`" in str(info.value) or name == "device"
 
 
 def test_a_smoke_experiment_and_its_figures():
-    config = validate_parameters(**{**DEFAULTS, "smoke": True, "epochs": 30})
+    config = validate_parameters(Chapter4Parameters, {**DEFAULTS, "smoke": True, "epochs": 30})
     run = run_experiment(config.experiments["s4"], config, progress=False)
     assert run.summary["n_instances"] == 16 and run.summary["intersection_size"] == 336
     assert "S4_vs_A4xZ2, 16 instances" in fractions_line(run)

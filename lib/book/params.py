@@ -1,21 +1,46 @@
-"""Validation of papermill parameters, shared by every chapter.
+"""Papermill parameters, declared once per chapter and validated by one function (all chapters).
 
-Each chapter's second cell passes its parameters through these checks. A bad value raises
-`ParameterError` whose message is one sentence naming the parameter and what is allowed, so a
-headless rerun stops with a readable reason instead of a traceback deep inside training code.
+A chapter declares its parameters as one frozen dataclass (in `lib.chapters.chN`) whose fields
+carry their type, bounds, help and smoke-run value through `parameter(...)`:
+
+    @dataclass(frozen=True)
+    class Chapter1Parameters(ChapterParameters):
+        n_vertices: int = parameter("graph size of the model (2..32)", low=2, high=32,
+                                    smoke=5)
+
+The notebook's first cell holds the flat defaults papermill needs (one line per field, its
+comment equal to the field's help; a test checks both), and its second cell calls
+`validate_parameters(Chapter1Parameters, globals())`. A bad value raises `ParameterError` whose
+message is one sentence naming the parameter and what is allowed, so a headless rerun stops with
+a readable reason instead of a traceback deep inside training code. With `smoke=True` the
+fields' smoke values replace the given ones, so tests run each chapter in seconds.
+
+List parameters also accept their YAML/JSON text ('[0.1, 1.0]'), which is what papermill's
+`-p name value` passes on the command line.
 """
 
 from __future__ import annotations
 
+import ast
+import dataclasses
+import json
 import math
-from collections.abc import Sequence
-from typing import Any
+import types
+import typing
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, ClassVar, TypeVar
 
 import torch
+import yaml
 
 
 class ParameterError(ValueError):
     """A notebook parameter has a value the chapter cannot run with."""
+
+
+#: How to pass a list from the command line, appended to every "must be a list" message.
+LIST_HINT = " (from the command line: -p name '[1, 2]' or -y 'name: [1, 2]')"
 
 
 def _fail(name: str, allowed: str, value: Any) -> None:
@@ -64,15 +89,17 @@ def check_choice(name: str, value: Any, allowed: Sequence[Any]) -> Any:
 
 def check_float_list(
     name: str, value: Any, low: float | None = None, high: float | None = None,
-    *, min_length: int = 1,
+    *, min_length: int = 1, low_inclusive: bool = True,
 ) -> list[float]:
     """Return `value` as a list of floats if every entry is a finite number in the range."""
     if not isinstance(value, (list, tuple)) or len(value) < min_length:
-        _fail(name, f"a list of at least {min_length} numbers", value)
+        _fail(name, f"a list of at least {min_length} numbers{LIST_HINT}", value)
     for entry in value:
         if isinstance(entry, bool) or not isinstance(entry, (int, float)) or not math.isfinite(entry) \
-                or (low is not None and entry < low) or (high is not None and entry > high):
-            _fail(name, f"a list of finite numbers{_range_text(low, high)}", value)
+                or (low is not None and (entry < low if low_inclusive else entry <= low)) \
+                or (high is not None and entry > high):
+            bound = _range_text(low, high) if low_inclusive else f" greater than {low}"
+            _fail(name, f"a list of finite numbers{bound}", value)
     return [float(v) for v in value]
 
 
@@ -82,7 +109,7 @@ def check_int_list(
 ) -> list[int]:
     """Return `value` as a list of ints if every entry is an int in the range."""
     if not isinstance(value, (list, tuple)) or len(value) < min_length:
-        _fail(name, f"a list of at least {min_length} integers", value)
+        _fail(name, f"a list of at least {min_length} integers{LIST_HINT}", value)
     for entry in value:
         if isinstance(entry, bool) or not isinstance(entry, int) \
                 or (low is not None and entry < low) or (high is not None and entry > high):
@@ -105,15 +132,6 @@ def check_path(name: str, value: Any) -> str:
     if not isinstance(value, str) or not value.strip():
         _fail(name, "a non-empty directory path", value)
     return value
-
-
-def check_common(smoke: Any, seed: Any, device: Any, results_dir: Any) -> torch.device:
-    """Check the four parameters every chapter has; return the resolved torch device."""
-    check_bool("smoke", smoke)
-    check_int("seed", seed, 0)
-    resolved = resolve_device(device)
-    check_path("results_dir", results_dir)
-    return resolved
 
 
 def resolve_device(value: Any, name: str = "device") -> torch.device:
@@ -154,3 +172,188 @@ def apply_cpu_threads(threads: int, device: torch.device | str) -> None:
     """
     if torch.device(device).type == "cpu":
         torch.set_num_threads(threads)
+
+
+# --- Declared parameters -------------------------------------------------------------------
+
+#: A bound or a smoke value may depend on parameters validated before it (fields in order).
+Bound = float | int | Callable[[types.SimpleNamespace], float] | None
+
+
+#: Marks a parameter that keeps its value in the smoke run.
+KEEP = object()
+
+
+@dataclasses.dataclass(frozen=True)
+class Rule:
+    """How one declared parameter is checked (see `parameter`)."""
+
+    help: str
+    low: Bound = None
+    high: Bound = None
+    low_inclusive: bool = True
+    choices: tuple[Any, ...] | None = None
+    min_length: int = 1
+    check: Callable[[str, Any], Any] | None = None
+    smoke: Any = KEEP
+
+
+def parameter(help: str, *, low: Bound = None, high: Bound = None, low_inclusive: bool = True,
+              choices: Sequence[Any] | None = None, min_length: int = 1,
+              check: Callable[[str, Any], Any] | None = None, smoke: Any = KEEP):
+    """Declare one chapter parameter: a dataclass field with no default and its `Rule`.
+
+    Args:
+        help: one sentence, equal to the comment on the parameter's line in the notebook.
+        low, high: bounds of a number or of every entry of a list; a callable receives the
+            parameters declared before this one (as attributes) and returns the bound.
+        low_inclusive: False for a strict lower bound ("greater than 0").
+        choices: allowed values of a string, or of every entry of a list of strings.
+        min_length: shortest allowed list.
+        check: a function (name, value) -> checked value that replaces the type's check.
+        smoke: the value used when `smoke=True`; a callable receives the checked value and
+            returns the smoke value (for example `lambda steps: min(steps, 40)`).
+    """
+    rule = Rule(help, low, high, low_inclusive, None if choices is None else tuple(choices),
+                min_length, check, smoke)
+    return dataclasses.field(metadata={"rule": rule})
+
+
+@dataclasses.dataclass(frozen=True)
+class ChapterParameters:
+    """The four parameters every chapter has; each chapter's dataclass extends this one.
+
+    A subclass may redeclare one of these fields to give it a more precise help; the field keeps
+    its place. It may define `check_consistency` for rules that involve several parameters.
+    """
+
+    smoke: bool = parameter("tiny run for tests (well under a minute)")
+    seed: int = parameter("seeds every random draw of the chapter", low=0)
+    device: torch.device = parameter('"auto" (CUDA when present), "cpu", "cuda" or "cuda:K"',
+                                     check=lambda name, value: resolve_device(value, name))
+    results_dir: str = parameter("results JSON and saved models go here; later chapters read them here",
+                                 check=check_path)
+
+    def check_consistency(self) -> None:
+        """Raise `ParameterError` when parameters that are each valid do not fit together."""
+
+
+Parameters = TypeVar("Parameters", bound=ChapterParameters)
+
+
+def validate_parameters(spec: type[Parameters], namespace: Mapping[str, Any]) -> Parameters:
+    """Check a chapter's parameters, read from `namespace` (the notebook's `globals()`).
+
+    Every field of `spec` is looked up by name and checked in declaration order by its type and
+    `Rule`; then `spec.check_consistency` runs; with `smoke=True` the smoke values replace the
+    given ones. Returns the frozen `spec` instance the chapter runs with.
+
+    Raises:
+        ParameterError: one sentence naming the first bad (or missing) parameter.
+    """
+    hints = typing.get_type_hints(spec)
+    checked: dict[str, Any] = {}
+    for field in dataclasses.fields(spec):
+        if field.name not in namespace:
+            raise ParameterError(f"Parameter `{field.name}` is missing: the chapter's parameters "
+                                 f"cell must define it.")
+        rule: Rule = field.metadata["rule"]
+        earlier = types.SimpleNamespace(**checked)
+        checked[field.name] = _check_declared(field.name, hints[field.name], namespace[field.name],
+                                              rule, earlier)
+    config = spec(**checked)
+    config.check_consistency()
+    if config.smoke:
+        config = dataclasses.replace(config, **smoke_values(config))
+    return config
+
+
+def smoke_values(config: ChapterParameters) -> dict[str, Any]:
+    """The values that `smoke=True` puts in place of the given ones."""
+    values = {}
+    for field in dataclasses.fields(config):
+        smoke = field.metadata["rule"].smoke
+        if smoke is not KEEP:
+            current = getattr(config, field.name)
+            values[field.name] = smoke(current) if callable(smoke) else smoke
+    return values
+
+
+def parameter_help(spec: type[ChapterParameters]) -> dict[str, str]:
+    """Each parameter's one-sentence help, in declaration order."""
+    return {field.name: field.metadata["rule"].help for field in dataclasses.fields(spec)}
+
+
+def _check_declared(name: str, hint: Any, value: Any, rule: Rule, earlier: types.SimpleNamespace) -> Any:
+    low = rule.low(earlier) if callable(rule.low) else rule.low
+    high = rule.high(earlier) if callable(rule.high) else rule.high
+    is_list = typing.get_origin(hint) in (tuple, list)
+    if is_list and isinstance(value, str):
+        value = _parse_list_text(value)
+    if rule.check is not None:
+        return rule.check(name, value)
+    if hint is bool:
+        return check_bool(name, value)
+    if hint is int:
+        return check_int(name, value, low, high)
+    if hint is float:
+        return check_float(name, value, low, high, low_inclusive=rule.low_inclusive)
+    if hint is str:
+        if rule.choices is not None:
+            return check_choice(name, value, rule.choices)
+        if not isinstance(value, str) or not value:
+            _fail(name, "a non-empty string", value)
+        return value
+    if is_list:
+        entry = typing.get_args(hint)[0]
+        if entry is int:
+            return tuple(check_int_list(name, value, low, high, min_length=rule.min_length))
+        if entry is float:
+            return tuple(check_float_list(name, value, low, high, min_length=rule.min_length,
+                                          low_inclusive=rule.low_inclusive))
+        if entry is str and rule.choices is not None:
+            if not isinstance(value, (list, tuple)) or len(value) < rule.min_length \
+                    or any(v not in rule.choices for v in value):
+                _fail(name, f"a list of at least {rule.min_length} drawn from "
+                            + ", ".join(repr(c) for c in rule.choices) + LIST_HINT, value)
+            return tuple(value)
+    raise TypeError(f"Parameter `{name}` is declared with a type that `validate_parameters` "
+                    f"cannot check: {hint!r}.")
+
+
+def _parse_list_text(text: str) -> Any:
+    """The list written in `text` as JSON or YAML, or `text` unchanged when it is not one.
+
+    JSON comes first because YAML 1.1 reads `1e-3` (no dot) as a string.
+    """
+    try:
+        parsed = json.loads(text)
+    except json.JSONDecodeError:
+        try:
+            parsed = yaml.safe_load(text)
+        except yaml.YAMLError:
+            return text
+    return parsed if isinstance(parsed, list) else text
+
+
+def read_parameters_cell(notebook: str | Path) -> dict[str, Any]:
+    """The defaults of a chapter's parameters cell, read from its jupytext `.py` source.
+
+    Tests use it so that no default is written a second time; every value must be a literal.
+    """
+    source = Path(notebook).with_suffix(".py").read_text()
+    cells = source.split("\n# %%")
+    cell = next(c for c in cells if c.startswith(' tags=["parameters"]'))
+    return {node.targets[0].id: ast.literal_eval(node.value)
+            for node in ast.parse(cell.split("\n", 1)[1]).body if isinstance(node, ast.Assign)}
+
+
+def read_parameter_comments(notebook: str | Path) -> dict[str, str]:
+    """The comment on each line of a chapter's parameters cell (for the help-text test)."""
+    source = Path(notebook).with_suffix(".py").read_text()
+    cell = next(c for c in source.split("\n# %%") if c.startswith(' tags=["parameters"]'))
+    comments = {}
+    for line in cell.splitlines()[1:]:
+        if " = " in line and "  # " in line:
+            comments[line.split(" = ", 1)[0].strip()] = line.split("  # ", 1)[1].strip()
+    return comments

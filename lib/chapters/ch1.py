@@ -1,7 +1,7 @@
 """Parameters and measurements of chapter 1 (the hand-built BFS transformer).
 
-`validate_parameters` turns the notebook's papermill parameters into a frozen config (or stops
-with one sentence naming the bad parameter); `measure_exactness` and `sharpness_sweep` are the
+`Chapter1Parameters` declares the notebook's papermill parameters (validated by
+`lib.book.params.validate_parameters`); `measure_exactness` and `sharpness_sweep` are the
 chapter's two measurements of the construction against plain BFS.
 """
 
@@ -12,94 +12,64 @@ from dataclasses import dataclass
 import torch
 from tqdm.auto import tqdm
 
-from lib.book import params
+from lib.book.params import ChapterParameters, parameter
 from lib.bfs.graphs import SAMPLER_NAMES, bfs_distance_batch, sample_graphs
 from lib.bfs.transformer import MAX_VERTICES, bfs_transformer
 from lib.bfs.perturbation import PERTURBATION_MODES, RECOVERY_OPTIMIZERS, RecoverySettings
 
-#: What the smoke run uses instead of the defaults (well under 30 seconds on 2 cores).
-SMOKE = {
-    "n_vertices": 5, "exactness_sizes": [4, 5], "graphs_per_sampler": 40,
-    "perturbation_scales": [0.01, 1.0], "recovery_steps": 4, "recovery_batch_size": 16,
-    "n_eval_graphs": 64, "sharpness_graphs": 64,
-}
-
-
 @dataclass(frozen=True)
-class Chapter1Config:
-    """Validated parameters of chapter 1."""
+class Chapter1Parameters(ChapterParameters):
+    """The papermill parameters of chapter 1, each with its type, bounds, help and smoke value."""
 
-    smoke: bool
-    seed: int
-    device: torch.device
-    results_dir: str
-    n_vertices: int
-    exactness_sizes: tuple[int, ...]
-    graphs_per_sampler: int
-    samplers: tuple[str, ...]
-    sharpness_graphs: int
-    perturbation_modes: tuple[str, ...]
-    perturbation_scales: tuple[float, ...]
-    recovery: RecoverySettings
-    recovered_below: float
-    cpu_threads: int
+    n_vertices: int = parameter(
+        "graph size of the model used for figures and the perturbation study (2..32)",
+        low=2, high=MAX_VERTICES, smoke=5)
+    exactness_sizes: tuple[int, ...] = parameter(
+        "graph sizes at which the model is checked against BFS", low=2, high=MAX_VERTICES,
+        smoke=(4, 5))
+    graphs_per_sampler: int = parameter(
+        "random graphs per (size, sampler); 5 samplers -> 10,000 per size", low=1, smoke=40)
+    sharpness_graphs: int = parameter(
+        "graphs used to measure error against the construction's constants", low=1, smoke=64)
+    perturbation_modes: tuple[str, ...] = parameter(
+        '"replace": one Q/K/V matrix -> noise; "gaussian": all weights + noise',
+        choices=PERTURBATION_MODES)
+    perturbation_scales: tuple[float, ...] = parameter(
+        "noise scales of the perturbation study", low=0.0, low_inclusive=False, smoke=(0.01, 1.0))
+    recovery_steps: int = parameter("optimizer steps of retraining after each perturbation",
+                                    low=1, smoke=4)
+    recovery_batch_size: int = parameter("graphs per retraining step", low=1, smoke=16)
+    recovery_learning_rate: float = parameter("learning rate of retraining", low=0.0,
+                                              low_inclusive=False)
+    recovery_optimizer: str = parameter(
+        '"sgd" or "adam" (the study used Adam at learning rate 1e-6)', choices=RECOVERY_OPTIMIZERS)
+    n_eval_graphs: int = parameter("held-out graphs on which losses before/after are measured",
+                                   low=1, smoke=64)
+    cpu_threads: int = parameter(
+        "torch threads on the CPU (one is fastest for these small models on 2 cores)",
+        low=1, high=256)
+    recovered_below: float = parameter(
+        "a run counts as recovered if its held-out MSE ends below this (about 1% of the label variance)",
+        low=0.0, low_inclusive=False)
+
+    @property
+    def samplers(self) -> tuple[str, ...]:
+        """Every graph sampler of `lib.bfs.graphs`: exactness is checked on all of them."""
+        return SAMPLER_NAMES
 
     @property
     def n_graphs_per_size(self) -> int:
         return self.graphs_per_sampler * len(self.samplers)
 
-
-def validate_parameters(
-    *, smoke, seed, device, results_dir, n_vertices, exactness_sizes, graphs_per_sampler,
-    sharpness_graphs, perturbation_modes, perturbation_scales, recovery_steps,
-    recovery_batch_size, recovery_learning_rate, recovery_optimizer, n_eval_graphs, recovered_below,
-    cpu_threads,
-) -> Chapter1Config:
-    """Check every chapter-1 parameter; raise `ParameterError` naming the first bad one."""
-    resolved_device = params.check_common(smoke, seed, device, results_dir)
-    params.check_int("n_vertices", n_vertices, 2, MAX_VERTICES)
-    params.check_int_list("exactness_sizes", exactness_sizes, 2, MAX_VERTICES)
-    params.check_int("graphs_per_sampler", graphs_per_sampler, 1)
-    params.check_int("sharpness_graphs", sharpness_graphs, 1)
-    if not isinstance(perturbation_modes, (list, tuple)) or not perturbation_modes or any(
-            m not in PERTURBATION_MODES for m in perturbation_modes):
-        raise params.ParameterError(
-            f"Parameter `perturbation_modes` must be a non-empty list drawn from "
-            f"{', '.join(repr(m) for m in PERTURBATION_MODES)}; got {perturbation_modes!r}.")
-    params.check_float_list("perturbation_scales", perturbation_scales, 0.0)
-    if any(s <= 0 for s in perturbation_scales):
-        raise params.ParameterError(
-            f"Parameter `perturbation_scales` must hold positive numbers; got {perturbation_scales!r}.")
-    params.check_int("recovery_steps", recovery_steps, 1)
-    params.check_int("recovery_batch_size", recovery_batch_size, 1)
-    params.check_float("recovery_learning_rate", recovery_learning_rate, 0.0, low_inclusive=False)
-    params.check_choice("recovery_optimizer", recovery_optimizer, RECOVERY_OPTIMIZERS)
-    params.check_int("n_eval_graphs", n_eval_graphs, 1)
-    params.check_float("recovered_below", recovered_below, 0.0, low_inclusive=False)
-    params.check_int("cpu_threads", cpu_threads, 1, 256)
-    values = dict(
-        n_vertices=n_vertices, exactness_sizes=list(exactness_sizes), graphs_per_sampler=graphs_per_sampler,
-        perturbation_scales=list(perturbation_scales), recovery_steps=recovery_steps,
-        recovery_batch_size=recovery_batch_size, n_eval_graphs=n_eval_graphs,
-        sharpness_graphs=sharpness_graphs,
-    )
-    if smoke:
-        values.update(SMOKE)
-    recovery = RecoverySettings(
-        steps=values["recovery_steps"], batch_size=values["recovery_batch_size"],
-        learning_rate=float(recovery_learning_rate), optimizer=recovery_optimizer, n_eval_graphs=values["n_eval_graphs"],
-        n_train_graphs=max(256, 4 * values["recovery_batch_size"]) if not smoke else 64,
-        n_curve_points=min(10, values["recovery_steps"]),
-    )
-    return Chapter1Config(
-        smoke=smoke, seed=seed, device=resolved_device, results_dir=results_dir,
-        n_vertices=values["n_vertices"], exactness_sizes=tuple(values["exactness_sizes"]),
-        graphs_per_sampler=values["graphs_per_sampler"], samplers=SAMPLER_NAMES,
-        sharpness_graphs=values["sharpness_graphs"],
-        perturbation_modes=tuple(perturbation_modes),
-        perturbation_scales=tuple(float(s) for s in values["perturbation_scales"]),
-        recovery=recovery, recovered_below=float(recovered_below), cpu_threads=cpu_threads,
-    )
+    @property
+    def recovery(self) -> RecoverySettings:
+        """Retraining after each perturbation, from the recovery parameters."""
+        return RecoverySettings(
+            steps=self.recovery_steps, batch_size=self.recovery_batch_size,
+            learning_rate=self.recovery_learning_rate, optimizer=self.recovery_optimizer,
+            n_eval_graphs=self.n_eval_graphs,
+            n_train_graphs=64 if self.smoke else max(256, 4 * self.recovery_batch_size),
+            n_curve_points=min(10, self.recovery_steps))
 
 
 def evaluate_on(model, adjacency: torch.Tensor, chunk: int = 2048) -> tuple[torch.Tensor, torch.Tensor]:

@@ -1,8 +1,7 @@
 """Parameters and summary numbers of chapter 2 (`notebooks/02_training.py`).
 
-The chapter's second cell passes its papermill parameters through `validate_parameters`, which
-checks each with `lib.book.params` and returns a frozen `TrainingChapterConfig`; `smoke=True`
-shrinks the run to seconds. `summarize_run` computes the numbers the chapter prints, asserts
+`Chapter2Parameters` declares the chapter's papermill parameters (validated by
+`lib.book.params.validate_parameters`; `smoke=True` shrinks the run to seconds). `summarize_run` computes the numbers the chapter prints, asserts
 and writes to `results_dir/02_training.json`.
 """
 
@@ -13,9 +12,7 @@ import math
 
 import torch
 
-from lib.book.params import (
-    check_common, check_float, check_int, check_schedule,
-)
+from lib.book.params import ChapterParameters, ParameterError, check_schedule, parameter
 from lib.paths.training import PathTrainingConfig, TrainingRun, constant_prediction_loss, predict
 from lib.paths.phase_transitions import transition_steps
 
@@ -28,55 +25,47 @@ PUBLISHED = {
 
 
 @dataclasses.dataclass(frozen=True)
-class TrainingChapterConfig:
-    """Validated parameters of chapter 2.
+class Chapter2Parameters(ChapterParameters):
+    """The papermill parameters of chapter 2, each with its type, bounds, help and smoke value."""
 
-    Attributes:
-        training: the training run's configuration.
-        results_dir: where the JSON results and the checkpoint go.
-        transition_threshold, transition_smoothing: how transitions are detected
-            (see `lib.paths.phase_transitions.transition_step`).
-        cpu_threads: torch threads when training on the CPU.
-        smoke: whether this is the tiny test run.
-    """
+    n_min: int = parameter("fewest vertices in a graph", low=2, high=62)
+    n_max: int = parameter("most vertices in a graph, also the number of edge slots (published: 15)",
+                           low=3, high=62)
+    n_layers: int = parameter("encoder layers (published: 11)", low=1, high=64,
+                              smoke=lambda layers: min(layers, 2))
+    batch_size: int = parameter("fresh graphs per step (published: 2**15)", low=1, high=2**20,
+                                smoke=lambda size: min(size, 64))
+    learning_rates: tuple[float, ...] = parameter(
+        "learning rate of each phase (published: [5e-4, 1e-4])", low=0.0, high=1.0)
+    phase_steps: tuple[int, ...] = parameter(
+        "steps of each phase (published: [6400, 3200])", low=1,
+        smoke=lambda steps: tuple(min(s, 40) for s in steps))
+    log_every: int = parameter("steps per logging window of the loss by path length", low=1, smoke=5)
+    snapshot_every: int = parameter("steps between predictions on the fixed evaluation batch",
+                                    low=1, smoke=20)
+    eval_size: int = parameter("size of the fixed evaluation batch", low=16, high=1_000_000,
+                               smoke=lambda size: min(size, 256))
+    transition_threshold: float = parameter(
+        "a length counts as learned once its loss stays below this", low=0.0, low_inclusive=False)
+    transition_smoothing: int = parameter(
+        "logging windows in the running median applied before detection", low=1, high=99)
+    cpu_threads: int = parameter(
+        "torch threads on the CPU (one is fastest for this small model on 2 cores)", low=1, high=256)
 
-    training: PathTrainingConfig
-    results_dir: str
-    transition_threshold: float
-    transition_smoothing: int
-    cpu_threads: int
-    smoke: bool
+    def check_consistency(self) -> None:
+        if self.n_min > self.n_max:
+            raise ParameterError(f"Parameter `n_min` must be an integer between 2 and {self.n_max}; "
+                                 f"got {self.n_min}.")
+        check_schedule("learning_rates", self.learning_rates, "phase_steps", self.phase_steps)
 
-
-def validate_parameters(*, smoke, seed, device, results_dir, n_min, n_max, n_layers, batch_size,
-                        learning_rates, phase_steps, log_every, snapshot_every, eval_size,
-                        transition_threshold, transition_smoothing, cpu_threads) -> TrainingChapterConfig:
-    """Check chapter 2's parameters and build its configuration.
-
-    Raises:
-        ParameterError: with one sentence naming the first bad parameter.
-    """
-    resolved = check_common(smoke, seed, device, results_dir)
-    check_int("n_max", n_max, 3, 62)
-    check_int("n_min", n_min, 2, n_max)
-    check_int("n_layers", n_layers, 1, 64)
-    check_int("batch_size", batch_size, 1, 2**20)
-    rates, steps = check_schedule("learning_rates", learning_rates, "phase_steps", phase_steps)
-    check_int("log_every", log_every, 1)
-    check_int("snapshot_every", snapshot_every, 1)
-    check_int("eval_size", eval_size, 16, 1_000_000)
-    check_float("transition_threshold", transition_threshold, 0.0, low_inclusive=False)
-    check_int("transition_smoothing", transition_smoothing, 1, 99)
-    check_int("cpu_threads", cpu_threads, 1, 256)
-    if smoke:
-        n_layers, batch_size, eval_size = min(n_layers, 2), min(batch_size, 64), min(eval_size, 256)
-        steps, log_every, snapshot_every = [min(s, 40) for s in steps], 5, 20
-    training = PathTrainingConfig(
-        n_layers=n_layers, n_min=n_min, n_max=n_max, task="pretrain", batch_size=batch_size,
-        lr_schedule=tuple(zip(steps, rates)), log_every=log_every, snapshot_every=snapshot_every,
-        eval_size=eval_size, seed=seed, device=str(resolved))
-    return TrainingChapterConfig(training, results_dir, float(transition_threshold),
-                                 transition_smoothing, cpu_threads, smoke)
+    @property
+    def training(self) -> PathTrainingConfig:
+        """The training run these parameters describe."""
+        return PathTrainingConfig(
+            n_layers=self.n_layers, n_min=self.n_min, n_max=self.n_max, task="pretrain",
+            batch_size=self.batch_size, lr_schedule=tuple(zip(self.phase_steps, self.learning_rates)),
+            log_every=self.log_every, snapshot_every=self.snapshot_every, eval_size=self.eval_size,
+            seed=self.seed, device=str(self.device))
 
 
 def summarize_run(run: TrainingRun, threshold: float, smoothing: int = 3) -> dict:

@@ -1,8 +1,7 @@
 """Parameters and text of chapter 3 (`notebooks/03_finetuning_generalization.py`).
 
-The chapter's second cell passes its papermill parameters through `validate_parameters`, which
-checks each with `lib.book.params` and returns a frozen `GeneralizationChapterConfig`; `smoke=True`
-shrinks every run to seconds. The remaining helpers turn measured numbers into the chapter's
+`Chapter3Parameters` declares the chapter's papermill parameters (validated by
+`lib.book.params.validate_parameters`; `smoke=True` shrinks every run to seconds). The remaining helpers turn measured numbers into the chapter's
 tables and sentences, so that every number in the prose comes from the run.
 """
 
@@ -14,78 +13,68 @@ from collections.abc import Sequence
 
 from lib.paths.generalization_tests import TARGET_KINDS, GeneralizationResult, Scale
 from lib.paths.length_generalization import LengthSplit
-from lib.book.params import (
-    check_common, check_float, check_int, check_schedule,
-)
+from lib.book.params import ChapterParameters, check_schedule, parameter
 
 
 @dataclasses.dataclass(frozen=True)
-class GeneralizationChapterConfig:
-    """Validated parameters of chapter 3 (see the notebook's parameter cell for meanings)."""
-
-    smoke: bool
-    seed: int
-    device: str
-    results_dir: str
-    small_n_max: int
-    finetune_steps: int
-    finetune_batch_size: int
-    finetune_learning_rate: float
-    finetune_weight_decay: float
-    eval_size: int
-    test_graphs: int
-    length_split: LengthSplit
-    length_n_layers: int
-    length_batch_size: int
-    length_lr_schedule: tuple[tuple[int, float], ...]
-    length_graphs_per_cell: int
-    length_max_proposals: int
-    cpu_threads: int
-
-
-def validate_parameters(*, smoke, seed, device, results_dir, small_n_max, finetune_steps,
-                        finetune_batch_size, finetune_learning_rate, finetune_weight_decay,
-                        eval_size, test_graphs, length_train_n_max, length_test_n_max,
-                        length_n_layers, length_batch_size, length_learning_rates,
-                        length_phase_steps, length_graphs_per_cell, cpu_threads
-                        ) -> GeneralizationChapterConfig:
-    """Check chapter 3's parameters and build its configuration.
+class Chapter3Parameters(ChapterParameters):
+    """The papermill parameters of chapter 3, each with its type, bounds, help and smoke value.
 
     `small_n_max` is checked against the base model's graph sizes later, once the model is
     loaded (`lib.paths.generalization_tests.scale_for`).
-
-    Raises:
-        ParameterError: with one sentence naming the first bad parameter.
     """
-    resolved = check_common(smoke, seed, device, results_dir)
-    check_int("small_n_max", small_n_max, 3, 62)
-    check_int("finetune_steps", finetune_steps, 1)
-    check_int("finetune_batch_size", finetune_batch_size, 1, 2**20)
-    check_float("finetune_learning_rate", finetune_learning_rate, 0.0, 1.0, low_inclusive=False)
-    check_float("finetune_weight_decay", finetune_weight_decay, 0.0, 10.0)
-    check_int("eval_size", eval_size, 16, 2**20)
-    check_int("test_graphs", test_graphs, 16, 2**20)
-    check_int("length_train_n_max", length_train_n_max, 3, 29)
-    check_int("length_test_n_max", length_test_n_max, length_train_n_max + 1, 30)
-    check_int("length_n_layers", length_n_layers, 1, 64)
-    check_int("length_batch_size", length_batch_size, 1, 2**20)
-    rates, steps = check_schedule("length_learning_rates", length_learning_rates, "length_phase_steps", length_phase_steps)
-    check_int("length_graphs_per_cell", length_graphs_per_cell, 1, 2**16)
-    check_int("cpu_threads", cpu_threads, 1, 256)
-    max_proposals = 1 << 18
-    if smoke:
-        finetune_steps, finetune_batch_size = min(finetune_steps, 10), min(finetune_batch_size, 64)
-        eval_size, test_graphs = min(eval_size, 256), min(test_graphs, 256)
-        length_n_layers, length_batch_size = min(length_n_layers, 2), min(length_batch_size, 64)
-        steps = [min(s, 20) for s in steps]
-        length_graphs_per_cell, max_proposals = min(length_graphs_per_cell, 32), 1 << 13
-    return GeneralizationChapterConfig(
-        smoke, seed, str(resolved), results_dir, small_n_max, finetune_steps, finetune_batch_size,
-        float(finetune_learning_rate), float(finetune_weight_decay), eval_size, test_graphs,
-        LengthSplit(3, length_train_n_max, length_test_n_max), length_n_layers, length_batch_size,
-        tuple(zip(steps, (float(r) for r in rates))), length_graphs_per_cell, max_proposals,
-        cpu_threads)
 
+    small_n_max: int = parameter(
+        "small graphs have 3..small_n_max vertices, small targets and labels at most small_n_max (published: 7)",
+        low=3, high=62)
+    finetune_steps: int = parameter("fine-tuning steps, each on fresh graphs (published: 100)",
+                                    low=1, smoke=lambda steps: min(steps, 10))
+    finetune_batch_size: int = parameter("graphs per fine-tuning step (published: 2**15)",
+                                         low=1, high=2**20, smoke=lambda size: min(size, 64))
+    finetune_learning_rate: float = parameter(
+        "AdamW learning rate of fine-tuning (published, stated: 1e-5)", low=0.0, high=1.0,
+        low_inclusive=False)
+    finetune_weight_decay: float = parameter(
+        "AdamW decoupled weight decay of fine-tuning (published, stated: 1e-5)", low=0.0, high=10.0)
+    eval_size: int = parameter("held-out on-path graphs for the loss before and after fine-tuning",
+                               low=16, high=2**20, smoke=lambda size: min(size, 256))
+    test_graphs: int = parameter("held-out graphs per generalization test", low=16, high=2**20,
+                                 smoke=lambda size: min(size, 256))
+    length_train_n_max: int = parameter(
+        "length study: training graphs have 3..length_train_n_max vertices", low=3, high=29)
+    length_test_n_max: int = parameter(
+        "length study: test graphs have up to this many vertices (all ids seen in training)",
+        low=lambda earlier: earlier.length_train_n_max + 1, high=30)
+    length_n_layers: int = parameter("encoder layers of the length-study model", low=1, high=64,
+                                     smoke=lambda layers: min(layers, 2))
+    length_batch_size: int = parameter("fresh graphs per step of the length-study model", low=1,
+                                       high=2**20, smoke=lambda size: min(size, 64))
+    length_learning_rates: tuple[float, ...] = parameter(
+        "learning rate of each training phase of the length-study model", low=0.0, high=1.0)
+    length_phase_steps: tuple[int, ...] = parameter(
+        "steps of each phase", low=1, smoke=lambda steps: tuple(min(s, 20) for s in steps))
+    length_graphs_per_cell: int = parameter(
+        "test graphs per (size, distance) cell, at most", low=1, high=2**16,
+        smoke=lambda count: min(count, 32))
+    cpu_threads: int = parameter(
+        "torch threads on the CPU (one is fastest for these small models on 2 cores)", low=1, high=256)
+
+    def check_consistency(self) -> None:
+        check_schedule("length_learning_rates", self.length_learning_rates,
+                       "length_phase_steps", self.length_phase_steps)
+
+    @property
+    def length_split(self) -> LengthSplit:
+        return LengthSplit(3, self.length_train_n_max, self.length_test_n_max)
+
+    @property
+    def length_lr_schedule(self) -> tuple[tuple[int, float], ...]:
+        return tuple(zip(self.length_phase_steps, self.length_learning_rates))
+
+    @property
+    def length_max_proposals(self) -> int:
+        """Cap on graph proposals per round when collecting the (size, distance) test cells."""
+        return 1 << 13 if self.smoke else 1 << 18
 
 
 def _format(value: float) -> str:
@@ -121,6 +110,5 @@ def target_kind_table(results: Sequence[GeneralizationResult]) -> str:
 
 
 __all__ = [
-    "GeneralizationChapterConfig", "generalization_table", "target_kind_table",
-    "validate_parameters",
+    "Chapter3Parameters", "generalization_table", "target_kind_table",
 ]

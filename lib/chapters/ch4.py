@@ -1,7 +1,7 @@
 """Parameters, experiment runs and printed summaries of chapter 4 (ambiguous grokking).
 
-The notebook `notebooks/04_ambiguous_grokking.py` validates its papermill parameters with
-`validate_parameters`, runs each experiment with `run_experiment`, and prints the comparisons
+The notebook `notebooks/04_ambiguous_grokking.py` validates its papermill parameters, declared by
+`Chapter4Parameters`, runs each experiment with `run_experiment`, and prints the comparisons
 with the published numbers through the small formatting helpers here.
 """
 
@@ -16,9 +16,10 @@ from lib.grokking.outcomes import first_epoch_at_or_above, typical_instances
 from lib.grokking.sweeps import run_pair_sweep, save_sweep, sweep_outcomes, sweep_summary
 from lib.grokking.training import SweepResult, SweepConfig
 from lib.grokking.mlp import MLPConfig
-from lib.book.params import (
-    ParameterError, check_bool, check_choice, check_common, check_float, check_int, check_int_list,
-)
+from lib.book.params import KEEP, ChapterParameters, ParameterError, parameter
+
+#: The pairs whose intersection chapter 4 can subsample.
+SUBSAMPLE_PAIRS = ("S4_vs_A4xZ2", "S5_vs_A5xZ2")
 
 #: Numbers reported by the authors [@wu2025ambiguous], as recovered from their code and outputs.
 PUBLISHED = {
@@ -43,92 +44,103 @@ class Experiment:
     train_fraction: float = 1.0
 
 
+def _at_most(cap: int):
+    """Smoke value: the given count, capped."""
+    return lambda value: min(value, cap)
+
+
+def _count(help: str, smoke_cap: int):
+    return parameter(help, low=1, high=1_000_000, smoke=_at_most(smoke_cap))
+
+
+def _width(help: str, smoke=KEEP):
+    return parameter(help, low=1, high=4096, smoke=smoke)
+
+
+def _decay(help: str):
+    return parameter(help, low=0.0, high=1.0)
+
+
 @dataclass(frozen=True)
-class ChapterConfig:
-    """Validated parameters of chapter 4."""
+class Chapter4Parameters(ChapterParameters):
+    """The papermill parameters of chapter 4, each with its type, bounds, help and smoke value."""
 
-    smoke: bool
-    seed: int
-    device: torch.device
-    results_dir: str
-    grok_threshold: float
-    save_sweeps: bool
-    experiments: dict[str, Experiment]
+    epochs: int = parameter("full-batch epochs of every sweep (the authors: 2000)", low=1,
+                            high=1_000_000, smoke=_at_most(60))
+    log_every: int = parameter("epochs between recorded accuracies and losses", low=1,
+                               high=lambda earlier: earlier.epochs, smoke=_at_most(10))
+    grok_threshold: float = parameter(
+        "accuracy on a group's full table that counts as grokking it", low=0.5, high=1.0)
+    s4_instances: int = _count("seeds of the S4 vs A4 x Z2 sweep (published: 10,000)", 16)
+    s4_dim: int = _width("embedding and hidden width (d and h) for the S4 pair (published: 32)")
+    s4_weight_decay: float = _decay(
+        "coupled L2 weight decay for the S4 pair (published: 2e-5, also 2e-4)")
+    z48_instances: int = _count("seeds of the Z48 x Z2 vs Z48 x| Z2 sweep", 2)
+    z48_embed_dim: int = _width("embedding width for the Z48 pair (the authors' script default)")
+    z48_hidden_dim: int = _width("hidden width for the Z48 pair (the authors' script default)")
+    z48_weight_decay: float = _decay("weight decay for the Z48 pair (the authors' script default)")
+    z100_instances: int = _count("seeds of the Z100 vs Z50 x Z2 sweep", 1)
+    z100_embed_dim: int = _width("embedding width for the Z100 pair")
+    z100_hidden_dim: int = _width("hidden width for the Z100 pair")
+    z100_weight_decay: float = _decay("weight decay for the Z100 pair")
+    s5_instances: int = _count(
+        "seeds of the S5 vs A5 x Z2 sweep: a small sample on a CPU (published: 100)", 1)
+    s5_dim: int = _width("embedding and hidden width (d and h) for the S5 pair (published: 128)",
+                         smoke=_at_most(32))
+    s5_weight_decay: float = _decay("weight decay for the S5 pair (published: 2e-5)")
+    subsample_pairs: tuple[str, ...] = parameter(
+        "pairs trained on a random part of the intersection", choices=SUBSAMPLE_PAIRS)
+    subsample_instances: tuple[int, ...] = parameter(
+        "seeds for each of those pairs", low=1, high=1_000_000,
+        smoke=lambda counts: tuple(min(c, 4) for c in counts))
+    subsample_fraction: float = parameter(
+        "share of the intersection used for training (published: 0.6)", low=0.0, high=1.0,
+        low_inclusive=False)
+    checkpoint_every: int = parameter(
+        "epochs between saved parameter snapshots of the S4 sweep (0: none)", low=0,
+        smoke=_at_most(30))
+    save_sweeps: bool = parameter(
+        "save the sweeps (metrics, final parameters, S4 snapshots) for chapters 5-6")
 
+    def check_consistency(self) -> None:
+        if len(self.subsample_instances) != len(self.subsample_pairs):
+            raise ParameterError(
+                "Parameter `subsample_instances` must have one entry per subsample pair; got "
+                f"{len(self.subsample_instances)} for {len(self.subsample_pairs)} pairs.")
 
-def validate_parameters(
-    *, smoke, seed, device, results_dir, epochs, log_every, grok_threshold, s4_instances, s4_dim,
-    s4_weight_decay, z48_instances, z48_embed_dim, z48_hidden_dim, z48_weight_decay,
-    z100_instances, z100_embed_dim, z100_hidden_dim, z100_weight_decay, s5_instances, s5_dim,
-    s5_weight_decay, subsample_pairs, subsample_instances, subsample_fraction, checkpoint_every,
-    save_sweeps,
-) -> ChapterConfig:
-    """Check chapter 4's parameters and build one `Experiment` per sweep.
-
-    `smoke=True` shrinks every sweep to a few instances and a few dozen epochs. Raises
-    `ParameterError` with one sentence naming the first bad parameter.
-    """
-    resolved = check_common(smoke, seed, device, results_dir)
-    check_int("epochs", epochs, 1, 1_000_000)
-    check_int("log_every", log_every, 1, epochs)
-    check_float("grok_threshold", grok_threshold, 0.5, 1.0)
-    for name, value in [("s4_instances", s4_instances), ("z48_instances", z48_instances),
-                        ("z100_instances", z100_instances), ("s5_instances", s5_instances)]:
-        check_int(name, value, 1, 1_000_000)
-    for name, value in [("s4_dim", s4_dim), ("z48_embed_dim", z48_embed_dim),
-                        ("z48_hidden_dim", z48_hidden_dim), ("z100_embed_dim", z100_embed_dim),
-                        ("z100_hidden_dim", z100_hidden_dim), ("s5_dim", s5_dim)]:
-        check_int(name, value, 1, 4096)
-    for name, value in [("s4_weight_decay", s4_weight_decay), ("z48_weight_decay", z48_weight_decay),
-                        ("z100_weight_decay", z100_weight_decay), ("s5_weight_decay", s5_weight_decay)]:
-        check_float(name, value, 0.0, 1.0)
-    if not isinstance(subsample_pairs, (list, tuple)) or not subsample_pairs:
-        raise ParameterError(f"Parameter `subsample_pairs` must be a non-empty list of pair names; "
-                             f"got {subsample_pairs!r}.")
-    for name in subsample_pairs:
-        check_choice("subsample_pairs", name, ["S4_vs_A4xZ2", "S5_vs_A5xZ2"])
-    counts = check_int_list("subsample_instances", subsample_instances, 1, 1_000_000)
-    if len(counts) != len(subsample_pairs):
-        raise ParameterError("Parameter `subsample_instances` must have one entry per subsample "
-                             f"pair; got {len(counts)} for {len(subsample_pairs)} pairs.")
-    check_float("subsample_fraction", subsample_fraction, 0.0, 1.0, low_inclusive=False)
-    check_int("checkpoint_every", checkpoint_every, 0)
-    check_bool("save_sweeps", save_sweeps)
-
-    def shrink(n: int, cap: int) -> int:
-        return min(n, cap) if smoke else n
-
-    if smoke:
-        epochs, log_every = min(epochs, 60), min(log_every, 10)
-        s5_dim = min(s5_dim, 32)
-        checkpoint_every = min(checkpoint_every, 30) if checkpoint_every else 0
-
-    def schedule(weight_decay: float, checkpoints: bool = False) -> SweepConfig:
+    def schedule(self, weight_decay: float, checkpoints: bool = False) -> SweepConfig:
+        """The training schedule of one sweep; only the S4 sweep keeps parameter snapshots."""
         marks = ()
-        if checkpoints and checkpoint_every:
-            marks = tuple(sorted(set(range(0, epochs + 1, checkpoint_every)) | {epochs}))
-        return SweepConfig(epochs=epochs, log_every=log_every, weight_decay=weight_decay,
-                              checkpoint_epochs=marks)
+        if checkpoints and self.checkpoint_every:
+            every = self.checkpoint_every
+            marks = tuple(sorted(set(range(0, self.epochs + 1, every)) | {self.epochs}))
+        return SweepConfig(epochs=self.epochs, log_every=self.log_every, weight_decay=weight_decay,
+                           checkpoint_epochs=marks)
 
-    s4_model = MLPConfig(24, s4_dim, s4_dim)
-    s5_model = MLPConfig(120, s5_dim, s5_dim)
-    experiments = {
-        "z48": Experiment("z48", "Z48xZ2_vs_Z48x|25Z2", shrink(z48_instances, 2),
-                          MLPConfig(96, z48_embed_dim, z48_hidden_dim), schedule(z48_weight_decay)),
-        "s4": Experiment("s4", "S4_vs_A4xZ2", shrink(s4_instances, 16), s4_model,
-                         schedule(s4_weight_decay, checkpoints=True)),
-        "s5": Experiment("s5", "S5_vs_A5xZ2", shrink(s5_instances, 1), s5_model,
-                         schedule(s5_weight_decay)),
-        "z100": Experiment("z100", "Z100_vs_Z50xZ2", shrink(z100_instances, 1),
-                           MLPConfig(100, z100_embed_dim, z100_hidden_dim), schedule(z100_weight_decay)),
-    }
-    for name, count in zip(subsample_pairs, counts):
-        key = "subsample_" + name.split("_")[0].lower()
-        model, decay = (s5_model, s5_weight_decay) if name.startswith("S5") else (s4_model, s4_weight_decay)
-        experiments[key] = Experiment(key, name, shrink(count, 4), model, schedule(decay),
-                                      float(subsample_fraction))
-    return ChapterConfig(smoke, seed, resolved, results_dir, float(grok_threshold), save_sweeps,
-                         experiments)
+    @property
+    def experiments(self) -> dict[str, Experiment]:
+        """One `Experiment` per sweep of the chapter, in the order the chapter runs them."""
+        s4_model = MLPConfig(24, self.s4_dim, self.s4_dim)
+        s5_model = MLPConfig(120, self.s5_dim, self.s5_dim)
+        experiments = {
+            "z48": Experiment("z48", "Z48xZ2_vs_Z48x|25Z2", self.z48_instances,
+                              MLPConfig(96, self.z48_embed_dim, self.z48_hidden_dim),
+                              self.schedule(self.z48_weight_decay)),
+            "s4": Experiment("s4", "S4_vs_A4xZ2", self.s4_instances, s4_model,
+                             self.schedule(self.s4_weight_decay, checkpoints=True)),
+            "s5": Experiment("s5", "S5_vs_A5xZ2", self.s5_instances, s5_model,
+                             self.schedule(self.s5_weight_decay)),
+            "z100": Experiment("z100", "Z100_vs_Z50xZ2", self.z100_instances,
+                               MLPConfig(100, self.z100_embed_dim, self.z100_hidden_dim),
+                               self.schedule(self.z100_weight_decay)),
+        }
+        for name, count in zip(self.subsample_pairs, self.subsample_instances):
+            key = "subsample_" + name.split("_")[0].lower()
+            model, decay = ((s5_model, self.s5_weight_decay) if name.startswith("S5")
+                            else (s4_model, self.s4_weight_decay))
+            experiments[key] = Experiment(key, name, count, model, self.schedule(decay),
+                                          self.subsample_fraction)
+        return experiments
 
 
 @dataclass
@@ -142,7 +154,7 @@ class ExperimentRun:
     summary: dict
 
 
-def run_experiment(experiment: Experiment, config: ChapterConfig, progress: bool = True) -> ExperimentRun:
+def run_experiment(experiment: Experiment, config: Chapter4Parameters, progress: bool = True) -> ExperimentRun:
     """Train one sweep of the chapter and classify its instances.
 
     Instance i of every sweep uses seed `config.seed * 100_000 + i`; the random subset of a

@@ -1,0 +1,93 @@
+"""Declared chapter parameters: one definition per chapter, one validating function (lib.book.params)."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import pkgutil
+import re
+from pathlib import Path
+
+import pytest
+
+import lib.chapters
+from lib.book.params import (
+    ChapterParameters, ParameterError, parameter, parameter_help, read_parameter_comments,
+    read_parameters_cell, validate_parameters,
+)
+
+NOTEBOOKS = sorted((Path(__file__).parents[1] / "notebooks").glob("[0-9][0-9]_*.py"))
+COMMON = dict(smoke=False, seed=0, device="cpu", results_dir="r")
+
+
+@dataclasses.dataclass(frozen=True)
+class Toy(ChapterParameters):
+    n_max: int = parameter("most vertices", low=3, high=10, smoke=lambda n: min(n, 4))
+    n_min: int = parameter("fewest vertices", low=2, high=lambda earlier: earlier.n_max)
+    rates: tuple[float, ...] = parameter("learning rates", low=0.0, low_inclusive=False)
+    steps: tuple[int, ...] = parameter("steps per rate", low=1, smoke=(1,))
+    modes: tuple[str, ...] = parameter("modes", choices=("a", "b"))
+    kind: str = parameter("kind", choices=("x", "y"))
+
+    def check_consistency(self) -> None:
+        if len(self.rates) != len(self.steps):
+            raise ParameterError("Parameter `steps` must have one entry per rate.")
+
+
+TOY = dict(COMMON, n_max=8, n_min=3, rates=[0.1], steps=[5], modes=["a"], kind="x")
+
+
+def test_values_are_checked_converted_and_smoke_replaces_them():
+    config = validate_parameters(Toy, TOY)
+    assert (config.n_max, config.n_min, config.rates, config.steps) == (8, 3, (0.1,), (5,))
+    smoke = validate_parameters(Toy, {**TOY, "smoke": True})
+    assert (smoke.n_max, smoke.n_min, smoke.steps) == (4, 3, (1,))
+
+
+def test_lists_also_come_as_yaml_text_from_papermill_dash_p():
+    config = validate_parameters(Toy, {**TOY, "rates": "[0.5, 1e-3]", "steps": "[1, 2]", "modes": "[a, b]"})
+    assert config.rates == (0.5, 0.001) and config.steps == (1, 2) and config.modes == ("a", "b")
+
+
+@pytest.mark.parametrize("name, value, message", [
+    ("n_min", 9, "Parameter `n_min` must be an integer between 2 and 8; got 9."),
+    ("rates", [0.0], "Parameter `rates` must be a list of finite numbers greater than 0.0; got [0.0]."),
+    ("rates", "[0.1, oops", "-p name '[1, 2]'"),
+    ("steps", [5, 6], "Parameter `steps` must have one entry per rate."),
+    ("modes", ["c"], "drawn from 'a', 'b'"),
+    ("kind", "z", "Parameter `kind` must be one of 'x', 'y'; got 'z'."),
+    ("device", "tpu", "Parameter `device`"),
+    ("seed", -1, "Parameter `seed` must be an integer of at least 0; got -1."),
+])
+def test_a_bad_value_stops_with_one_sentence_naming_it(name, value, message):
+    with pytest.raises(ParameterError) as error:
+        validate_parameters(Toy, {**TOY, name: value})
+    assert message in str(error.value) and "\n" not in str(error.value)
+
+
+def test_a_missing_parameter_is_named():
+    with pytest.raises(ParameterError, match="Parameter `kind` is missing"):
+        validate_parameters(Toy, {k: v for k, v in TOY.items() if k != "kind"})
+
+
+def _chapter_spec(notebook: Path) -> type[ChapterParameters]:
+    """The parameters dataclass a chapter's notebook validates with (found by its name)."""
+    name = re.search(r"validate_parameters\((\w+), globals\(\)\)", notebook.read_text()).group(1)
+    for module in pkgutil.iter_modules(lib.chapters.__path__):
+        found = getattr(importlib.import_module(f"lib.chapters.{module.name}"), name, None)
+        if found is not None:
+            return found
+    raise AssertionError(f"{notebook.name} validates with {name}, which no lib.chapters module defines")
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem)
+def test_each_chapter_declares_exactly_its_parameters_cell(notebook):
+    spec = _chapter_spec(notebook)
+    defaults = read_parameters_cell(notebook)
+    assert list(defaults) == [f.name for f in dataclasses.fields(spec)], \
+        "the parameters cell and the chapter's dataclass must list the same names in the same order"
+    assert read_parameter_comments(notebook) == parameter_help(spec), \
+        "each parameter's comment in the notebook must equal its help in the dataclass"
+    config = validate_parameters(spec, defaults)
+    smoke = validate_parameters(spec, {**defaults, "smoke": True})
+    assert config.smoke is False and smoke.smoke is True
