@@ -1,0 +1,58 @@
+"""Markdown tables from rows of values, with one number format for the whole book (all chapters).
+
+Chapters display tables with `IPython.display.Markdown(markdown_table(...))`. Cells are
+formatted by `format_value`: integers with thousands separators, other numbers with four
+significant digits (scientific notation when very small or large), exact zeros as "0", missing
+values (None or NaN) as "n/a". A "|" inside a cell (as in the group name "Z48x|25Z2") is
+escaped so that it does not split the cell.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+#: Significant digits of every non-integer number in the book's tables.
+SIGNIFICANT_DIGITS = 4
+
+
+def format_value(value: Any, digits: int = SIGNIFICANT_DIGITS) -> str:
+    """One table cell as text (see the module docstring for the rules)."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "n/a"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        if value == 0:
+            return "0"
+        if 1e-3 <= abs(value) < 1e5:
+            return f"{value:.{digits}g}"
+        return f"{value:.{digits - 1}e}"
+    return str(value).replace("|", "\\|")
+
+
+def markdown_table(header: Sequence[str], rows: Sequence[Sequence[Any]],
+                   formats: Mapping[int, Callable[[Any], str]] | None = None) -> str:
+    """A markdown table with `header` and one line per row.
+
+    Args:
+        header: column titles.
+        rows: cell values, as many per row as there are titles.
+        formats: optional per-column formatters (column index -> function) that replace
+            `format_value` for that column.
+
+    Raises:
+        ValueError: if a row has a different number of cells from the header.
+    """
+    formats = formats or {}
+    lines = ["| " + " | ".join(format_value(h) for h in header) + " |",
+             "|" + "---|" * len(header)]
+    for row in rows:
+        if len(row) != len(header):
+            raise ValueError(f"A table row has {len(row)} cells for {len(header)} columns: {row!r}.")
+        cells = [formats[i](v) if i in formats else format_value(v) for i, v in enumerate(row)]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)

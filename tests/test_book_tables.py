@@ -1,0 +1,27 @@
+"""The book's markdown tables and number format (lib.book.tables)."""
+
+import math
+
+import pytest
+
+from lib.book.tables import format_value, markdown_table
+
+
+@pytest.mark.parametrize("value, text", [
+    (0.0, "0"), (12345, "12,345"), (0.014023, "0.01402"), (3.5e-5, "3.500e-05"), (2.0e7, "2.000e+07"),
+    (None, "n/a"), (math.nan, "n/a"), (True, "yes"), ("Z48x|25Z2", "Z48x\\|25Z2"), (1.0, "1"),
+])
+def test_each_kind_of_value_has_one_format(value, text):
+    assert format_value(value) == text
+
+
+def test_a_table_has_a_header_a_rule_and_one_line_per_row():
+    table = markdown_table(["pair", "N", "loss"], [["S4|A4", 24, 0.5], ["Z48", 96, None]],
+                           formats={2: lambda v: "-" if v is None else f"{v:.1f}"})
+    assert table.splitlines() == ["| pair | N | loss |", "|---|---|---|",
+                                  "| S4\\|A4 | 24 | 0.5 |", "| Z48 | 96 | - |"]
+
+
+def test_a_row_of_the_wrong_length_is_refused():
+    with pytest.raises(ValueError, match="2 cells for 3 columns"):
+        markdown_table(["a", "b", "c"], [[1, 2]])
