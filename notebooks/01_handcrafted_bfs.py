@@ -55,15 +55,16 @@ import ipywidgets as widgets
 import torch
 from IPython.display import Markdown, display
 
-from lib.bfs.perturbation import GraphSet, perturb_and_recover, perturbation_study
+from lib.bfs.perturbation import perturbation_study
 from lib.bfs.transformer import bfs_transformer
 from lib.book.params import apply_cpu_threads, validate_parameters
 from lib.book.plotting import configure_notebook_rendering
 from lib.book.reproducibility import seed_everything
 from lib.book.results import write_results
 from lib.chapters.ch1 import (
-    Chapter1Parameters, distances_from_source, example_graph, measure_exactness, pooled_errors,
-    sharpness_sweep,
+    Chapter1Parameters, PerturbationRerun, distances_from_source, example_graph, exactness_table,
+    mark_recovered, measure_exactness, perturbation_table, pooled_errors, scales_text,
+    sharpness_sweep, summarize_sharpness,
 )
 from lib.chapters.ch1_figures import (
     attention_figure, graph_figure, reach_by_layer, reach_slider_figure, recovery_slider_figure,
@@ -177,13 +178,7 @@ attention_figure(model, graph.to(config.device), layer=1, head=config.n_vertices
 exactness = measure_exactness(config.exactness_sizes, config.samplers, config.graphs_per_sampler,
                               config.seed + 1, config.device)
 handcrafted_mse, handcrafted_max_abs_error, n_graphs = pooled_errors(exactness)
-rows = "\n".join(
-    f"| {r['n_vertices']} | {r['sampler']} | {r['n_graphs']:,} | {r['mse']:.2e} | {r['max_abs_error']:.2e} "
-    f"| {r['mean_distance'] if r['mean_distance'] is None else round(r['mean_distance'], 2)} "
-    f"| {r['fraction_unreachable']:.2f} |" for r in exactness)
-display(Markdown(
-    "| n | sampler | graphs | MSE | max abs error | mean finite distance | unreachable |\n"
-    "|---|---|---|---|---|---|---|\n" + rows))
+display(Markdown(exactness_table(exactness)))
 display(Markdown(
     f"Over all **{n_graphs:,}** graphs the mean squared error is **{handcrafted_mse:.2e}** and the "
     f"largest absolute error is **{handcrafted_max_abs_error:.2e}**."))
@@ -212,10 +207,10 @@ assert handcrafted_max_abs_error < 0.01, f"hand-built model is not exact: max er
 sharpness = sharpness_sweep(config.n_vertices, config.sharpness_graphs, config.seed + 2,
                             gaps=[2, 4, 6, 8, 12, 16, 30], slopes_per_vertex=[0.5, 1, 2, 4, 8, 16, 40])
 sharpness_figure(sharpness).show()
-worst_small = max(r["mse"] for r in sharpness if r["value"] <= 4)
+sharpness_summary = summarize_sharpness(sharpness)
 display(Markdown(
-    f"With a constant at 4 or below the MSE reaches **{worst_small:.2e}**; at the defaults it is "
-    f"**{min(r['mse'] for r in sharpness if r['knob'] == 'attention gap' and r['value'] == 30):.2e}**."))
+    f"With a constant at 4 or below the MSE reaches **{sharpness_summary.worst_mse_small_constant:.2e}**; "
+    f"at the defaults it is **{sharpness_summary.mse_at_default_gap:.2e}**."))
 
 # %% [markdown]
 # ## Perturb and recover
@@ -244,45 +239,30 @@ recovery_summary_figure(perturbation).show()
 
 # %%
 # NBVAL_CHECK_OUTPUT
-for record in perturbation:
-    record["recovered"] = record["loss_after"] < config.recovered_below
-    print(f"{record['mode']:>8} scale {record['scale']:<6g} MSE {record['loss_before']:.4g} -> {record['loss_after']:.4g}")
-rows = "\n".join(
-    f"| {r['mode']} | {r['scale']:g} | {r['what']} | {r['loss_before']:.3g} | {r['loss_after']:.3g} "
-    f"| {'yes' if r['recovered'] else 'no'} |" for r in perturbation)
-display(Markdown("| damage | scale | what was hit | MSE after damage | MSE after retraining | recovered |\n"
-                 "|---|---|---|---|---|---|\n" + rows))
-recovered_scales = {mode: [r["scale"] for r in perturbation if r["mode"] == mode and r["recovered"]]
-                    for mode in config.perturbation_modes}
-unrecovered_scales = {mode: [r["scale"] for r in perturbation if r["mode"] == mode and not r["recovered"]]
-                      for mode in config.perturbation_modes}
+verdicts = mark_recovered(perturbation, config.recovered_below)
+display(Markdown(perturbation_table(perturbation)))
 display(Markdown("\n".join(
-    f"- **{mode}**: recovered below {config.recovered_below:g} at scales "
-    f"{', '.join(f'{s:g}' for s in recovered_scales[mode]) or 'none'}; not at "
-    f"{', '.join(f'{s:g}' for s in unrecovered_scales[mode]) or 'none'}."
-    for mode in config.perturbation_modes)))
+    f"- **{v.mode}**: recovered below {config.recovered_below:g} at scales "
+    f"{scales_text(v.recovered_scales)}; not at {scales_text(v.unrecovered_scales)}."
+    for v in verdicts)))
 
 # %% [markdown]
 # In a live Jupyter kernel the slider below reruns the study for any scale you pick (a few
 # seconds per run at the default settings); the static figure above shows precomputed scales.
 
 # %%
-_pool = torch.Generator().manual_seed(config.seed + 3)
-_train = GraphSet.sample(config.recovery.n_train_graphs, config.n_vertices, _pool)
-_held_out = GraphSet.sample(config.recovery.n_eval_graphs, config.n_vertices, _pool)
+rerun = PerturbationRerun(model, config, seed=config.seed + 3)
 
 
-def rerun_for_scale(log10_scale: float, mode: str) -> None:
-    """Rerun perturb-and-recover at 10**log10_scale and redraw the recovery curve."""
-    record = perturb_and_recover(model, mode, 10 ** log10_scale, _train, _held_out, config.recovery,
-                                 config.seed + 4)
+def show_rerun(log10_scale: float, mode: str) -> None:
+    record = rerun(log10_scale, mode, seed=config.seed + 4)
     recovery_slider_figure([record]).show()
     print(f"{record['what']}: MSE {record['loss_before']:.3g} -> {record['loss_after']:.3g}")
 
 
 if not config.smoke:
     widgets.interact_manual(
-        rerun_for_scale,
+        show_rerun,
         log10_scale=widgets.FloatSlider(value=-2.0, min=-4.0, max=1.0, step=0.25, description="log10 scale"),
         mode=widgets.Dropdown(options=list(config.perturbation_modes), description="damage"))
 
@@ -312,7 +292,7 @@ display(Markdown(f"""
   squash slope grow.
 - The same large constants make the solution sharp. Damage recovered below MSE {config.recovered_below:g}
   within {config.recovery.steps} {config.recovery.optimizer.upper()} steps at scales:
-  {'; '.join(f"{m}: {', '.join(f'{s:g}' for s in recovered_scales[m]) or 'none'}" for m in config.perturbation_modes)}.
+  {'; '.join(f'{v.mode}: {scales_text(v.recovered_scales)}' for v in verdicts)}.
 - Open questions: does a smoother construction (smaller constants, more layers) trade exactness for a
   wider basin? Which of the damaged heads matter most? Chapter 2 asks whether gradient descent from a
   random start finds anything like this circuit.

@@ -61,7 +61,8 @@ from lib.book.plotting import configure_notebook_rendering
 from lib.book.reproducibility import seed_everything
 from lib.book.results import write_results
 from lib.chapters.ch2 import (
-    PUBLISHED, Chapter2Parameters, format_example, summarize_run, transition_sentence,
+    PUBLISHED, Chapter2Parameters, format_example, learning_order, summarize_run,
+    transition_sentence,
 )
 from lib.chapters.ch2_figures import (
     confusion_figure, confusion_slider_figure, label_histogram_figure, learning_rate_figure,
@@ -196,11 +197,10 @@ total_loss_figure(run.log, published_final_loss=PUBLISHED["final_loss"]).show()
 
 # %%
 transitions = summary["transition_step_by_length"]
-# Lengths with at least 2% of the evaluation examples; rarer ones are too noisy to read.
-common = [length for length, count in summary["count_by_length"].items()
-          if count >= 0.02 * training.eval_size and length in transitions]
+order = learning_order(summary, sampler.unreachable_label)
+# Only lengths with at least 2% of the evaluation examples: rarer ones are too noisy to read.
 loss_by_length_figure(run.log, transitions, threshold=config.transition_threshold,
-                      unreachable_label=sampler.unreachable_label, lengths=common).show()
+                      unreachable_label=sampler.unreachable_label, lengths=list(order.common_lengths)).show()
 groups = order_of_learning(transitions)
 display(Markdown(
     f"**Order of learning in this run:** "
@@ -280,12 +280,8 @@ if not config.smoke:
 
 # %%
 final = summary["final_loss"]
-path_lengths = sorted((step, length) for length, step in transitions.items()
-                      if step is not None and length != sampler.unreachable_label)
-in_length_order = [length for _, length in path_lengths] == sorted(length for _, length in path_lengths)
-order_text = ("in order of length, the shortest first" if in_length_order
+order_text = ("in order of length, the shortest first" if order.in_length_order
               else "not strictly in order of length")
-hardest = max(summary["loss_by_length"], key=summary["loss_by_length"].get)
 display(Markdown(f"""
 - A {training.n_layers}-layer transformer trained on {run.step * training.batch_size:,} fresh
   graphs of up to {training.n_max} vertices reaches a mean squared error of {final:.4f} on
@@ -296,9 +292,8 @@ display(Markdown(f"""
 - Learning happens in steps. Each path length has its own transition, here
   {order_text}: {transition_sentence(transitions, sampler.unreachable_label)}. The published
   run also learned length 1 first, then lengths 2 and 3 close together.
-- At the end the largest remaining loss is on
-  {"unreachable targets" if hardest == sampler.unreachable_label else f"paths of length {hardest}"}
-  ({summary['loss_by_length'][hardest]:.3f}, on {summary['count_by_length'][hardest]} of
+- At the end the largest remaining loss is on {order.hardest_name}
+  ({order.hardest_loss:.3f}, on {order.hardest_count} of
   {training.eval_size} evaluation examples). Long paths are rare even after the filter, so the
   model has seen few of them.
 """))

@@ -1,8 +1,8 @@
 """Random graphs as adjacency matrices, and plain BFS as the reference (chapter 1).
 
 The hand-built transformer of chapter 1 reads a graph as a symmetric boolean adjacency matrix
-with no self-loops, vertex 0 being the paper's vertex 1 (the source) and vertex 1 the paper's
-vertex 2 (the target). Its exactness is measured against `bfs_distance_batch` on graphs drawn
+with no self-loops; as everywhere in `lib.bfs`, vertex v of the study sits at index v - 1, so the
+source (vertex 1) is row 0 and the target (vertex 2) is row 1. Its exactness is measured against `bfs_distance_batch` on graphs drawn
 from several distributions, so that a construction tuned to one sampler cannot pass by luck.
 """
 
@@ -97,20 +97,21 @@ def sample_graphs(name: str, batch: int, n_vertices: int,
     return samplers[name]()
 
 
-def bfs_distance(adjacency: torch.Tensor, source: int = 0, target: int = 1,
+def bfs_distance(adjacency: torch.Tensor, source_index: int = 0, target_index: int = 1,
                  unreachable: int | None = None) -> int:
     """Plain breadth-first search on one (n, n) adjacency matrix: the reference of chapter 1.
 
-    Returns the number of edges on a shortest path from `source` to `target`, or
-    `unreachable` (default n) when there is none.
+    Returns the number of edges on a shortest path between the vertices at rows `source_index`
+    and `target_index` (by default vertex 1 and vertex 2), or `unreachable` (default n) when
+    there is none.
     """
     n = adjacency.shape[0]
     neighbours = [torch.nonzero(row).flatten().tolist() for row in adjacency]
-    distance = {source: 0}
-    frontier = deque([source])
+    distance = {source_index: 0}
+    frontier = deque([source_index])
     while frontier:
         vertex = frontier.popleft()
-        if vertex == target:
+        if vertex == target_index:
             return distance[vertex]
         for other in neighbours[vertex]:
             if other not in distance:
@@ -120,5 +121,5 @@ def bfs_distance(adjacency: torch.Tensor, source: int = 0, target: int = 1,
 
 
 def bfs_distance_batch(adjacency: torch.Tensor) -> torch.Tensor:
-    """`bfs_distance` from vertex 0 to vertex 1 for every graph of a (batch, n, n) tensor."""
+    """`bfs_distance` from vertex 1 to vertex 2 for every graph of a (batch, n, n) tensor."""
     return torch.tensor([bfs_distance(graph) for graph in adjacency.cpu()], dtype=torch.float32)

@@ -1,6 +1,7 @@
 """A transformer whose weights are set by hand to run breadth-first search (chapter 1).
 
-The sequence is one answer token followed by one token per vertex. The hidden state of width
+The sequence is one answer token followed by one token per vertex, vertex v of the study at
+position v (index v - 1 among the vertex tokens, as everywhere in `lib.bfs`). The hidden state of width
 4n + 2 is cut into sections (see `HiddenLayout`):
 
     answer flag | neighbours (n) | reach (n) | out (n) | self one-hot (n) | not-answer flag
@@ -8,12 +9,12 @@ The sequence is one answer token followed by one token per vertex. The hidden st
 A vertex token starts with its adjacency row in `neighbours`, its one-hot in `self` and in
 `reach`. Each of the n layers has n + 1 heads, all computed in one batched einsum:
 
-* reach head j (j = 0..n-1): vertex v attends to vertex w iff v already reaches j and w is a
+* reach head j (one per vertex j): vertex v attends to vertex w iff v already reaches j and w is a
   neighbour of j; the value is w's one-hot, written into v's reach section. Every token also
   attends to the answer token with a middling score; the answer token's value is zero, so a
   vertex that does not reach j takes nothing from head j.
-* answer head: the answer token attends to vertex 0 (the paper's vertex 1) and copies its reach
-  bit for vertex 1 (the paper's vertex 2) into `out[layer]`.
+* answer head: the answer token attends to vertex 1 (the source) and copies its reach bit for
+  vertex 2 (the target) into `out[layer]`.
 
 After each layer the reach section is squashed with sigmoid(slope * (x - 1 / (2n))): a vertex
 newly reached through a neighbour of degree k arrives with mass 1/k >= 1/(n - 1), an unreached
@@ -143,7 +144,8 @@ class BFSTransformer(nn.Module):
         self.key[:, :n, 1, lay.answer_flag] = 1.0
         self.value[:, :n, torch.arange(n), selves] = 1.0       # value = one-hot of w
         self.output[:, :n, reach, torch.arange(n)] = 1.0       # ... added to v's reach section
-        # Answer head of layer l: the answer token attends to vertex 0 and copies reach[1].
+        # Answer head of layer l: the answer token attends to vertex 1 (index 0) and copies its
+        # reach bit for vertex 2 (index 1).
         self.query[:, n, 0, lay.answer_flag] = gap
         self.key[:, n, 0, selves[0]] = 1.0
         self.value[:, n, 0, reach[1]] = 1.0
@@ -170,7 +172,7 @@ class BFSTransformer(nn.Module):
         return hidden, attention
 
     def forward(self, adjacency: torch.Tensor) -> torch.Tensor:
-        """Distance from vertex 0 to vertex 1 for each graph, n_vertices where unreachable."""
+        """Distance from vertex 1 to vertex 2 for each graph, n_vertices where unreachable."""
         return self.run(adjacency)["distance"]
 
     def run(self, adjacency: torch.Tensor, keep_trace: bool = False) -> dict[str, torch.Tensor]:

@@ -2,7 +2,9 @@
 
 `Chapter1Parameters` declares the notebook's papermill parameters (validated by
 `lib.book.params.validate_parameters`); `measure_exactness` and `sharpness_sweep` are the
-chapter's two measurements of the construction against plain BFS.
+chapter's two measurements of the construction against plain BFS; the summaries and tables
+below turn them and the perturbation study into the numbers the prose quotes;
+`PerturbationRerun` is the live slider's callback.
 """
 
 from __future__ import annotations
@@ -12,10 +14,14 @@ from dataclasses import dataclass
 import torch
 from tqdm.auto import tqdm
 
-from lib.book.params import ChapterParameters, parameter
 from lib.bfs.graphs import SAMPLER_NAMES, bfs_distance_batch, sample_graphs
+from lib.bfs.perturbation import (
+    PERTURBATION_MODES, RECOVERY_OPTIMIZERS, GraphSet, RecoverySettings, perturb_and_recover,
+)
 from lib.bfs.transformer import MAX_VERTICES, bfs_transformer
-from lib.bfs.perturbation import PERTURBATION_MODES, RECOVERY_OPTIMIZERS, RecoverySettings
+from lib.book.params import ChapterParameters, parameter
+from lib.book.tables import markdown_table
+
 
 @dataclass(frozen=True)
 class Chapter1Parameters(ChapterParameters):
@@ -142,6 +148,85 @@ def example_graph(n_vertices: int, seed: int, min_distance: int = 3) -> torch.Te
 
 
 def distances_from_source(adjacency: torch.Tensor) -> list[float]:
-    """BFS distance from vertex 0 to every vertex of one graph (n where unreachable)."""
+    """BFS distance from vertex 1 to every vertex of one graph, in index order (n where unreachable)."""
     from lib.bfs.graphs import bfs_distance
     return [float(bfs_distance(adjacency, 0, target)) for target in range(adjacency.shape[0])]
+
+
+def exactness_table(records: list[dict]) -> str:
+    """Markdown table of `measure_exactness` records, one row per (size, sampler)."""
+    return markdown_table(
+        ["n", "sampler", "graphs", "MSE", "max abs error", "mean finite distance", "unreachable"],
+        [[r["n_vertices"], r["sampler"], r["n_graphs"], r["mse"], r["max_abs_error"],
+          r["mean_distance"], r["fraction_unreachable"]] for r in records])
+
+
+@dataclass(frozen=True)
+class SharpnessSummary:
+    """What the constants sweep shows: the worst MSE with a small constant, the MSE at the defaults."""
+
+    worst_mse_small_constant: float  # largest MSE with either constant at 4 or below
+    mse_at_default_gap: float        # MSE with the attention gap at its default (30)
+
+
+def summarize_sharpness(rows: list[dict], small: float = 4.0, default_gap: float = 30.0) -> SharpnessSummary:
+    """Chapter 1's two numbers from `sharpness_sweep` rows."""
+    return SharpnessSummary(
+        worst_mse_small_constant=max(r["mse"] for r in rows if r["value"] <= small),
+        mse_at_default_gap=min(r["mse"] for r in rows
+                               if r["knob"] == "attention gap" and r["value"] == default_gap))
+
+
+@dataclass(frozen=True)
+class RecoveryVerdict:
+    """Which damage scales of one mode retraining recovered from (held-out MSE below a threshold)."""
+
+    mode: str
+    recovered_scales: tuple[float, ...]
+    unrecovered_scales: tuple[float, ...]
+
+
+def mark_recovered(records: list[dict], recovered_below: float) -> list[RecoveryVerdict]:
+    """Add `recovered` (loss after retraining below the threshold) to each perturbation record.
+
+    Returns one verdict per damage mode, in the order the modes first appear.
+    """
+    for record in records:
+        record["recovered"] = record["loss_after"] < recovered_below
+    modes = list(dict.fromkeys(r["mode"] for r in records))
+    return [RecoveryVerdict(mode,
+                            tuple(r["scale"] for r in records if r["mode"] == mode and r["recovered"]),
+                            tuple(r["scale"] for r in records if r["mode"] == mode and not r["recovered"]))
+            for mode in modes]
+
+
+def scales_text(scales: tuple[float, ...]) -> str:
+    """Scales as prose: "0.001, 0.01" or "none"."""
+    return ", ".join(f"{s:g}" for s in scales) or "none"
+
+
+def perturbation_table(records: list[dict]) -> str:
+    """Markdown table of perturb-and-recover records (after `mark_recovered`)."""
+    return markdown_table(
+        ["damage", "scale", "what was hit", "MSE after damage", "MSE after retraining", "recovered"],
+        [[r["mode"], r["scale"], r["what"], r["loss_before"], r["loss_after"], r["recovered"]]
+         for r in records])
+
+
+class PerturbationRerun:
+    """The live slider's callback: perturb-and-recover at one scale on the chapter's fixed graphs.
+
+    The graph pool is drawn once, from the same seed as `perturbation_study`'s, so a rerun at a
+    precomputed scale retrains on the same graphs as the static figure.
+    """
+
+    def __init__(self, model, config: Chapter1Parameters, seed: int):
+        pool = torch.Generator().manual_seed(seed)
+        self.train = GraphSet.sample(config.recovery.n_train_graphs, config.n_vertices, pool)
+        self.held_out = GraphSet.sample(config.recovery.n_eval_graphs, config.n_vertices, pool)
+        self.model, self.settings = model, config.recovery
+
+    def __call__(self, log10_scale: float, mode: str, seed: int) -> dict:
+        """The record of one damaged-and-retrained copy at scale 10**log10_scale."""
+        return perturb_and_recover(self.model, mode, 10 ** log10_scale, self.train, self.held_out,
+                                   self.settings, seed)

@@ -10,9 +10,9 @@ from lib.bfs.transformer import BFSTransformer
 from lib.book.plotting import PALETTE, finish, slider_over_steps
 
 
-def _paper_label(vertex: int) -> str:
-    """Vertices are 0-based in code and 1-based in the study; figures use the study's names."""
-    return str(vertex + 1)
+def vertex_label(index: int) -> str:
+    """The study's name of the vertex at tensor index `index` (vertex v sits at index v - 1)."""
+    return str(index + 1)
 
 
 def graph_figure(adjacency: torch.Tensor, distance_from_source: list[float], seed: int = 0) -> go.Figure:
@@ -32,12 +32,12 @@ def graph_figure(adjacency: torch.Tensor, distance_from_source: list[float], see
     finite = [d if d < n else None for d in distance_from_source]
     fig.add_trace(go.Scatter(
         x=[position[v][0] for v in range(n)], y=[position[v][1] for v in range(n)],
-        mode="markers+text", text=[_paper_label(v) for v in range(n)], textfont={"color": "white"},
+        mode="markers+text", text=[vertex_label(v) for v in range(n)], textfont={"color": "white"},
         marker={"size": 30, "color": [d if d is not None else -1 for d in finite], "colorscale": "Viridis",
                 "cmin": -1, "cmax": max(1, n - 1),
                 "line": {"width": [4 if v in (0, 1) else 0 for v in range(n)], "color": PALETTE[1]},
                 "colorbar": {"title": {"text": "distance<br>from 1"}}},
-        hovertext=[f"vertex {_paper_label(v)}: distance {d if d is not None else 'unreachable'}"
+        hovertext=[f"vertex {vertex_label(v)}: distance {d if d is not None else 'unreachable'}"
                    for v, d in enumerate(finite)],
         hoverinfo="text", showlegend=False,
     ))
@@ -55,7 +55,7 @@ def reach_by_layer(model: BFSTransformer, adjacency: torch.Tensor) -> torch.Tens
 
 def reach_slider_figure(reach: torch.Tensor) -> go.Figure:
     """Heatmap of which vertex reaches which after each layer, with a slider over layers."""
-    labels = [_paper_label(v) for v in range(reach.shape[1])]
+    labels = [vertex_label(v) for v in range(reach.shape[1])]
     traces = [
         [go.Heatmap(z=reach[layer].numpy(), x=labels, y=labels, zmin=0, zmax=1, colorscale="Blues",
                     colorbar={"title": {"text": "reach"}},
@@ -73,13 +73,13 @@ def attention_figure(model: BFSTransformer, adjacency: torch.Tensor, layer: int,
     """Attention pattern (query token x key token) of one head of one layer on one graph."""
     with torch.no_grad():
         attention = model.run(adjacency.unsqueeze(0), keep_trace=True)["attention"][layer, 0, head]
-    tokens = ["answer"] + [_paper_label(v) for v in range(adjacency.shape[0])]
+    tokens = ["answer"] + [vertex_label(v) for v in range(adjacency.shape[0])]
     fig = go.Figure(go.Heatmap(z=attention.cpu().numpy(), x=tokens, y=tokens, zmin=0, zmax=1,
                                colorscale="Oranges", colorbar={"title": {"text": "weight"}},
                                hovertemplate="query %{y} -> key %{x}: %{z:.3f}<extra></extra>"))
     fig.update_xaxes(title_text="key token", type="category")
     fig.update_yaxes(title_text="query token", type="category", autorange="reversed")
-    name = "answer head" if head == model.n_vertices else f"reach head {_paper_label(head)}"
+    name = "answer head" if head == model.n_vertices else f"reach head {vertex_label(head)}"
     return finish(fig, f"Attention of the {name} in layer {layer + 1}", height=460)
 
 

@@ -122,3 +122,30 @@ def format_example(tokens: torch.Tensor, label: float) -> str:
     padding = len(tokens) - 1 - len(edges)
     return (f"edges: {' '.join(edges)}  + {padding} padding pairs (0,0)\n"
             f"query pair: ({target},{target_token})  -> label {int(label)}")
+
+
+@dataclasses.dataclass(frozen=True)
+class LearningOrder:
+    """What chapter 2's summary says about the order in which path lengths were learned."""
+
+    common_lengths: tuple[int, ...]   # lengths with at least `min_share` of the evaluation batch
+    in_length_order: bool             # path lengths learned shortest first (unreachable excluded)
+    hardest_length: int               # the label with the largest final loss
+    hardest_name: str                 # "paths of length k" or "unreachable targets"
+    hardest_loss: float
+    hardest_count: int                # evaluation examples with that label
+
+
+def learning_order(summary: dict, unreachable_label: int, min_share: float = 0.02) -> LearningOrder:
+    """Read the order of learning and the hardest label off a `summarize_run` dict."""
+    transitions = summary["transition_step_by_length"]
+    eval_size = sum(summary["count_by_length"].values())
+    common = tuple(length for length, count in summary["count_by_length"].items()
+                   if count >= min_share * eval_size and length in transitions)
+    learned = sorted((step, length) for length, step in transitions.items()
+                     if step is not None and length != unreachable_label)
+    in_order = [length for _, length in learned] == sorted(length for _, length in learned)
+    hardest = max(summary["loss_by_length"], key=summary["loss_by_length"].get)
+    name = "unreachable targets" if hardest == unreachable_label else f"paths of length {hardest}"
+    return LearningOrder(common, in_order, hardest, name, summary["loss_by_length"][hardest],
+                         summary["count_by_length"][hardest])

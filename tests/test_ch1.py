@@ -1,0 +1,55 @@
+"""Chapter 1's summaries, tables and the live slider's callback (lib.chapters.ch1)."""
+
+from pathlib import Path
+
+import pytest
+
+from lib.bfs.transformer import bfs_transformer
+from lib.book.params import read_parameters_cell, validate_parameters
+from lib.chapters.ch1 import (
+    Chapter1Parameters, PerturbationRerun, exactness_table, mark_recovered, perturbation_table,
+    scales_text, summarize_sharpness,
+)
+
+RECORDS = [
+    {"mode": "replace", "scale": 0.01, "what": "Q of head 1", "loss_before": 0.3, "loss_after": 0.01},
+    {"mode": "replace", "scale": 1.0, "what": "K of head 2", "loss_before": 3.0, "loss_after": 0.5},
+    {"mode": "gaussian", "scale": 0.01, "what": "all weights", "loss_before": 0.02, "loss_after": 0.04},
+]
+
+
+def test_recovery_verdicts_split_scales_at_the_threshold():
+    records = [dict(r) for r in RECORDS]
+    verdicts = mark_recovered(records, recovered_below=0.05)
+    assert [r["recovered"] for r in records] == [True, False, True]
+    assert [(v.mode, v.recovered_scales, v.unrecovered_scales) for v in verdicts] == [
+        ("replace", (0.01,), (1.0,)), ("gaussian", (0.01,), ())]
+    assert scales_text(verdicts[1].unrecovered_scales) == "none"
+    table = perturbation_table(records).splitlines()
+    assert table[2] == "| replace | 0.01 | Q of head 1 | 0.3 | 0.01 | yes |" and len(table) == 5
+
+
+def test_sharpness_summary_reads_the_small_constants_and_the_default():
+    rows = [{"knob": "attention gap", "value": 2.0, "mse": 5.0},
+            {"knob": "attention gap", "value": 30.0, "mse": 1e-12},
+            {"knob": "squash slope / n", "value": 4.0, "mse": 7.0},
+            {"knob": "squash slope / n", "value": 80.0, "mse": 0.0}]
+    summary = summarize_sharpness(rows)
+    assert summary.worst_mse_small_constant == 7.0 and summary.mse_at_default_gap == 1e-12
+
+
+def test_exactness_table_has_one_row_per_record():
+    records = [{"n_vertices": 4, "sampler": "seed", "n_graphs": 2000, "mse": 0.0, "max_abs_error": 0.0,
+                "mean_distance": None, "fraction_unreachable": 1.0}]
+    assert exactness_table(records).splitlines()[2] == "| 4 | seed | 2,000 | 0 | 0 | n/a | 1 |"
+
+
+def test_the_slider_callback_reruns_on_the_static_figures_graphs():
+    defaults = read_parameters_cell(Path(__file__).parents[1] / "notebooks" / "01_handcrafted_bfs.py")
+    config = validate_parameters(Chapter1Parameters, {**defaults, "smoke": True, "device": "cpu"})
+    rerun = PerturbationRerun(bfs_transformer(config.n_vertices), config, seed=3)
+    small, large = rerun(-3.0, "gaussian", seed=4), rerun(0.0, "gaussian", seed=4)
+    assert small["scale"] == pytest.approx(1e-3) and large["scale"] == 1.0
+    assert small["loss_before"] < large["loss_before"]
+    again = PerturbationRerun(bfs_transformer(config.n_vertices), config, seed=3)(-3.0, "gaussian", seed=4)
+    assert again["loss_after"] == small["loss_after"]
