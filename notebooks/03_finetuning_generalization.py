@@ -57,24 +57,22 @@ cpu_threads = 1  # torch threads on the CPU (one is fastest for these small mode
 import dataclasses
 import time
 
-import torch
 from IPython.display import Markdown, display
 
-from lib.paths.finetuning import (
-    PUBLISHED_FINETUNING, ensure_base_model, fallback_base_config, finetune, finetuning_config,
-    held_out_loss, loss_on, weight_shrink_factor,
-)
+from lib.paths.finetuning import ensure_base_model, fallback_base_config, finetune, finetuning_config
 from lib.chapters.ch3 import Chapter3Parameters, generalization_table, target_kind_table
 from lib.chapters.ch3_figures import (
     confusion_by_test_figure, error_by_target_kind_figure, finetune_loss_figure,
     generalization_bars_figure, length_heatmap_figure, loss_by_distance_figure, loss_by_size_figure,
 )
-from lib.paths.generalization_tests import (
-    PUBLISHED_SCALE, TESTS, by_target_kind, distance_1_to_2, evaluate_all, scale_for, target_kinds,
+from lib.chapters.ch3_length import summarize_length_study
+from lib.chapters.ch3_results import (
+    check_chapter_claims, share_with_target, summarize_finetuning_run, summarize_generalization,
 )
+from lib.paths.generalization_tests import PUBLISHED_SCALE, evaluate_all, scale_for
 from lib.paths.sampler import describe_filter, sample_with_options
 from lib.paths.length_generalization import (
-    evaluate_cells, own_graphs_by_distance, summarize_cells, training_config, vertex_id_coverage,
+    evaluate_cells, own_graphs_by_distance, training_config, vertex_id_coverage,
 )
 from lib.paths.training import start_training, train
 from lib.book.params import apply_cpu_threads, validate_parameters
@@ -173,7 +171,7 @@ example_tokens, example_labels = sample_with_options(
     20_000, finetune_config.sampler, make_generator(config.seed + 11, config.device))
 print("filter:", describe_filter(finetune_config.sampler))
 print(f"share of fine-tuning graphs whose target is vertex 2 itself: "
-      f"{float((example_tokens[:, -1, 0] == 2).float().mean()):.2f}")
+      f"{share_with_target(example_tokens, 2):.2f}")
 print(format_example(example_tokens[0].cpu(), example_labels[0].cpu()))
 print(format_example(example_tokens[1].cpu(), example_labels[1].cpu()))
 label_histogram_figure(example_labels.cpu(), scale.unreachable_label,
@@ -183,32 +181,22 @@ label_histogram_figure(example_labels.cpu(), scale.unreachable_label,
 started = time.perf_counter()
 finetune_run = finetune(base.model, finetune_config)
 seconds["finetuning"] = time.perf_counter() - started
-finetune_loss_before = held_out_loss(finetune_run, 0)
-finetune_loss_after = held_out_loss(finetune_run, -1)
-shrink = weight_shrink_factor(config.finetune_learning_rate, config.finetune_weight_decay, config.finetune_steps)
-published_shrink = weight_shrink_factor(PUBLISHED_FINETUNING["learning_rate"],
-                                        PUBLISHED_FINETUNING["weight_decay"], PUBLISHED_FINETUNING["steps"])
+# The pre-training task's graphs, on which the loss before and after fine-tuning is measured.
 pretrain_tokens, pretrain_labels = sample_with_options(
     config.eval_size, base.config.sampler, make_generator(config.seed + 13, config.device))
-pretrain_loss_before = loss_on(base.model, pretrain_tokens, pretrain_labels)
-pretrain_loss_after = loss_on(finetune_run.model, pretrain_tokens, pretrain_labels)
-# Where each held-out target sits, and each graph's 1-2 distance (the pre-training answer).
-eval_kinds = target_kinds(finetune_run.eval_tokens)
-eval_distance_12 = distance_1_to_2(finetune_run.eval_tokens, scale.unreachable_label)
-finetune_kinds_before = by_target_kind(finetune_run.snapshot_predictions[0], finetune_run.eval_labels,
-                                       eval_kinds, eval_distance_12)
-finetune_kinds = by_target_kind(finetune_run.snapshot_predictions[-1], finetune_run.eval_labels,
-                                eval_kinds, eval_distance_12)
+finetuning = summarize_finetuning_run(
+    finetune_run, base.model, pretrain_tokens, pretrain_labels, unreachable_label=scale.unreachable_label,
+    learning_rate=config.finetune_learning_rate, weight_decay=config.finetune_weight_decay)
 
 # %%
 # NBVAL_CHECK_OUTPUT
-print(f"on-path task, {config.eval_size} held-out small graphs: MSE {finetune_loss_before:.4f} before "
-      f"fine-tuning, {finetune_loss_after:.5f} after "
-      f"(published, at its own scale: {PUBLISHED_FINETUNING['loss_before']} and {PUBLISHED_FINETUNING['loss_after']})")
-print(f"pre-training task (target 2, the base model's graphs): MSE {pretrain_loss_before:.4f} before, "
-      f"{pretrain_loss_after:.4f} after")
-print(f"AdamW's decay alone scales every weight by {shrink:.6f} over this run; "
-      f"at the post's stated settings it would be {published_shrink:.10f}")
+print(f"on-path task, {config.eval_size} held-out small graphs: MSE {finetuning.loss_before:.4f} before "
+      f"fine-tuning, {finetuning.loss_after:.5f} after "
+      f"(published, at its own scale: {finetuning.published_loss_before} and {finetuning.published_loss_after})")
+print(f"pre-training task (target 2, the base model's graphs): MSE {finetuning.pretrain_task_loss_before:.4f} "
+      f"before, {finetuning.pretrain_task_loss_after:.4f} after")
+print(f"AdamW's decay alone scales every weight by {finetuning.weight_shrink:.6f} over this run; "
+      f"at the post's stated settings it would be {finetuning.published_weight_shrink:.10f}")
 
 # %% [markdown]
 # Two remarks on these numbers. With the post's stated learning rate and weight decay, the
@@ -218,22 +206,19 @@ print(f"AdamW's decay alone scales every weight by {shrink:.6f} over this run; "
 # model's answer on its old task; the second line above measures how much.
 
 # %%
-finetune_loss_figure(finetune_run.log, scale.unreachable_label, loss_before=finetune_loss_before,
-                     loss_after=finetune_loss_after,
-                     published_before=PUBLISHED_FINETUNING["loss_before"],
-                     published_after=PUBLISHED_FINETUNING["loss_after"]).show()
+finetune_loss_figure(finetune_run.log, scale.unreachable_label, loss_before=finetuning.loss_before,
+                     loss_after=finetuning.loss_after, published_before=finetuning.published_loss_before,
+                     published_after=finetuning.published_loss_after).show()
 
 # %%
-on_path_before = finetune_kinds_before.get("on a shortest 1-2 path", {})
-on_path_after = finetune_kinds.get("on a shortest 1-2 path", {})
 display(Markdown(
     f"What did the pre-trained model do with a target it was never asked about? On the held-out "
-    f"on-path targets other than vertex 2 ({on_path_before.get('count', 0)} graphs), its rounded "
+    f"on-path targets other than vertex 2 ({finetuning.kinds_before.on_path.count} graphs), its rounded "
     f"prediction equals the distance from 1 to **2** in "
-    f"{100 * on_path_before.get('answers_1_2_distance', float('nan')):.0f}% of graphs and the true "
-    f"distance to the target in {100 * on_path_before.get('accuracy', float('nan')):.0f}%: it answers "
+    f"{100 * finetuning.kinds_before.on_path.answers_1_2_distance:.0f}% of graphs and the true "
+    f"distance to the target in {100 * finetuning.kinds_before.on_path.accuracy:.0f}%: it answers "
     f"the question it was trained on, whatever the target token says. After fine-tuning the true "
-    f"distance is hit in {100 * on_path_after.get('accuracy', float('nan')):.0f}% of them. The "
+    f"distance is hit in {100 * finetuning.kinds_after.on_path.accuracy:.0f}% of them. The "
     f"histograms below show the same: before, the rows spread out (the post notes that its "
     f"before-histogram looked deceptively good because the model still guessed integers "
     f"[@wang2024shortest]); after, the mass sits on the diagonal."))
@@ -257,13 +242,15 @@ started = time.perf_counter()
 results_before = evaluate_all(base.model, scale, config.test_graphs, config.seed)
 results_after = evaluate_all(finetune_run.model, scale, config.test_graphs, config.seed)
 seconds["generalization_tests"] = time.perf_counter() - started
-display(Markdown(generalization_table(results_before, results_after, scale)))
+generalization = summarize_generalization(results_before, results_after, scale,
+                                          on_path_small_graphs=finetuning.kinds_after.on_path)
+display(Markdown(generalization_table(generalization)))
 
 # %%
 # NBVAL_CHECK_OUTPUT
-for b, a in zip(results_before, results_after):
-    print(f"{a.test.name:>30}: MSE {b.mse:9.4f} -> {a.mse:9.4f}, accuracy {b.accuracy:.3f} -> {a.accuracy:.3f} "
-          f"(published {a.test.published_mse})")
+for test in generalization.tests:
+    print(f"{test.test.name:>30}: MSE {test.mse_before:9.4f} -> {test.mse_after:9.4f}, accuracy "
+          f"{test.accuracy_before:.3f} -> {test.accuracy_after:.3f} (published {test.test.published_mse})")
 
 # %%
 scale_text = f"graphs up to {scale.large_n_max} vertices, small = up to {scale.small_n_max}"
@@ -277,62 +264,59 @@ generalization_bars_figure(results_before, results_after, scale_text).show()
 # table gives the fine-tuned model's MSE for each kind (number of graphs in brackets).
 
 # %%
-display(Markdown(target_kind_table(results_after)))
+display(Markdown(target_kind_table(generalization)))
 error_by_target_kind_figure(results_after).show()
 
 # %%
 confusion_by_test_figure(results_after, n_labels).show()
 
 # %%
-onpath_small, onpath_all, any_small, any_small_large, any_large = results_after
-kind = {r.test.name: r.by_kind for r in results_after}
-on_path_here = finetune_kinds.get("on a shortest 1-2 path", {})
-on_path_large = kind["onpath_target"].get("on a shortest 1-2 path", {})
-on_path_large_before = results_before[1].by_kind.get("on a shortest 1-2 path", {})
-off_path = kind["any_target_large_graphs"].get("reachable, off the path", {})
-unreachable = kind["any_target_large_graphs"].get("unreachable", {})
-on_path_any = kind["any_target_large_graphs"].get("on a shortest 1-2 path", {})
-worse_or_better = ("higher" if any_large.mse > results_before[4].mse else "lower")
+# The on-path test with any label and the any-target test on large graphs, read most below.
+on_path_test, any_target_test = generalization.onpath_target, generalization.any_target_large_graphs
 display(Markdown(f"""
 **Reading the table.** All numbers are from this run, at the scale above.
 
 - *On-path targets carry over to larger graphs.* On large graphs the fine-tuned model scores
-  MSE {onpath_small.mse:.4f} with small labels and {onpath_all.mse:.4f} with any label (the
-  pre-trained model: {results_before[0].mse:.4f} and {results_before[1].mse:.4f}). Most of
-  these targets are vertex 2 itself, so count only the others: their MSE is
-  {on_path_here.get('mse', float('nan')):.4f} on the small fine-tuning graphs and
-  {on_path_large.get('mse', float('nan')):.4f} on large graphs, with accuracy
-  {on_path_here.get('accuracy', float('nan')):.3f} and {on_path_large.get('accuracy', float('nan')):.3f}
-  (before fine-tuning, on large graphs: MSE {on_path_large_before.get('mse', float('nan')):.3f},
-  accuracy {on_path_large_before.get('accuracy', float('nan')):.3f}). The skill transfers, with a
-  loss that {"grows" if on_path_large.get('mse', 0) > on_path_here.get('mse', 0) else "does not grow"}
+  MSE {generalization.onpath_small_target.mse_after:.4f} with small labels and
+  {on_path_test.mse_after:.4f} with any label (the pre-trained model:
+  {generalization.onpath_small_target.mse_before:.4f} and {on_path_test.mse_before:.4f}). Most of these
+  targets are vertex 2 itself, so count only the others: their MSE is
+  {generalization.on_path_small_graphs.mse:.4f} on the small fine-tuning graphs and
+  {on_path_test.kinds_after.on_path.mse:.4f} on large graphs, with accuracy
+  {generalization.on_path_small_graphs.accuracy:.3f} and {on_path_test.kinds_after.on_path.accuracy:.3f}
+  (before fine-tuning, on large graphs: MSE {on_path_test.kinds_before.on_path.mse:.3f},
+  accuracy {on_path_test.kinds_before.on_path.accuracy:.3f}). The skill transfers, with a
+  loss that {"grows" if generalization.on_path_loss_grows else "does not grow"}
   with the graph. The post found small labels easier than all labels (0.1020 against 0.1451)
   and called it good and moderate generalization [@wang2024shortest]. Here the two tests
-  {"agree with that ordering" if onpath_small.mse < onpath_all.mse else "do not show that ordering"};
-  they can hardly differ, since {int((onpath_all.labels > scale.small_n_max).sum())} of the
-  {len(onpath_all.labels)} on-path labels in graphs of up to {scale.large_n_max} vertices are
-  above {scale.small_n_max}.
-- *Any-target tests fail*, with MSEs of {any_small.mse:.2f}, {any_small_large.mse:.2f} and
-  {any_large.mse:.2f}. The split by target kind says why. On the last test, targets that happen
-  to lie on a shortest 1-2 path are still answered well (MSE {on_path_any.get('mse', float('nan')):.3f}
-  on {on_path_any.get('count', 0)} graphs). Reachable targets off the path get a mean
-  prediction of {off_path.get('mean_prediction', float('nan')):.2f} against a mean true
-  distance of {off_path.get('mean_label', float('nan')):.2f} (MSE {off_path.get('mse', float('nan')):.2f}),
-  and unreachable targets a mean prediction of {unreachable.get('mean_prediction', float('nan')):.2f}
-  against the label {scale.unreachable_label} (MSE {unreachable.get('mse', float('nan')):.2f}, on
-  {100 * any_large.share_unreachable:.0f}% of the graphs). What does the model answer instead?
+  {"agree with that ordering" if generalization.small_labels_easier else "do not show that ordering"};
+  they can hardly differ, since {generalization.onpath_labels_above_small} of the
+  {generalization.onpath_label_count} on-path labels in graphs of up to {scale.large_n_max}
+  vertices are above {scale.small_n_max}.
+- *Any-target tests fail*, with MSEs of {generalization.any_target_small_graphs.mse_after:.2f},
+  {generalization.any_small_target_large_graphs.mse_after:.2f} and {any_target_test.mse_after:.2f}.
+  The split by target kind says why. On the last test, targets that happen
+  to lie on a shortest 1-2 path are still answered well (MSE {any_target_test.kinds_after.on_path.mse:.3f}
+  on {any_target_test.kinds_after.on_path.count} graphs). Reachable targets off the path get a mean
+  prediction of {any_target_test.kinds_after.off_path.mean_prediction:.2f} against a mean true
+  distance of {any_target_test.kinds_after.off_path.mean_label:.2f} (MSE
+  {any_target_test.kinds_after.off_path.mse:.2f}), and unreachable targets a mean prediction of
+  {any_target_test.kinds_after.unreachable.mean_prediction:.2f} against the label
+  {scale.unreachable_label} (MSE {any_target_test.kinds_after.unreachable.mse:.2f}, on
+  {100 * any_target_test.share_unreachable:.0f}% of the graphs). What does the model answer instead?
   Often the distance from 1 to 2: its rounded prediction equals that distance (or "unreachable"
-  when 2 cannot be reached) for {100 * off_path.get('answers_1_2_distance', float('nan')):.0f}% of
-  the off-path targets and {100 * unreachable.get('answers_1_2_distance', float('nan')):.0f}% of the
-  unreachable ones. Where fine-tuning taught nothing, the model falls back on its pre-training
-  answer.
+  when 2 cannot be reached) for {100 * any_target_test.kinds_after.off_path.answers_1_2_distance:.0f}%
+  of the off-path targets and {100 * any_target_test.kinds_after.unreachable.answers_1_2_distance:.0f}%
+  of the unreachable ones. Where fine-tuning taught nothing, the model falls back on its
+  pre-training answer.
 - *What the training explains.* Every fine-tuning target lies on a shortest 1-2 path and is
   reachable, so nothing in fine-tuning rewarded a distance to a vertex off that path or an
   "unreachable" answer for any target but vertex 2. The model learned to answer the question it
   was asked, the position of a vertex along the 1-2 path, and that answer stays right as
   graphs grow; it did not become a general distance calculator. Fine-tuning left the
-  any-target MSE on large graphs {worse_or_better} than before ({results_before[4].mse:.2f} before,
-  {any_large.mse:.2f} after): it was never good at these targets to begin with.
+  any-target MSE on large graphs {"higher" if generalization.any_target_large_mse_rose else "lower"}
+  than before ({any_target_test.mse_before:.2f} before, {any_target_test.mse_after:.2f} after): it was never
+  good at these targets to begin with.
 - The published any-target MSEs (61.44, 47.06, 72.87) are larger than ours partly because
   their unreachable label is 15, not {scale.unreachable_label}: the error on an unreachable
   target grows with the square of that label.
@@ -381,15 +365,15 @@ seconds["length_training"] = time.perf_counter() - started
 started = time.perf_counter()
 cells = evaluate_cells(length_run.model, split, per_cell=config.length_graphs_per_cell, seed=config.seed,
                        max_proposals=config.length_max_proposals)
-length_summary = summarize_cells(cells)
 depth_cells = own_graphs_by_distance(base.model, base.config.sampler, per_cell=config.length_graphs_per_cell,
                                      seed=config.seed, max_proposals=config.length_max_proposals)
 seconds["length_evaluation"] = time.perf_counter() - started
+length = summarize_length_study(cells, split, length_labels, depth_cells, base.config)
 
 # %%
 # NBVAL_CHECK_OUTPUT
-for name, group in length_summary.items():
-    print(f"{name:>45}: MSE {group['mse']:8.4f}, accuracy {group['accuracy']:.3f} on {group['count']} graphs")
+for name, group in length.groups():
+    print(f"{name:>45}: MSE {group.mse:8.4f}, accuracy {group.accuracy:.3f} on {group.count} graphs")
 
 # %%
 length_heatmap_figure(cells, split).show()
@@ -401,48 +385,28 @@ loss_by_size_figure(cells, split).show()
 loss_by_distance_figure(cells, split).show()
 
 # %%
-largest = max(c.n_vertices for c in cells)
-short_rows = {d: {c.n_vertices: c for c in cells if c.distance == d} for d in (1, 2, 3)}
-long_cells = [c for c in cells if not c.seen_distance]
-longest_training = [c for c in cells if c.seen_size and c.distance == split.distance_train_max]
-top_prediction = max((c.mean_prediction for c in cells), default=float("nan"))
-depth_text = ", ".join(f"distance {c.distance}: {c.mean_prediction:.2f}" for c in depth_cells)
-depth_top = max((c.mean_prediction for c in depth_cells), default=float("nan"))
-depth_verdict = (
-    "A model of this depth can output longer distances when they were in its training data; the "
-    "length-study model stops where its data stopped." if depth_top > top_prediction + 0.5 else
-    "Here that model does not reach further than the length-study model, so depth may be the "
-    "limit too.")
-
-
-def row_text(d):
-    row = short_rows[d]
-    if split.n_train_max not in row or largest not in row:
-        return f"distance {d}: not measured"
-    return (f"distance {d}: MSE {row[split.n_train_max].mse:.4f} at {split.n_train_max} vertices, "
-            f"{row[largest].mse:.4f} at {largest}")
-
-
 display(Markdown(f"""
 **What the model does outside its training range** (numbers from this run):
 
 - *Larger graphs, familiar distances.* At a fixed short distance the loss changes with the
-  graph size ({row_text(1)}; {row_text(2)}; {row_text(3)}), but far less than it changes with
-  the distance (next point). Over all larger graphs and distances seen in training the MSE is
-  {length_summary.get('larger graphs, distances seen in training', {}).get('mse', float('nan')):.3f},
-  against {length_summary.get('training sizes', {}).get('mse', float('nan')):.3f} on the training sizes.
+  graph size ({"; ".join(row.describe() for row in length.short_distance_rows)}), but far less
+  than it changes with the distance (next point). Over all larger graphs and distances seen in
+  training the MSE is {length.larger_graphs_seen_distances.mse:.3f}, against
+  {length.training_sizes.mse:.3f} on the training sizes.
 - *Longer distances.* On paths longer than any training path the MSE is
-  {length_summary.get('larger graphs, longer distances', {}).get('mse', float('nan')):.2f} with accuracy
-  {length_summary.get('larger graphs, longer distances', {}).get('accuracy', float('nan')):.3f}. The
+  {length.longer_distances.mse:.2f} with accuracy {length.longer_distances.accuracy:.3f}. The
   right panel above shows why: the mean prediction levels off and never exceeds
-  {top_prediction:.2f}, whatever the true distance, so the model reports "about as far as anything
+  {length.top_prediction:.2f}, whatever the true distance, so the model reports "about as far as anything
   I have seen" for every long path. Even the longest training length, {split.distance_train_max}, is
-  {"predicted at " + ", ".join(f"{c.mean_prediction:.2f} (n = {c.n_vertices})" for c in longest_training) if longest_training else "not measured"}:
-  it made up only {100 * float((length_labels == split.distance_train_max).float().mean()):.1f}% of the training paths.
+  {length.longest_training_phrase()}:
+  it made up only {100 * length.share_longest_training_distance:.1f}% of the training paths.
 - *Not a matter of depth alone.* Chapter 2's model has the same number of layers
-  ({base.config.n_layers}) and was trained on graphs of up to {base.config.n_max} vertices, where
-  longer paths occur. On its own largest graphs its mean predictions are {depth_text}.
-  {depth_verdict}
+  ({length.depth_n_layers}) and was trained on graphs of up to {length.depth_n_max} vertices, where
+  longer paths occur. On its own largest graphs its mean predictions are {length.depth_phrase()}.
+  {"A model of this depth can output longer distances when they were in its training data; the "
+   "length-study model stops where its data stopped." if length.depth_reaches_further else
+   "Here that model does not reach further than the length-study model, so depth may be the "
+   "limit too."}
 """))
 
 # %% [markdown]
@@ -474,67 +438,46 @@ display(Markdown(f"""
 # ## Numbers and checks
 
 # %%
-generalization_records = []
-for b, a in zip(results_before, results_after):
-    generalization_records.append({**a.record(), "graphs_and_targets": a.test.describe(scale),
-                                   "mse_pretrained": b.mse, "accuracy_pretrained": b.accuracy})
 results = {
-    "finetune_loss_before": finetune_loss_before,
-    "finetune_loss_after": finetune_loss_after,
-    "published_finetune_loss_before": PUBLISHED_FINETUNING["loss_before"],
-    "published_finetune_loss_after": PUBLISHED_FINETUNING["loss_after"],
-    "finetune_by_target_kind_before": finetune_kinds_before,
-    "finetune_by_target_kind": finetune_kinds,
-    "pretrain_task_loss_before_finetune": pretrain_loss_before,
-    "pretrain_task_loss_after_finetune": pretrain_loss_after,
+    **finetuning.record(),
     "finetune_optimizer": "AdamW", "finetune_config": finetune_config.to_dict(),
     "base_model": {"source": base.source, "checkpoint": base.checkpoint_path,
                    "config": base.config.to_dict()},
     "scale": dataclasses.asdict(scale), "published_scale": dataclasses.asdict(PUBLISHED_SCALE),
-    "generalization": generalization_records,
-    "length_generalization": [c.record() for c in cells],
-    "length_generalization_summary": length_summary,
-    "length_split": dataclasses.asdict(split),
+    "generalization": generalization.record(),
+    **length.record(),
     "length_config": length_config.to_dict(),
-    "length_depth_check": [c.record() for c in depth_cells],
     "seconds": seconds,
     "smoke": config.smoke,
 }
 path = write_results(config.results_dir, "03_finetuning_generalization", results)
 print(f"wrote {path}")
 print("seconds:", {name: round(value, 1) for name, value in seconds.items()})
-
-# Fine-tuning must lower the on-path loss (the chapter's first claim).
-assert finetune_loss_after < finetune_loss_before, (finetune_loss_before, finetune_loss_after)
-assert [r["test"] for r in generalization_records] == list(TESTS)
-if not config.smoke:
-    # The claims of the text: on-path tests improve with fine-tuning, any-target tests stay far
-    # worse than on-path ones, and longer distances are much worse than the training range.
-    assert onpath_small.mse < results_before[0].mse and onpath_all.mse < results_before[1].mse
-    assert min(r.mse for r in results_after[2:]) > 10 * max(onpath_small.mse, onpath_all.mse)
-    assert length_summary["larger graphs, longer distances"]["mse"] > 10 * length_summary["training sizes"]["mse"]
-    assert top_prediction < split.distance_train_max + 1
+# The claims of the text; beyond a smoke run also the on-path, any-target and length claims.
+check_chapter_claims(finetuning, generalization, length, smoke=config.smoke)
 
 # %% [markdown]
 # ## Summary
 
 # %%
 display(Markdown(f"""
-- Fine-tuning the pre-trained model for {finetune_run.step} steps with AdamW (learning rate
+- Fine-tuning the pre-trained model for {finetuning.steps} steps with AdamW (learning rate
   {config.finetune_learning_rate:g}, weight decay {config.finetune_weight_decay:g}) on on-path
   targets in graphs of up to {scale.small_n_max} vertices lowers the held-out on-path MSE from
-  {finetune_loss_before:.4f} to {finetune_loss_after:.5f}. The post went from 0.5531 to 0.01472 at its
-  own scale [@wang2024shortest].
+  {finetuning.loss_before:.4f} to {finetuning.loss_after:.5f}. The post went from
+  {finetuning.published_loss_before} to {finetuning.published_loss_after} at its own scale
+  [@wang2024shortest].
 - The skill carries over to larger graphs for the targets it was trained on (on-path MSE
-  {onpath_small.mse:.4f} and {onpath_all.mse:.4f}) and not to other targets (any-target MSE
-  {any_small.mse:.2f}, {any_small_large.mse:.2f}, {any_large.mse:.2f}): the same pattern as the post.
+  {generalization.onpath_small_target.mse_after:.4f} and {generalization.onpath_target.mse_after:.4f})
+  and not to other targets (any-target MSE {generalization.any_target_small_graphs.mse_after:.2f},
+  {generalization.any_small_target_large_graphs.mse_after:.2f},
+  {generalization.any_target_large_graphs.mse_after:.2f}): the same pattern as the post.
   The split by target kind locates the failure in the two kinds of target that fine-tuning never
   showed: reachable vertices off the shortest 1-2 path, and unreachable targets.
 - A model trained on graphs of up to {split.n_train_max} vertices, with every vertex id seen,
   keeps short distances right on graphs up to {split.n_test_max} vertices, but its predictions
-  stop near {top_prediction:.1f} for longer paths (MSE
-  {length_summary.get('larger graphs, longer distances', {}).get('mse', float('nan')):.2f} beyond the
-  training lengths), as the RASP-generalization conjecture would lead one to expect.
+  stop near {length.top_prediction:.1f} for longer paths (MSE
+  {length.longer_distances.mse:.2f} beyond the training lengths), as the RASP-generalization conjecture would lead one to expect.
 """))
 
 # %% [markdown]

@@ -1,4 +1,7 @@
-"""Chapter 3's parameters, tables and figures (lib.chapters.ch3, lib.chapters.ch3_figures)."""
+"""Chapter 3's parameters, tables and figures (lib.chapters.ch3, lib.chapters.ch3_figures).
+
+Its results objects are tested in tests/test_ch3_results.py.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +13,7 @@ import torch
 
 from lib.book.params import read_parameters_cell, validate_parameters
 from lib.chapters.ch3 import Chapter3Parameters, generalization_table, target_kind_table
+from lib.chapters.ch3_results import KindScore, summarize_generalization
 from lib.chapters.ch3_figures import (
     confusion_by_test_figure, error_by_target_kind_figure, finetune_loss_figure,
     generalization_bars_figure, length_heatmap_figure, loss_by_distance_figure, loss_by_size_figure,
@@ -57,12 +61,19 @@ def results():
 
 
 def test_tables_have_one_row_per_test(results):
-    table = generalization_table(results, results, SCALE).splitlines()
+    summary = summarize_generalization(results, results, SCALE, on_path_small_graphs=KindScore.absent())
+    table = generalization_table(summary).splitlines()
     assert len(table) == 2 + len(TESTS)
-    assert "| On-path small target | n in 3..8; on a shortest 1-2 path, label <= 5 | 0.01 | 0.01 |" in table[2]
-    assert table[2].endswith("| 0.102 | 0.0969 |")
-    kinds = target_kind_table(results).splitlines()
-    assert len(kinds) == 2 + len(TESTS) and "unreachable" in kinds[0]
+    assert table[0] == ("| test | graphs and targets here | MSE pre-trained | MSE fine-tuned | accuracy fine-tuned "
+                        "| published MSE | 11-layer rerun |")
+    assert table[2] == "| On-path small target | n in 3..8; on a shortest 1-2 path, label <= 5 | 0.01 | 0.01 | 1 | 0.102 | 0.0969 |"
+    kinds = target_kind_table(summary).splitlines()
+    assert len(kinds) == 2 + len(TESTS)
+    assert kinds[0] == "| test | vertex 2 | on a shortest 1-2 path | reachable, off the path | unreachable |"
+    # Every on-path target is on the path: the other two kinds did not occur ("n/a").
+    on_path = summary.onpath_small_target.kinds_after
+    assert kinds[2] == (f"| On-path small target | 0.01 ({on_path.vertex_2.count:,}) "
+                        f"| 0.01 ({on_path.on_path.count}) | n/a | n/a |")
 
 
 def test_figures_build(results):

@@ -1,19 +1,21 @@
-"""Parameters and text of chapter 3 (`notebooks/03_finetuning_generalization.py`).
+"""Parameters and tables of chapter 3 (`notebooks/03_finetuning_generalization.py`).
 
 `Chapter3Parameters` declares the chapter's papermill parameters (validated by
-`lib.book.params.validate_parameters`; `smoke=True` shrinks every run to seconds). The remaining helpers turn measured numbers into the chapter's
-tables and sentences, so that every number in the prose comes from the run.
+`lib.book.params.validate_parameters`; `smoke=True` shrinks every run to seconds). The two
+tables of the chapter are drawn from its `lib.chapters.ch3_results.GeneralizationSummary` with
+the book's one table helper, `lib.book.tables.markdown_table`; the results objects that the
+prose reads live in `lib.chapters.ch3_results`.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import math
-from collections.abc import Sequence
 
-from lib.paths.generalization_tests import TARGET_KINDS, GeneralizationResult, Scale
-from lib.paths.length_generalization import LengthSplit
 from lib.book.params import ChapterParameters, check_schedule, parameter
+from lib.book.tables import format_value, markdown_table
+from lib.chapters.ch3_results import GeneralizationSummary, KindScore
+from lib.paths.generalization_tests import TARGET_KINDS
+from lib.paths.length_generalization import LengthSplit
 
 
 @dataclasses.dataclass(frozen=True)
@@ -77,36 +79,24 @@ class Chapter3Parameters(ChapterParameters):
         return 1 << 13 if self.smoke else 1 << 18
 
 
-def _format(value: float) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "n/a"
-    return f"{value:.4g}"
-
-
-def generalization_table(before: Sequence[GeneralizationResult], after: Sequence[GeneralizationResult],
-                         scale: Scale) -> str:
+def generalization_table(summary: GeneralizationSummary) -> str:
     """Markdown table of the five tests: this run (before / after fine-tuning) beside the post."""
-    lines = [
-        "| test | graphs and targets here | MSE pre-trained | MSE fine-tuned | accuracy fine-tuned "
-        "| published MSE | 11-layer rerun |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for b, a in zip(before, after):
-        lines.append(f"| {a.test.title} | {a.test.describe(scale)} | {_format(b.mse)} | {_format(a.mse)} "
-                     f"| {a.accuracy:.3f} | {a.test.published_mse} | {a.test.authors_11_layer_mse} |")
-    return "\n".join(lines)
+    return markdown_table(
+        ["test", "graphs and targets here", "MSE pre-trained", "MSE fine-tuned", "accuracy fine-tuned",
+         "published MSE", "11-layer rerun"],
+        [[t.test.title, t.graphs_and_targets, t.mse_before, t.mse_after, t.accuracy_after,
+          t.test.published_mse, t.test.authors_11_layer_mse] for t in summary.tests])
 
 
-def target_kind_table(results: Sequence[GeneralizationResult]) -> str:
-    """Markdown table: for each test, MSE (and count) of each kind of target."""
-    lines = ["| test | " + " | ".join(TARGET_KINDS) + " |", "|---|" + "---|" * len(TARGET_KINDS)]
-    for result in results:
-        cells = []
-        for kind in TARGET_KINDS:
-            entry = result.by_kind.get(kind)
-            cells.append("-" if entry is None else f"{entry['mse']:.3g} ({entry['count']})")
-        lines.append(f"| {result.test.title} | " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+def _kind_cell(score: KindScore) -> str:
+    return "n/a" if not score.present else f"{format_value(score.mse)} ({format_value(score.count)})"
+
+
+def target_kind_table(summary: GeneralizationSummary) -> str:
+    """Markdown table: for each test, the fine-tuned model's MSE (and count) on each kind of target."""
+    return markdown_table(["test", *TARGET_KINDS],
+                          [[t.test.title, *t.kinds_after.in_order()] for t in summary.tests],
+                          formats={column: _kind_cell for column in range(1, len(TARGET_KINDS) + 1)})
 
 
 __all__ = [

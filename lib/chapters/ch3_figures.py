@@ -19,6 +19,7 @@ from lib.paths.length_generalization import Cell, LengthSplit
 from lib.paths.training import TrainingLog
 from lib.book.plotting import PALETTE, finish, slider_over_steps
 from lib.chapters.ch2_figures import confusion_figure, length_name
+from lib.chapters.ch3_results import TargetKindScores
 
 
 def _colour(index: int) -> str:
@@ -87,9 +88,11 @@ def error_by_target_kind_figure(results: Sequence[GeneralizationResult]) -> go.F
     """MSE of each test split by where the target sits (vertex 2, on the 1-2 path, off it, unreachable)."""
     fig = go.Figure()
     titles = [r.test.title for r in results]
+    scores = [TargetKindScores.from_by_kind(r.by_kind).in_order() for r in results]
     for index, kind in enumerate(TARGET_KINDS):
-        values = [r.by_kind.get(kind, {}).get("mse", math.nan) for r in results]
-        counts = [r.by_kind.get(kind, {}).get("count", 0) for r in results]
+        # An absent kind has MSE NaN (no bar) and count 0.
+        values = [kinds[index].mse for kinds in scores]
+        counts = [kinds[index].count for kinds in scores]
         fig.add_trace(go.Bar(x=titles, y=values, name=kind, marker_color=_colour(index),
                              customdata=counts,
                              hovertemplate="%{x}<br>" + kind + ": MSE %{y:.3g} on %{customdata} graphs"

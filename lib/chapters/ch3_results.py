@@ -1,0 +1,370 @@
+"""Chapter 3's results as typed objects: what the prose of the chapter reads (chapter 3).
+
+Each part of the chapter ends in one frozen summary built from the run's outputs:
+
+* `FinetuningSummary` (`summarize_finetuning`, `summarize_finetuning_run`): the held-out
+  on-path loss before and after fine-tuning, the pre-training task's loss, AdamW's weight
+  shrink, and the errors by kind of target before and after.
+* `GeneralizationSummary` (`summarize_generalization`): the five tests before and after
+  fine-tuning, one named field per test, with their errors by kind of target and the verdicts
+  the text states.
+* `LengthSummary` (`lib.chapters.ch3_length`): the length-generalization study.
+
+A kind of target that did not occur among a test's graphs is a `KindScore` with count 0 and NaN
+for every mean (`KindScore.absent`); a length-study group without cells is a `GroupScore` with
+count 0 and NaN MSE and accuracy. NaN prints as "nan" in the prose and as "n/a" in tables.
+Every builder is deterministic and draws no random numbers: the chapter's draws all happen
+before, in the notebook's calls to the samplers and training code.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping, Sequence
+
+import torch
+
+from lib.paths.finetuning import PUBLISHED_FINETUNING, loss_on, weight_shrink_factor
+from lib.paths.generalization_tests import (
+    TARGET_KINDS, TESTS, GeneralizationResult, GeneralizationTest, Scale, by_target_kind, distance_1_to_2,
+    target_kinds,
+)
+from lib.paths.model import PathTransformer
+from lib.paths.training import TrainingRun
+
+from lib.chapters.ch3_length import LengthSummary
+
+
+def share_with_target(tokens: torch.Tensor, vertex: int) -> float:
+    """Share of examples whose target token is `vertex` (chapter 3: how often vertex 2 is the
+    fine-tuning target)."""
+    return float((tokens[:, -1, 0] == vertex).float().mean())
+
+
+# --- Errors by kind of target ---------------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class KindScore:
+    """A model's errors on the examples whose target is of one kind (see `TARGET_KINDS`).
+
+    Attributes:
+        count: number of such examples; 0 when the kind did not occur (then every other field
+            is NaN).
+        mse: mean squared error of the prediction.
+        accuracy: share of rounded predictions equal to the label.
+        mean_label, mean_prediction: means of the true and predicted distances.
+        answers_1_2_distance: share of rounded predictions equal to the graph's 1-2 distance
+            (the pre-training answer).
+    """
+
+    count: int
+    mse: float
+    accuracy: float
+    mean_label: float
+    mean_prediction: float
+    answers_1_2_distance: float
+
+    @classmethod
+    def absent(cls) -> KindScore:
+        """The score of a kind that did not occur: count 0, every mean NaN."""
+        return cls(0, math.nan, math.nan, math.nan, math.nan, math.nan)
+
+    @property
+    def present(self) -> bool:
+        return self.count > 0
+
+
+#: Field of `TargetKindScores` for each name of `TARGET_KINDS`, in that order.
+KIND_FIELDS = dict(zip(TARGET_KINDS, ("vertex_2", "on_path", "off_path", "unreachable"), strict=True))
+
+
+@dataclasses.dataclass(frozen=True)
+class TargetKindScores:
+    """`KindScore` of each kind of target, for one model on one set of graphs.
+
+    Attributes:
+        vertex_2: the target is vertex 2 (the pre-training target).
+        on_path: another vertex on a shortest 1-2 path (the fine-tuning targets).
+        off_path: reachable from vertex 1 but on no shortest 1-2 path.
+        unreachable: no path from vertex 1 (or not a vertex of the graph).
+    """
+
+    vertex_2: KindScore
+    on_path: KindScore
+    off_path: KindScore
+    unreachable: KindScore
+
+    @classmethod
+    def from_by_kind(cls, by_kind: Mapping[str, Mapping[str, float]]) -> TargetKindScores:
+        """From `lib.paths.generalization_tests.by_target_kind`'s dict; missing kinds are absent."""
+        return cls(**{field: KindScore(**by_kind[name]) if name in by_kind else KindScore.absent()
+                      for name, field in KIND_FIELDS.items()})
+
+    def in_order(self) -> tuple[KindScore, ...]:
+        """The four scores in the order of `TARGET_KINDS`."""
+        return tuple(getattr(self, field) for field in KIND_FIELDS.values())
+
+    def record(self) -> dict[str, dict[str, float]]:
+        """The results-JSON form: `by_target_kind`'s dict, the kinds that occurred only."""
+        return {name: dataclasses.asdict(score)
+                for name, score in zip(TARGET_KINDS, self.in_order()) if score.present}
+
+
+def _mse(predictions: torch.Tensor, labels: torch.Tensor) -> float:
+    # The same operations as `lib.paths.finetuning.held_out_loss`, so the numbers are identical.
+    return float(((predictions.double() - labels.cpu().double()) ** 2).mean())
+
+
+# --- Fine-tuning ------------------------------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class FinetuningSummary:
+    """What fine-tuning did, on the held-out on-path graphs and on the pre-training task.
+
+    Attributes:
+        steps: fine-tuning steps taken.
+        loss_before, loss_after: held-out on-path MSE of the pre-trained and fine-tuned model.
+        published_loss_before, published_loss_after: the post's values (at its own scale).
+        pretrain_task_loss_before, pretrain_task_loss_after: MSE on the pre-training task
+            (target 2, the base model's graphs) before and after fine-tuning.
+        weight_shrink: factor by which AdamW's decay alone scales every weight over this run.
+        published_weight_shrink: the same at the post's stated settings.
+        kinds_before, kinds_after: the held-out errors by kind of target.
+    """
+
+    steps: int
+    loss_before: float
+    loss_after: float
+    published_loss_before: float
+    published_loss_after: float
+    pretrain_task_loss_before: float
+    pretrain_task_loss_after: float
+    weight_shrink: float
+    published_weight_shrink: float
+    kinds_before: TargetKindScores
+    kinds_after: TargetKindScores
+
+    def record(self) -> dict:
+        """The fine-tuning entries of chapter 3's results JSON."""
+        return {
+            "finetune_loss_before": self.loss_before,
+            "finetune_loss_after": self.loss_after,
+            "published_finetune_loss_before": self.published_loss_before,
+            "published_finetune_loss_after": self.published_loss_after,
+            "finetune_by_target_kind_before": self.kinds_before.record(),
+            "finetune_by_target_kind": self.kinds_after.record(),
+            "pretrain_task_loss_before_finetune": self.pretrain_task_loss_before,
+            "pretrain_task_loss_after_finetune": self.pretrain_task_loss_after,
+        }
+
+
+def summarize_finetuning(*, labels: torch.Tensor, predictions_before: torch.Tensor,
+                         predictions_after: torch.Tensor, kinds: torch.Tensor, distance_12: torch.Tensor,
+                         steps: int, pretrain_task_loss_before: float, pretrain_task_loss_after: float,
+                         learning_rate: float, weight_decay: float) -> FinetuningSummary:
+    """The `FinetuningSummary` of held-out predictions before and after fine-tuning (chapter 3).
+
+    Args:
+        labels: (B,) true distances of the held-out on-path examples.
+        predictions_before, predictions_after: (B,) predictions of the two models on them.
+        kinds, distance_12: `target_kinds` and `distance_1_to_2` of the examples.
+        steps, learning_rate, weight_decay: the fine-tuning run's AdamW settings.
+        pretrain_task_loss_before, pretrain_task_loss_after: the two models' MSE on the
+            pre-training task (measured by the caller on the same graphs).
+    """
+    return FinetuningSummary(
+        steps=steps,
+        loss_before=_mse(predictions_before, labels),
+        loss_after=_mse(predictions_after, labels),
+        published_loss_before=PUBLISHED_FINETUNING["loss_before"],
+        published_loss_after=PUBLISHED_FINETUNING["loss_after"],
+        pretrain_task_loss_before=pretrain_task_loss_before,
+        pretrain_task_loss_after=pretrain_task_loss_after,
+        weight_shrink=weight_shrink_factor(learning_rate, weight_decay, steps),
+        published_weight_shrink=weight_shrink_factor(PUBLISHED_FINETUNING["learning_rate"],
+                                                     PUBLISHED_FINETUNING["weight_decay"],
+                                                     PUBLISHED_FINETUNING["steps"]),
+        kinds_before=TargetKindScores.from_by_kind(
+            by_target_kind(predictions_before, labels, kinds, distance_12)),
+        kinds_after=TargetKindScores.from_by_kind(
+            by_target_kind(predictions_after, labels, kinds, distance_12)),
+    )
+
+
+def summarize_finetuning_run(run: TrainingRun, base_model: PathTransformer, pretrain_tokens: torch.Tensor,
+                             pretrain_labels: torch.Tensor, *, unreachable_label: int,
+                             learning_rate: float, weight_decay: float) -> FinetuningSummary:
+    """`summarize_finetuning` of a finished fine-tuning run (chapter 3).
+
+    The run's first and last snapshots are the predictions before and after fine-tuning on its
+    held-out batch; the pre-training task's loss is measured on `pretrain_tokens` with the base
+    model and the fine-tuned one.
+    """
+    return summarize_finetuning(
+        labels=run.eval_labels, predictions_before=run.snapshot_predictions[0],
+        predictions_after=run.snapshot_predictions[-1], kinds=target_kinds(run.eval_tokens),
+        distance_12=distance_1_to_2(run.eval_tokens, unreachable_label), steps=run.step,
+        pretrain_task_loss_before=loss_on(base_model, pretrain_tokens, pretrain_labels),
+        pretrain_task_loss_after=loss_on(run.model, pretrain_tokens, pretrain_labels),
+        learning_rate=learning_rate, weight_decay=weight_decay)
+
+
+# --- The five generalization tests -------------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class TestComparison:
+    """One generalization test, scored on the pre-trained and on the fine-tuned model.
+
+    Attributes:
+        test: the test.
+        graphs_and_targets: its graphs and targets at this run's scale, in words.
+        before, after: the two models' raw scores (with predictions, for the figures).
+        kinds_before, kinds_after: their errors by kind of target.
+    """
+
+    __test__ = False  # not a pytest test class, despite its name
+
+    test: GeneralizationTest
+    graphs_and_targets: str
+    before: GeneralizationResult
+    after: GeneralizationResult
+    kinds_before: TargetKindScores
+    kinds_after: TargetKindScores
+
+    @property
+    def mse_before(self) -> float:
+        return self.before.mse
+
+    @property
+    def mse_after(self) -> float:
+        return self.after.mse
+
+    @property
+    def accuracy_before(self) -> float:
+        return self.before.accuracy
+
+    @property
+    def accuracy_after(self) -> float:
+        return self.after.accuracy
+
+    @property
+    def share_unreachable(self) -> float:
+        """Share of the test's graphs whose target is unreachable."""
+        return self.after.share_unreachable
+
+    def record(self) -> dict:
+        """The test's entry in chapter 3's results JSON: the fine-tuned score and the pre-trained MSE."""
+        return {**self.after.record(), "graphs_and_targets": self.graphs_and_targets,
+                "mse_pretrained": self.before.mse, "accuracy_pretrained": self.before.accuracy}
+
+
+@dataclasses.dataclass(frozen=True)
+class GeneralizationSummary:
+    """The five tests before and after fine-tuning, and what the chapter's text concludes.
+
+    Attributes:
+        onpath_small_target, onpath_target, any_target_small_graphs,
+        any_small_target_large_graphs, any_target_large_graphs: the five tests of `TESTS`.
+        on_path_small_graphs: the fine-tuned model on on-path targets other than vertex 2 in the
+            small fine-tuning graphs (`FinetuningSummary.kinds_after.on_path`), beside which
+            `onpath_target.kinds_after.on_path` is the same on large graphs.
+        on_path_loss_grows: the on-path MSE (vertex 2 excluded) is higher on large graphs than
+            on the small fine-tuning graphs; False when it is not or either was not measured.
+        small_labels_easier: the on-path test with small labels has a lower MSE than the one
+            with any label (the post's ordering).
+        onpath_labels_above_small, onpath_label_count: how many on-path labels of the
+            any-label test exceed `small_n_max`, out of how many.
+        any_target_large_mse_rose: fine-tuning raised the MSE of "any target in large graphs".
+    """
+
+    onpath_small_target: TestComparison
+    onpath_target: TestComparison
+    any_target_small_graphs: TestComparison
+    any_small_target_large_graphs: TestComparison
+    any_target_large_graphs: TestComparison
+    on_path_small_graphs: KindScore
+    on_path_loss_grows: bool
+    small_labels_easier: bool
+    onpath_labels_above_small: int
+    onpath_label_count: int
+    any_target_large_mse_rose: bool
+
+    @property
+    def tests(self) -> tuple[TestComparison, ...]:
+        """The five tests in the order of `TESTS`."""
+        return tuple(getattr(self, name) for name in TESTS)
+
+    def record(self) -> list[dict]:
+        """The "generalization" entry of chapter 3's results JSON."""
+        return [test.record() for test in self.tests]
+
+
+def summarize_generalization(before: Sequence[GeneralizationResult], after: Sequence[GeneralizationResult],
+                             scale: Scale, *, on_path_small_graphs: KindScore) -> GeneralizationSummary:
+    """The `GeneralizationSummary` of the five tests' scores (chapter 3).
+
+    Args:
+        before, after: the pre-trained and fine-tuned model's results, in the order of `TESTS`.
+        scale: the run's scale (for the tests' descriptions and the small-label bound).
+        on_path_small_graphs: the fine-tuned model's on-path score on the fine-tuning graphs.
+
+    Raises:
+        ValueError: if `before` or `after` is not one result per test in the order of `TESTS`.
+    """
+    for results in (before, after):
+        if [r.test.name for r in results] != list(TESTS):
+            raise ValueError(f"Expected one result per test in the order {list(TESTS)}; "
+                             f"got {[r.test.name for r in results]}.")
+    tests = {b.test.name: TestComparison(
+        b.test, b.test.describe(scale), b, a, TargetKindScores.from_by_kind(b.by_kind),
+        TargetKindScores.from_by_kind(a.by_kind)) for b, a in zip(before, after)}
+    on_path_large = tests["onpath_target"].kinds_after.on_path
+    onpath_labels = tests["onpath_target"].after.labels
+    return GeneralizationSummary(
+        **tests,
+        on_path_small_graphs=on_path_small_graphs,
+        on_path_loss_grows=bool(on_path_large.mse > on_path_small_graphs.mse),  # False if either is NaN
+        small_labels_easier=tests["onpath_small_target"].mse_after < tests["onpath_target"].mse_after,
+        onpath_labels_above_small=int((onpath_labels > scale.small_n_max).sum()),
+        onpath_label_count=len(onpath_labels),
+        any_target_large_mse_rose=(tests["any_target_large_graphs"].mse_after
+                                   > tests["any_target_large_graphs"].mse_before),
+    )
+
+
+# --- Length generalization ---------------------------------------------------------------------
+
+def check_chapter_claims(finetuning: FinetuningSummary, generalization: GeneralizationSummary,
+                         length: LengthSummary, *, smoke: bool) -> None:
+    """Raise AssertionError when a claim of chapter 3's text does not hold for this run.
+
+    Always: fine-tuning lowers the held-out on-path loss. Beyond a smoke run: both on-path
+    tests improve with fine-tuning, every any-target test stays more than 10 times worse than
+    both on-path tests, distances longer than any training path are more than 10 times worse
+    than the training sizes, and no cell's mean prediction reaches a hop past the longest
+    training path.
+    """
+    claims = [("fine-tuning lowers the on-path loss", finetuning.loss_after < finetuning.loss_before)]
+    if not smoke:
+        on_path = (generalization.onpath_small_target, generalization.onpath_target)
+        any_target = generalization.tests[2:]
+        claims += [
+            ("fine-tuning improves both on-path tests", all(t.mse_after < t.mse_before for t in on_path)),
+            ("any-target tests are more than 10 times worse than on-path ones",
+             min(t.mse_after for t in any_target) > 10 * max(t.mse_after for t in on_path)),
+            ("longer distances are more than 10 times worse than the training sizes",
+             length.longer_distances.mse > 10 * length.training_sizes.mse),
+            ("predictions stop within a hop of the longest training path",
+             length.top_prediction < length.split.distance_train_max + 1),
+        ]
+    failed = [claim for claim, holds in claims if not holds]
+    if failed:
+        raise AssertionError("Claims of chapter 3 that this run does not support: " + "; ".join(failed))
+
+
+__all__ = [
+    "FinetuningSummary", "GeneralizationSummary", "KindScore",
+    "TargetKindScores", "TestComparison", "check_chapter_claims", "share_with_target",
+    "summarize_finetuning", "summarize_finetuning_run", "summarize_generalization",
+]

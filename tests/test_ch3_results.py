@@ -1,0 +1,235 @@
+"""Chapter 3's results objects (lib.chapters.ch3_results), each field against a hand computation."""
+
+from __future__ import annotations
+
+import math
+from types import SimpleNamespace
+
+import pytest
+import torch
+
+from lib.chapters.ch3_length import GroupScore, summarize_length_study
+from lib.chapters.ch3_results import (
+    KindScore, TargetKindScores, check_chapter_claims, share_with_target, summarize_finetuning,
+    summarize_finetuning_run, summarize_generalization,
+)
+from lib.paths.generalization_tests import TESTS, Scale, by_target_kind, score
+from lib.paths.length_generalization import Cell, LengthSplit, summarize_cells
+from lib.paths.training import PathTrainingConfig
+
+SCALE = Scale(n_min=3, small_n_max=5, large_n_max=8, max_vertex_id=8, unreachable_label=8)
+t = torch.tensor
+
+
+def test_a_kind_that_did_not_occur_is_absent_and_left_out_of_the_record():
+    # Two vertex-2 targets (kind 0) and one unreachable target (kind 3), nothing else.
+    by_kind = by_target_kind(t([1.0, 2.0, 5.0]), t([1.0, 3.0, 8.0]), t([0, 0, 3]), t([1, 3, 8]))
+    scores = TargetKindScores.from_by_kind(by_kind)
+    assert scores.vertex_2 == KindScore(count=2, mse=0.5, accuracy=0.5, mean_label=2.0, mean_prediction=1.5,
+                                        answers_1_2_distance=0.5)
+    assert scores.unreachable == KindScore(1, 9.0, 0.0, 8.0, 5.0, 0.0)
+    assert scores.on_path.count == 0 and not scores.on_path.present
+    assert all(math.isnan(v) for v in (scores.off_path.mse, scores.off_path.accuracy,
+                                        scores.off_path.mean_prediction, scores.off_path.answers_1_2_distance))
+    assert scores.in_order() == (scores.vertex_2, scores.on_path, scores.off_path, scores.unreachable)
+    assert scores.record() == by_kind  # the results JSON keeps by_target_kind's dict
+
+
+def test_share_with_target_reads_the_last_token():
+    tokens = torch.zeros(4, 3, 2, dtype=torch.long)
+    tokens[:, -1, 0] = t([2, 3, 2, 2])
+    assert share_with_target(tokens, 2) == 0.75
+
+
+# Held-out fine-tuning examples: two vertex-2 targets and two on-path targets whose graphs have a
+# 1-2 distance of 4. The pre-trained model answers 4 (the 1-2 distance) for the on-path ones.
+LABELS, KINDS, DISTANCE_12 = t([1.0, 2.0, 3.0, 1.0]), t([0, 1, 1, 0]), t([1, 4, 4, 1])
+BEFORE, AFTER = t([1.0, 4.0, 4.0, 1.0]), t([1.0, 2.0, 3.25, 1.0])
+
+
+def test_finetuning_summary_by_hand():
+    summary = summarize_finetuning(labels=LABELS, predictions_before=BEFORE, predictions_after=AFTER,
+                                   kinds=KINDS, distance_12=DISTANCE_12, steps=2, pretrain_task_loss_before=0.1,
+                                   pretrain_task_loss_after=0.3, learning_rate=0.1, weight_decay=0.5)
+    assert summary.steps == 2
+    assert summary.loss_before == pytest.approx((0 + 4 + 1 + 0) / 4)
+    assert summary.loss_after == pytest.approx(0.25 ** 2 / 4)
+    assert (summary.published_loss_before, summary.published_loss_after) == (0.5531, 0.01472)
+    assert (summary.pretrain_task_loss_before, summary.pretrain_task_loss_after) == (0.1, 0.3)
+    assert summary.weight_shrink == pytest.approx(0.95 ** 2)
+    assert summary.published_weight_shrink == pytest.approx((1 - 1e-10) ** 100)
+    on_path_before, on_path_after = summary.kinds_before.on_path, summary.kinds_after.on_path
+    assert (on_path_before.count, on_path_before.mse, on_path_before.accuracy) == (2, 2.5, 0.0)
+    assert on_path_before.answers_1_2_distance == 1.0  # the pre-training answer
+    assert (on_path_after.mse, on_path_after.accuracy, on_path_after.answers_1_2_distance) == (0.03125, 1.0, 0.0)
+    assert summary.kinds_after.vertex_2 == KindScore(2, 0.0, 1.0, 1.0, 1.0, 1.0)
+    assert not summary.kinds_after.off_path.present and not summary.kinds_after.unreachable.present
+    record = summary.record()
+    assert record["finetune_loss_before"] == summary.loss_before
+    assert record["finetune_by_target_kind"] == by_target_kind(AFTER, LABELS, KINDS, DISTANCE_12)
+    assert record["finetune_by_target_kind_before"] == by_target_kind(BEFORE, LABELS, KINDS, DISTANCE_12)
+    assert record["pretrain_task_loss_after_finetune"] == 0.3
+
+
+class ConstantModel(torch.nn.Module):
+    """Predicts the same distance for every graph."""
+
+    def __init__(self, value: float):
+        super().__init__()
+        self.value = value
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        return torch.full((len(tokens),), self.value)
+
+
+def test_finetuning_summary_of_a_run_reads_its_snapshots_and_finds_the_kinds():
+    target_token = 4  # vertex ids 1..3; edges are written (low, high) as the sampler writes them
+    tokens = t([[[1, 3], [2, 3], [0, 0], [3, target_token]],   # path 1-3-2, target 3: on the path
+                [[1, 2], [0, 0], [0, 0], [2, target_token]]])  # edge 1-2, target 2: vertex 2
+    run = SimpleNamespace(eval_tokens=tokens, eval_labels=t([1.0, 1.0]), step=3,
+                          snapshot_predictions=[t([2.0, 1.0]), t([1.0, 1.5])], model=ConstantModel(2.0))
+    pretrain_tokens, pretrain_labels = tokens, t([2.0, 1.0])
+    summary = summarize_finetuning_run(run, ConstantModel(1.0), pretrain_tokens, pretrain_labels,
+                                       unreachable_label=3, learning_rate=0.1, weight_decay=0.1)
+    expected = summarize_finetuning(labels=t([1.0, 1.0]), predictions_before=t([2.0, 1.0]),
+                                    predictions_after=t([1.0, 1.5]), kinds=t([1, 0]), distance_12=t([2, 1]),
+                                    steps=3, pretrain_task_loss_before=(1 + 0) / 2,
+                                    pretrain_task_loss_after=(0 + 1) / 2, learning_rate=0.1, weight_decay=0.1)
+    assert summary == expected
+    assert summary.kinds_before.on_path.answers_1_2_distance == 1.0  # answered 2, the 1-2 distance
+
+
+# Five tests on the same four examples, one of each kind of target (labels of vertex 2, an on-path
+# target, an off-path target and an unreachable one). Test i's predictions are off by i + 1 before
+# fine-tuning; after it, the on-path tests are off by 0.1 (i + 1) and the any-target tests miss the
+# unreachable target by 5.
+EXAMPLE_LABELS, EXAMPLE_KINDS, EXAMPLE_DISTANCE_12 = t([3.0, 1.0, 2.0, 8.0]), t([0, 1, 2, 3]), t([3, 3, 1, 8])
+
+
+def five_test_results() -> tuple[list, list]:
+    before, after = [], []
+    for index, test in enumerate(TESTS.values()):
+        before.append(score(test, EXAMPLE_LABELS + index + 1, EXAMPLE_LABELS, 8, EXAMPLE_KINDS,
+                            EXAMPLE_DISTANCE_12))
+        if test.task == "onpath":
+            predictions = EXAMPLE_LABELS + 0.1 * (index + 1)
+        else:
+            predictions = t([3.0, 1.0, 2.0, 3.0])
+        after.append(score(test, predictions, EXAMPLE_LABELS, 8, EXAMPLE_KINDS, EXAMPLE_DISTANCE_12))
+    return before, after
+
+
+
+def test_generalization_summary_by_hand():
+    before, after = five_test_results()
+    on_path_small = KindScore(10, 0.02, 0.9, 2.0, 2.0, 0.0)
+    summary = summarize_generalization(before, after, SCALE, on_path_small_graphs=on_path_small)
+    assert [c.test.name for c in summary.tests] == list(TESTS)
+    assert summary.onpath_small_target.graphs_and_targets == "n in 3..8; on a shortest 1-2 path, label <= 5"
+    for index, comparison in enumerate(summary.tests):
+        assert comparison.mse_before == pytest.approx((index + 1) ** 2)
+        assert comparison.accuracy_before == 0.0
+        assert comparison.share_unreachable == 0.25
+    assert summary.onpath_small_target.mse_after == pytest.approx(0.01, rel=1e-5)  # float32 predictions
+    assert summary.onpath_target.mse_after == pytest.approx(0.04, rel=1e-5)
+    assert summary.onpath_target.accuracy_after == 1.0
+    any_large = summary.any_target_large_graphs
+    assert any_large.mse_after == 25 / 4 and any_large.accuracy_after == 0.75
+    # Off the path: predicted 2 for a true 2 (the 1-2 distance is 1); unreachable: 3 for 8, the 1-2 answer is 8.
+    assert any_large.kinds_after.off_path == KindScore(1, 0.0, 1.0, 2.0, 2.0, 0.0)
+    assert any_large.kinds_after.unreachable == KindScore(1, 25.0, 0.0, 8.0, 3.0, 0.0)
+    assert any_large.kinds_before.off_path.mse == 25.0
+    assert summary.on_path_small_graphs is on_path_small
+    # On large graphs the on-path target (label 1) is off by 0.2: MSE 0.04 > 0.02.
+    assert summary.onpath_target.kinds_after.on_path.mse == pytest.approx(0.04, rel=1e-5)
+    assert summary.on_path_loss_grows and summary.small_labels_easier
+    assert (summary.onpath_labels_above_small, summary.onpath_label_count) == (1, 4)  # only the label 8
+    assert not summary.any_target_large_mse_rose  # 25 before, 6.25 after
+    record = summary.record()
+    assert record[1] == {**after[1].record(), "graphs_and_targets": "n in 3..8; on a shortest 1-2 path, any label",
+                         "mse_pretrained": before[1].mse, "accuracy_pretrained": 0.0}
+
+
+def test_an_absent_on_path_score_makes_no_claim_that_the_loss_grows():
+    before, after = five_test_results()
+    summary = summarize_generalization(before, after, SCALE, on_path_small_graphs=KindScore.absent())
+    assert not summary.on_path_loss_grows
+
+
+def test_generalization_results_must_follow_the_tests_order():
+    before, after = five_test_results()
+    with pytest.raises(ValueError, match="order"):
+        summarize_generalization(before, after[::-1], SCALE, on_path_small_graphs=KindScore.absent())
+
+
+SPLIT = LengthSplit(3, 5, 8)  # training sizes 3..5, paths of at most 4
+CELLS = [
+    Cell(5, 1, 10, 0.01, 1.0, 1.0, True, True),
+    Cell(5, 4, 10, 0.5, 3.6, 0.5, True, True),
+    Cell(8, 1, 20, 0.04, 1.1, 0.9, False, True),
+    Cell(8, 2, 10, 0.1, 2.0, 0.8, False, True),
+    Cell(8, 6, 10, 4.0, 4.2, 0.0, False, False),
+]
+DEPTH_CELLS = [Cell(8, 5, 30, 0.2, 4.9, 0.7, True, True), Cell(8, 6, 30, 0.3, 5.9, 0.6, True, True)]
+CHAPTER_2 = PathTrainingConfig(n_layers=4, n_min=3, n_max=8)
+
+
+def test_length_summary_by_hand():
+    summary = summarize_length_study(CELLS, SPLIT, t([1, 2, 4, 4, 3]), DEPTH_CELLS, CHAPTER_2)
+    assert summary.training_sizes == GroupScore(pytest.approx(0.255), 0.75, 20)
+    assert summary.larger_graphs_seen_distances == GroupScore(pytest.approx(0.06), pytest.approx(26 / 30), 30)
+    assert summary.longer_distances == GroupScore(4.0, 0.0, 10)
+    assert [name for name, _ in summary.groups()] == [
+        "training sizes", "larger graphs, distances seen in training", "larger graphs, longer distances"]
+    assert summary.largest_size == 8
+    rows = summary.short_distance_rows
+    assert [r.distance for r in rows] == [1, 2, 3]
+    assert (rows[0].mse_at_training_size, rows[0].mse_at_largest_size) == (0.01, 0.04)
+    assert rows[0].describe() == "distance 1: MSE 0.0100 at 5 vertices, 0.0400 at 8"
+    assert rows[1].mse_at_training_size is None and not rows[1].measured  # no distance-2 cell at n = 5
+    assert rows[2].describe() == "distance 3: not measured"
+    assert summary.top_prediction == 4.2
+    assert summary.longest_training_cells == (CELLS[1],)
+    assert summary.longest_training_phrase() == "predicted at 3.60 (n = 5)"
+    assert summary.share_longest_training_distance == pytest.approx(0.4)
+    assert (summary.depth_n_layers, summary.depth_n_max) == (4, 8)
+    assert summary.depth_top_prediction == 5.9 and summary.depth_reaches_further  # 5.9 > 4.2 + 0.5
+    assert summary.depth_phrase() == "distance 5: 4.90, distance 6: 5.90"
+    record = summary.record()
+    assert record["length_generalization_summary"] == summarize_cells(CELLS)
+    assert record["length_generalization"][0] == CELLS[0].record()
+    assert record["length_split"] == {"n_min": 3, "n_train_max": 5, "n_test_max": 8}
+    assert len(record["length_depth_check"]) == 2
+
+
+def test_a_length_group_without_cells_is_absent():
+    summary = summarize_length_study(CELLS[:2], SPLIT, t([1, 2]), DEPTH_CELLS[:1], CHAPTER_2)
+    assert summary.longer_distances.count == 0 and math.isnan(summary.longer_distances.mse)
+    assert [name for name, _ in summary.groups()] == ["training sizes"]
+    assert "larger graphs, longer distances" not in summary.record()["length_generalization_summary"]
+    assert summary.largest_size == 5 and summary.short_distance_rows[0].measured
+
+
+def test_depth_reaches_further_only_by_more_than_half_a_hop():
+    close = [Cell(8, 6, 30, 0.3, 4.6, 0.6, True, True)]  # top prediction of CELLS: 4.2
+    assert not summarize_length_study(CELLS, SPLIT, t([1, 2]), close, CHAPTER_2).depth_reaches_further
+    no_depth_cells = summarize_length_study(CELLS, SPLIT, t([1, 2]), [], CHAPTER_2)
+    assert math.isnan(no_depth_cells.depth_top_prediction) and not no_depth_cells.depth_reaches_further
+
+def test_claims_hold_or_name_what_failed():
+    before, after = five_test_results()
+    generalization = summarize_generalization(before, after, SCALE, on_path_small_graphs=KindScore.absent())
+    finetuning = summarize_finetuning(labels=LABELS, predictions_before=BEFORE, predictions_after=AFTER,
+                                      kinds=KINDS, distance_12=DISTANCE_12, steps=2, pretrain_task_loss_before=0.1,
+                                      pretrain_task_loss_after=0.3, learning_rate=0.1, weight_decay=0.5)
+    length = summarize_length_study(CELLS, SPLIT, t([1, 2]), DEPTH_CELLS, CHAPTER_2)
+    check_chapter_claims(finetuning, generalization, length, smoke=False)
+    worse = summarize_finetuning(labels=LABELS, predictions_before=AFTER, predictions_after=BEFORE,
+                                 kinds=KINDS, distance_12=DISTANCE_12, steps=2, pretrain_task_loss_before=0.1,
+                                 pretrain_task_loss_after=0.3, learning_rate=0.1, weight_decay=0.5)
+    with pytest.raises(AssertionError, match="fine-tuning lowers the on-path loss"):
+        check_chapter_claims(worse, generalization, length, smoke=True)
+    short = summarize_length_study(CELLS[:2], SPLIT, t([1, 2]), DEPTH_CELLS, CHAPTER_2)
+    check_chapter_claims(finetuning, generalization, short, smoke=True)  # the length claims wait for a full run
+    with pytest.raises(AssertionError, match="longer distances are more than 10 times worse"):
+        check_chapter_claims(finetuning, generalization, short, smoke=False)
