@@ -30,18 +30,48 @@ def test_trees_and_paths_are_what_they_claim():
         assert nx.is_connected(g) and g.number_of_edges() == 9 and max(d for _, d in g.degree) <= 2
 
 
-def test_seed_sampler_has_at_most_n_edges_and_average_degree_near_two():
-    adjacency = sample_graphs("seed", 2000, 8, torch.Generator().manual_seed(2))
+def test_seed_sampler_edge_count_and_pair_frequencies_match_the_definition():
+    # n edges between uniform endpoints, self-loops dropped, duplicates merged: a given pair
+    # {a, b} is an edge with probability 1 - (1 - 2 / n^2)^n, the same for every pair.
+    n, batch = 8, 4000
+    adjacency = sample_graphs("seed", batch, n, torch.Generator().manual_seed(2))
     edges = adjacency.sum(dim=(1, 2)) / 2
-    assert edges.max() <= 8
-    # n pairs of uniform endpoints: self-loops (prob 1/n) and duplicates are dropped.
-    assert 1.5 < float(2 * edges.mean() / 8) < 2.0
+    assert edges.max() <= n
+    p_edge = 1 - (1 - 2 / n ** 2) ** n
+    assert abs(float(edges.mean()) - n * (n - 1) / 2 * p_edge) < 0.1       # standard error ~0.02
+    frequency = adjacency.double().mean(dim=0)[torch.triu(torch.ones(n, n, dtype=torch.bool), 1)]
+    assert float((frequency - p_edge).abs().max()) < 0.03                   # standard error ~0.007
 
 
 def test_erdos_renyi_edge_density_matches_p():
     adjacency = sample_erdos_renyi(4000, 6, 0.3, torch.Generator().manual_seed(3))
     density = float(adjacency.sum() / (4000 * 6 * 5))
     assert abs(density - 0.3) < 0.01  # standard error ~0.002
+
+
+@pytest.mark.parametrize("name, n, p", [("sparse", 7, 1.5 / 6), ("dense", 7, 0.5), ("sparse", 2, 1.0)])
+def test_named_erdos_renyi_samplers_use_their_edge_probability(name, n, p):
+    adjacency = sample_graphs(name, 3000, n, torch.Generator().manual_seed(4))
+    density = float(adjacency.sum() / (3000 * n * (n - 1)))
+    assert abs(density - p) < 0.015
+
+
+def test_random_paths_put_vertices_1_and_2_at_a_uniformly_random_pair_of_positions():
+    # On a path of n vertices in random order, P(distance = k) = 2 (n - k) / (n (n - 1)).
+    n, batch = 6, 6000
+    distance = bfs_distance_batch(sample_graphs("path", batch, n, torch.Generator().manual_seed(6)))
+    for k in range(1, n):
+        share = float((distance == k).double().mean())
+        assert abs(share - 2 * (n - k) / (n * (n - 1))) < 0.02, k      # standard error <= 0.006
+    assert not (distance == n).any()
+
+
+def test_tree_labels_are_shuffled():
+    # Without the shuffle vertex 1 would be the root of the recursive tree, of mean degree
+    # H_(n-1) ~ 2.83 for n = 10; with it, its mean degree is that of any vertex, 2 (n - 1) / n.
+    n = 10
+    adjacency = sample_graphs("tree", 3000, n, torch.Generator().manual_seed(7))
+    assert abs(float(adjacency[:, 0].sum(dim=1).double().mean()) - 2 * (n - 1) / n) < 0.1
 
 
 def test_bfs_oracle_matches_networkx_on_thousands_of_graphs():
@@ -61,6 +91,15 @@ def test_bfs_distance_to_other_targets_and_custom_unreachable():
     assert bfs_distance(graph, 0, 3) == 2
     assert bfs_distance(graph, 0, 1) == 4
     assert bfs_distance(graph, 0, 1, unreachable=99) == 99
+    assert bfs_distance(graph, 3, 3) == 0
+
+
+def test_bfs_distance_between_every_pair_matches_networkx():
+    for graph in sample_graphs("sparse", 40, 7, torch.Generator().manual_seed(8)):
+        lengths = dict(nx.all_pairs_shortest_path_length(to_networkx(graph)))
+        for source in range(7):
+            for target in range(7):
+                assert bfs_distance(graph, source, target) == lengths[source].get(target, 7)
 
 
 def test_unknown_sampler_is_named():

@@ -8,7 +8,7 @@ from lib.bfs.transformer import bfs_transformer
 from lib.book.params import read_parameters_cell, validate_parameters
 from lib.chapters.ch1 import (
     Chapter1Parameters, PerturbationRerun, exactness_table, mark_recovered, perturbation_table,
-    scales_text, summarize_sharpness,
+    scales_text, sharpness_sweep, summarize_sharpness,
 )
 
 RECORDS = [
@@ -53,3 +53,10 @@ def test_the_slider_callback_reruns_on_the_static_figures_graphs():
     assert small["loss_before"] < large["loss_before"]
     again = PerturbationRerun(bfs_transformer(config.n_vertices), config, seed=3)(-3.0, "gaussian", seed=4)
     assert again["loss_after"] == small["loss_after"]
+
+
+def test_sharpness_sweep_error_falls_as_each_constant_grows():
+    rows = sharpness_sweep(6, 200, seed=0, gaps=[2, 8, 30], slopes_per_vertex=[0.5, 4, 80])
+    for knob in ("attention gap", "squash slope / n"):
+        mse = [r["mse"] for r in rows if r["knob"] == knob]
+        assert mse[0] > mse[1] > mse[2] and mse[2] < 1e-6 and mse[0] > 1e-2, (knob, mse)

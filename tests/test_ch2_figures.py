@@ -1,16 +1,35 @@
-"""Chapter 2's figures build from a log, and the confusion matrix is a conditional distribution."""
+"""Chapter 2's figures plot the numbers they are built from; the confusion matrix is a conditional distribution."""
 
 from __future__ import annotations
 
 import math
 
+import numpy as np
+import pytest
 import torch
 
 from lib.paths.training import TrainingLog
 from lib.chapters.ch2_figures import (
-    confusion_figure, confusion_matrix, confusion_slider_figure, learning_rate_figure,
-    loss_by_length_figure, total_loss_figure,
+    confusion_figure, confusion_matrix, confusion_slider_figure, label_histogram_figure,
+    learning_rate_figure, loss_by_length_figure, total_loss_figure,
 )
+
+NAN = math.nan
+LOG = TrainingLog(steps=[10, 20, 30], loss=[3.0, 1.0, 0.1],
+                  loss_by_length=[[NAN, 2.0, 3.0, NAN], [NAN, 0.05, 2.0, 4.0], [NAN, 0.01, 0.05, 0.5]],
+                  count_by_length=[[0, 5, 5, 0], [0, 5, 5, 2], [0, 5, 5, 2]], learning_rate=[1e-3] * 3)
+
+
+def same(a, b) -> bool:
+    """Equal numbers, NaN equal to NaN (plotly stores lists as tuples, arrays as arrays)."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    return a.shape == b.shape and bool(np.array_equal(a, b, equal_nan=True))
+
+
+def visible_at(fig, step: int) -> list[bool]:
+    """The visibility the slider's `step` sets on every trace."""
+    (arguments,) = fig.layout.sliders[0].steps[step].args[:1]
+    return list(arguments["visible"])
 
 
 def test_confusion_matrix_rows_are_distributions():
@@ -22,15 +41,82 @@ def test_confusion_matrix_rows_are_distributions():
     assert matrix[4, 4] == 1 and all(math.isnan(v) for v in matrix[3].tolist())
 
 
-def test_figures_build():
-    log = TrainingLog(steps=[10, 20, 30], loss=[3.0, 1.0, 0.1],
-                      loss_by_length=[[math.nan, 2.0, 3.0], [math.nan, 0.05, 2.0], [math.nan, 0.01, 0.05]],
-                      count_by_length=[[0, 5, 5]] * 3, learning_rate=[1e-3] * 3)
-    assert total_loss_figure(log, published_final_loss=0.001623).data
-    figure = loss_by_length_figure(log, {1: 20, 2: 30}, threshold=0.1, unreachable_label=2)
-    assert len(figure.data) == 5, "two curves, two transition markers, the threshold"
+def test_confusion_matrix_clips_negative_predictions_to_zero():
+    matrix = confusion_matrix(torch.tensor([-3.0, 0.4, 1.6]), torch.tensor([0, 0, 2]), 3)
+    assert matrix[0].tolist() == [1.0, 0.0, 0.0] and matrix[2].tolist() == [0.0, 0.0, 1.0]
+
+
+def test_total_loss_figure_plots_the_log_and_the_published_level():
+    fig = total_loss_figure(LOG, published_final_loss=0.001623)
+    run, published = fig.data
+    assert same(run.x, [10, 20, 30]) and same(run.y, [3.0, 1.0, 0.1]) and run.name == "this run"
+    assert same(published.x, [10, 30]) and same(published.y, [0.001623, 0.001623])
+    assert "0.001623" in published.name
+    assert fig.layout.yaxis.type == "log" and fig.layout.title.text == "Training loss"
+    assert len(total_loss_figure(LOG).data) == 1
+
+
+def test_loss_by_length_figure_draws_each_length_its_transition_and_the_threshold():
+    fig = loss_by_length_figure(LOG, {1: 20, 2: 30, 3: None}, threshold=0.1, unreachable_label=3)
+    names = [t.name for t in fig.data]
+    assert names == ["length 1", None, "length 2", None, "unreachable (3)", "threshold 0.1"]
+    curve_1, marker_1, curve_2, marker_2, curve_3, threshold = fig.data
+    for curve, column in ((curve_1, 1), (curve_2, 2), (curve_3, 3)):
+        assert same(curve.x, LOG.steps)
+        assert same(curve.y, [row[column] for row in LOG.loss_by_length])
+    # The diamond sits on its curve at the transition step; length 3 never learned: no diamond.
+    assert same(marker_1.x, [20]) and same(marker_1.y, [0.05]) and marker_1.legendgroup == "1"
+    assert same(marker_2.x, [30]) and same(marker_2.y, [0.05]) and marker_2.legendgroup == "2"
+    assert marker_1.marker.color == curve_1.line.color != curve_2.line.color == marker_2.marker.color
+    assert same(threshold.x, [10, 30]) and same(threshold.y, [0.1, 0.1])
+    assert fig.layout.xaxis.type == "log"
+
+
+def test_loss_by_length_figure_draws_only_the_chosen_lengths():
+    fig = loss_by_length_figure(LOG, {1: 20, 2: 30}, threshold=0.1, unreachable_label=3,
+                                lengths=[2], log_steps=False)
+    assert [t.name for t in fig.data] == ["length 2", None, "threshold 0.1"]
+    assert same(fig.data[0].y, [3.0, 2.0, 0.05]) and fig.layout.xaxis.type == "linear"
+
+
+def test_confusion_figure_shows_the_row_normalized_matrix():
+    labels = torch.tensor([1, 2, 2, 2])
+    predictions = torch.tensor([1.0, 2.0, 1.2, 2.3])
+    fig = confusion_figure(predictions, labels, 3, unreachable_label=2)
+    (heatmap,) = fig.data
+    assert same(heatmap.z, confusion_matrix(predictions, labels, 3))
+    assert same(heatmap.z, [[NAN] * 3, [0, 1, 0], [0, 1 / 3, 2 / 3]])
+    assert list(heatmap.x) == [0, 1, 2] and list(heatmap.y) == [0, 1, 2]
+    assert [list(row) for row in heatmap.text] == [["", "", ""], ["", "1.00", ""], ["", "0.33", "0.67"]]
+    assert list(fig.layout.xaxis.ticktext) == ["0", "1", "unreach."] == list(fig.layout.yaxis.ticktext)
+
+
+def test_confusion_slider_shows_one_checkpoint_per_step():
     labels = torch.tensor([1, 2, 2])
-    assert confusion_figure(torch.tensor([1.0, 2.0, 1.0]), labels, 3).data
-    slider = confusion_slider_figure([0, 10], [torch.zeros(3), torch.ones(3)], labels, 3)
-    assert len(slider.layout.sliders[0].steps) == 2
-    assert learning_rate_figure(((5, 1e-3), (5, 1e-4))).data
+    predictions = [torch.tensor([0.0, 0.0, 0.0]), torch.tensor([1.0, 2.0, 1.0]), torch.tensor([1.0, 2.0, 2.0])]
+    fig = confusion_slider_figure([0, 10, 20], predictions, labels, 3)
+    assert len(fig.data) == 3
+    for trace, p in zip(fig.data, predictions):
+        assert same(trace.z, confusion_matrix(p, labels, 3))
+    slider = fig.layout.sliders[0]
+    assert [s.label for s in slider.steps] == ["0", "10", "20"]
+    # The last checkpoint is shown first; each step shows exactly its own checkpoint.
+    assert slider.active == 2 and [t.visible for t in fig.data] == [False, False, True]
+    for step in range(3):
+        assert visible_at(fig, step) == [i == step for i in range(3)]
+
+
+def test_learning_rate_figure_is_a_step_function():
+    fig = learning_rate_figure(((5, 1e-3), (3, 1e-4), (2, 2e-3)))
+    (trace,) = fig.data
+    assert same(trace.x, [0, 5, 5, 8, 8, 10])
+    assert same(trace.y, [1e-3, 1e-3, 1e-4, 1e-4, 2e-3, 2e-3])
+    assert list(fig.layout.xaxis.range) == [0, 10]
+    assert list(fig.layout.yaxis.range) == pytest.approx([0, 1.15 * 2e-3])
+
+
+def test_label_histogram_shows_the_share_of_each_label():
+    fig = label_histogram_figure(torch.tensor([1, 1, 2, 4, 4, 4, 1, 2]), unreachable_label=4)
+    (bars,) = fig.data
+    assert list(bars.x) == ["0", "1", "2", "3", "unreachable"]
+    assert same(bars.y, [0, 3 / 8, 2 / 8, 0, 3 / 8])

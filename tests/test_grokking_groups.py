@@ -91,8 +91,8 @@ def test_direct_products(first, second):
     g = direct_product(first, second)
     assert_group(g, first.order * second.order)
     assert g.is_abelian() == (first.is_abelian() and second.is_abelian())
-    # (x, y) has index x + |G| y and multiplies componentwise.
-    for (x1, y1, x2, y2) in [(1, 0, 2, 1), (first.order - 1, 1, 1, second.order - 1)]:
+    # (x, y) has index x + |G| y and multiplies componentwise, on every pair of elements.
+    for x1, y1, x2, y2 in itertools.product(range(first.order), range(second.order), repeat=2):
         product = int(g.table[x1 + first.order * y1, x2 + first.order * y2])
         assert product == int(first.table[x1, x2]) + first.order * int(second.table[y1, y2])
 
@@ -114,6 +114,26 @@ def test_semidirect_products():
     trivial = torch.arange(5)[None].repeat(3, 1)
     assert torch.equal(semidirect_product(cyclic(5), cyclic(3), trivial).table,
                        direct_product(cyclic(5), cyclic(3)).table)
+
+
+@pytest.mark.parametrize("n, a, k", [(48, 25, 2), (35, 6, 2), (35, 34, 2), (7, 2, 3), (9, 8, 2)])
+def test_cyclic_semidirect_products_multiply_by_the_formula(n, a, k):
+    # (x1, y1)(x2, y2) = (x1 + a^y1 x2 mod n, y1 + y2 mod k), the pair (x, y) at index x + n y.
+    table = cyclic_semidirect(n, a, k).table
+    x1, y1, x2, y2 = torch.meshgrid(torch.arange(n), torch.arange(k), torch.arange(n), torch.arange(k),
+                                    indexing="ij")
+    power = torch.tensor([pow(a, j, n) for j in range(k)])
+    expected = (x1 + power[y1] * x2) % n + n * ((y1 + y2) % k)
+    assert torch.equal(table[x1 + n * y1, x2 + n * y2], expected)
+
+
+def test_identity_and_inverses_of_a_cyclic_group_and_of_a_relabelling():
+    g = cyclic(7)
+    assert g.identity == 0 and g.inverses.tolist() == [(-a) % 7 for a in range(7)]
+    shuffled = relabel(g, [3, 0, 6, 1, 5, 2, 4])    # new i is old order[i]; old 0 is new 1
+    assert shuffled.identity == 1
+    # new 0 is old 3, whose inverse old 4 is new 6.
+    assert int(shuffled.inverses[0]) == 6
 
 
 def test_semidirect_product_with_a_nonabelian_normal_subgroup():

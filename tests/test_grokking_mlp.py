@@ -68,8 +68,30 @@ def test_loss_is_mean_cross_entropy_per_instance():
 
 def test_select_and_norm():
     params = init_instances([0, 1, 2], CONFIGS[0])
-    assert n_instances(select_instances(params, 1)) == 1
-    assert torch.equal(select_instances(params, [2, 0])["unembed"][0], params["unembed"][2])
+    for index, rows in ((1, [1]), ([2, 0], [2, 0]), (slice(1, 3), [1, 2])):
+        selected = select_instances(params, index)
+        assert set(selected) == set(params)
+        for name, value in selected.items():
+            assert torch.equal(value, params[name][rows]), (index, name)
     single = init_single(1, CONFIGS[0])
     expected = torch.sqrt(sum((v ** 2).sum() for v in single.values()))
     assert parameter_norm(params)[1].item() == pytest.approx(expected.item(), rel=1e-6)
+
+
+def test_single_logits_follow_the_definition_on_one_pair():
+    config = MLPConfig(5, 3, 4, unembed_bias=True)
+    p = init_single(9, config)
+    a, b = 3, 1
+    hidden = torch.relu(p["embed_left"][a] @ p["linear_left"] + p["embed_right"][b] @ p["linear_right"])
+    expected = hidden @ p["unembed"] + p["unembed_bias"]
+    torch.testing.assert_close(single_logits(p, torch.tensor([a]), torch.tensor([b]))[0], expected)
+
+
+def test_instances_are_independent_models():
+    # The gradient of one instance's loss reaches only that instance's parameters.
+    params = {k: v.requires_grad_() for k, v in init_instances([1, 2, 3], CONFIGS[1]).items()}
+    left, right = torch.arange(8), torch.arange(8, 16)
+    instance_loss(params, left, right, (left * right) % 24)[1].backward()
+    for name, value in params.items():
+        assert value.grad[1].abs().sum() > 0, name
+        assert not value.grad[[0, 2]].any(), name

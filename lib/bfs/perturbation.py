@@ -55,6 +55,11 @@ class GraphSet:
         return cls(adjacency, bfs_distance_batch(adjacency))
 
 
+def head_name(head: int, n_vertices: int) -> str:
+    """Chapter 1's name of head index `head`: the reach head of vertex j (1..n) or the answer head."""
+    return "the answer head" if head == n_vertices else f"the reach head of vertex {head + 1}"
+
+
 @contextlib.contextmanager
 def flush_denormals() -> Iterator[None]:
     """Flush denormal floats to zero while retraining (torch's default is not to flush).
@@ -81,7 +86,7 @@ def perturb_weights(model: BFSTransformer, mode: str, scale: float, generator: t
             head = int(torch.randint(weight.shape[1], (1,), generator=generator))
             noise = torch.randn(weight[layer, head].shape, generator=generator)
             weight[layer, head] = scale * noise.to(weight)
-            return f"{name} matrix of head {head}, layer {layer} replaced by {scale:g} x N(0, 1)"
+            return f"{name} matrix of {head_name(head, model.n_vertices)}, layer {layer + 1} replaced by {scale:g} x N(0, 1)"
         if mode == "gaussian":
             for weight in model.parameters():
                 noise = torch.randn(weight.shape, generator=generator).to(weight)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import torch
 from tqdm.auto import tqdm
 
-from lib.bfs.graphs import SAMPLER_NAMES, bfs_distance_batch, sample_graphs
+from lib.bfs.graphs import SAMPLER_NAMES, bfs_distance, bfs_distance_batch, sample_graphs
 from lib.bfs.perturbation import (
     PERTURBATION_MODES, RECOVERY_OPTIMIZERS, GraphSet, RecoverySettings, perturb_and_recover,
 )
@@ -147,10 +147,9 @@ def example_graph(n_vertices: int, seed: int, min_distance: int = 3) -> torch.Te
     return adjacency[int(candidates[0]) if len(candidates) else 0]
 
 
-def distances_from_source(adjacency: torch.Tensor) -> list[float]:
+def distances_from_source(adjacency: torch.Tensor) -> list[int]:
     """BFS distance from vertex 1 to every vertex of one graph, in index order (n where unreachable)."""
-    from lib.bfs.graphs import bfs_distance
-    return [float(bfs_distance(adjacency, 0, target)) for target in range(adjacency.shape[0])]
+    return [bfs_distance(adjacency, 0, target) for target in range(adjacency.shape[0])]
 
 
 def exactness_table(records: list[dict]) -> str:

@@ -6,6 +6,7 @@ import networkx as nx
 import plotly.graph_objects as go
 import torch
 
+from lib.bfs.perturbation import head_name
 from lib.bfs.transformer import BFSTransformer
 from lib.book.plotting import PALETTE, finish, slider_over_steps
 
@@ -15,7 +16,7 @@ def vertex_label(index: int) -> str:
     return str(index + 1)
 
 
-def graph_figure(adjacency: torch.Tensor, distance_from_source: list[float], seed: int = 0) -> go.Figure:
+def graph_figure(adjacency: torch.Tensor, distance_from_source: list[int], seed: int = 0) -> go.Figure:
     """Draw one graph; vertices are coloured by BFS distance from vertex 1, source and target ringed."""
     n = adjacency.shape[0]
     graph = nx.Graph()
@@ -79,8 +80,8 @@ def attention_figure(model: BFSTransformer, adjacency: torch.Tensor, layer: int,
                                hovertemplate="query %{y} -> key %{x}: %{z:.3f}<extra></extra>"))
     fig.update_xaxes(title_text="key token", type="category")
     fig.update_yaxes(title_text="query token", type="category", autorange="reversed")
-    name = "answer head" if head == model.n_vertices else f"reach head {vertex_label(head)}"
-    return finish(fig, f"Attention of the {name} in layer {layer + 1}", height=460)
+    name = head_name(head, model.n_vertices)
+    return finish(fig, f"Attention of {name} in layer {layer + 1}", height=460)
 
 
 def recovery_slider_figure(records: list[dict]) -> go.Figure:

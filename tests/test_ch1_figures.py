@@ -1,0 +1,155 @@
+"""Chapter 1's figures plot the numbers they are built from (hand-made inputs, networkx as the oracle)."""
+
+from __future__ import annotations
+
+import networkx as nx
+import numpy as np
+import pytest
+import torch
+
+from lib.bfs.transformer import bfs_transformer
+from lib.chapters.ch1_figures import (
+    attention_figure, graph_figure, reach_by_layer, reach_slider_figure, recovery_slider_figure,
+    recovery_summary_figure, sharpness_figure,
+)
+
+
+def graph(n: int, edges: list[tuple[int, int]]) -> torch.Tensor:
+    adjacency = torch.zeros(n, n, dtype=torch.bool)
+    for a, b in edges:
+        adjacency[a, b] = adjacency[b, a] = True
+    return adjacency
+
+
+# Indices 0..5 are vertices 1..6: a path 1-3-4-2, a pendant 5 on 3, and 6 isolated.
+EDGES = [(0, 2), (2, 3), (3, 1), (2, 4)]
+GRAPH = graph(6, EDGES)
+
+
+def same(a, b) -> bool:
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    return a.shape == b.shape and bool(np.array_equal(a, b, equal_nan=True))
+
+
+def visible_at(fig, step: int) -> list[bool]:
+    return list(fig.layout.sliders[0].steps[step].args[0]["visible"])
+
+
+def distances(adjacency: torch.Tensor) -> list[float]:
+    """Distance from index 0 to every index by networkx, n where unreachable."""
+    n = adjacency.shape[0]
+    lengths = nx.single_source_shortest_path_length(nx.from_numpy_array(adjacency.numpy().astype(int)), 0)
+    return [float(lengths.get(v, n)) for v in range(n)]
+
+
+def test_graph_figure_draws_exactly_the_edges_and_colours_by_distance():
+    distance = distances(GRAPH)
+    assert distance == [0, 3, 1, 2, 2, 6]
+    fig = graph_figure(GRAPH, distance, seed=3)
+    edges, vertices = fig.data
+    position = {(x, y): v for v, (x, y) in enumerate(zip(vertices.x, vertices.y))}
+    assert len(position) == 6, "every vertex has its own position"
+    drawn = set()
+    for start in range(0, len(edges.x), 3):
+        a = position[(edges.x[start], edges.y[start])]
+        b = position[(edges.x[start + 1], edges.y[start + 1])]
+        assert edges.x[start + 2] is None and edges.y[start + 2] is None, "segments are separated"
+        drawn.add(frozenset((a, b)))
+    assert drawn == {frozenset(e) for e in EDGES}
+    assert list(vertices.text) == ["1", "2", "3", "4", "5", "6"]
+    # Colour = distance, unreachable as -1; only the source and the target are ringed.
+    assert list(vertices.marker.color) == [0, 3, 1, 2, 2, -1]
+    assert list(vertices.marker.line.width) == [4, 4, 0, 0, 0, 0]
+    assert vertices.hovertext[1].startswith("vertex 2: distance 3")
+    assert vertices.hovertext[5] == "vertex 6: distance unreachable"
+
+
+def test_reach_by_layer_is_the_ball_of_radius_layer_around_each_vertex():
+    model = bfs_transformer(6)
+    reach = reach_by_layer(model, GRAPH)
+    assert reach.shape == (7, 6, 6)
+    lengths = dict(nx.all_pairs_shortest_path_length(nx.from_numpy_array(GRAPH.numpy().astype(int))))
+    for layer in range(7):
+        ball = torch.tensor([[float(w in lengths[v] and lengths[v][w] <= layer) for w in range(6)]
+                             for v in range(6)])
+        assert torch.allclose(reach[layer], ball, atol=1e-3), f"layer {layer}"
+
+
+def test_reach_slider_shows_one_layer_per_step():
+    reach = torch.rand(4, 3, 3, generator=torch.Generator().manual_seed(0))
+    fig = reach_slider_figure(reach)
+    assert len(fig.data) == 4
+    for layer, trace in enumerate(fig.data):
+        assert same(trace.z, reach[layer])
+        assert list(trace.x) == ["1", "2", "3"] == list(trace.y)
+    slider = fig.layout.sliders[0]
+    assert [s.label for s in slider.steps] == ["input", "1", "2", "3"]
+    assert slider.active == 0 and [t.visible for t in fig.data] == [True, False, False, False]
+    for step in range(4):
+        assert visible_at(fig, step) == [i == step for i in range(4)]
+
+
+def test_attention_figure_shows_the_chosen_head():
+    model = bfs_transformer(6)
+    with torch.no_grad():
+        attention = model.run(GRAPH.unsqueeze(0), keep_trace=True)["attention"]
+    answer = attention_figure(model, GRAPH, 2, 6)
+    assert same(answer.data[0].z, attention[2, 0, 6])
+    assert list(answer.data[0].x) == ["answer", "1", "2", "3", "4", "5", "6"]
+    assert answer.layout.title.text == "Attention of the answer head in layer 3"
+    # The answer token (row 0) reads the token of vertex 1 (column 1).
+    assert answer.data[0].z[0, 1] == pytest.approx(1.0, abs=1e-6)
+    reach = attention_figure(model, GRAPH, 0, 2)
+    assert same(reach.data[0].z, attention[0, 0, 2])
+    assert reach.layout.title.text == "Attention of the reach head of vertex 3 in layer 1"
+    # In layer 1 only vertex 3 reaches vertex 3; it attends evenly to 3's neighbours 1, 4 and 5.
+    row = reach.data[0].z[3]
+    neighbours = sorted(nx.from_numpy_array(GRAPH.numpy().astype(int)).neighbors(2))
+    assert neighbours == [0, 3, 4]
+    assert row == pytest.approx([0.0] + [1 / 3 if v in neighbours else 0.0 for v in range(6)], abs=1e-6)
+
+
+RECORDS = [
+    {"mode": "replace", "scale": 1.0, "curve": [[0, 2.0], [5, 0.5], [10, 0.0]], "loss_before": 2.0, "loss_after": 0.0},
+    {"mode": "gaussian", "scale": 0.1, "curve": [[0, 0.3], [10, 0.01]], "loss_before": 0.3, "loss_after": 0.01},
+    {"mode": "gaussian", "scale": 1.0, "curve": [[0, 4.0], [10, 1.0]], "loss_before": 4.0, "loss_after": 1.0},
+    {"mode": "replace", "scale": 0.1, "curve": [[0, 0.2], [10, 0.02]], "loss_before": 0.2, "loss_after": 0.02},
+]
+
+
+def test_recovery_slider_shows_the_curves_of_one_scale_per_step():
+    fig = recovery_slider_figure(RECORDS)
+    # Step 0 (scale 0.1): gaussian then replace; step 1 (scale 1): gaussian then replace.
+    expected = [RECORDS[1], RECORDS[3], RECORDS[2], RECORDS[0]]
+    assert [t.name for t in fig.data] == ["gaussian", "replace", "gaussian", "replace"]
+    for trace, record in zip(fig.data, expected):
+        assert same(trace.x, [s for s, _ in record["curve"]])
+        assert same(trace.y, [max(loss, 1e-12) for _, loss in record["curve"]])
+    assert fig.data[3].y[-1] == 1e-12, "a zero loss is floored for the log axis"
+    assert fig.data[0].line.color == fig.data[2].line.color != fig.data[1].line.color
+    slider = fig.layout.sliders[0]
+    assert [s.label for s in slider.steps] == ["0.1", "1"]
+    assert visible_at(fig, 0) == [True, True, False, False]
+    assert visible_at(fig, 1) == [False, False, True, True]
+    assert [t.visible for t in fig.data] == visible_at(fig, slider.active)
+
+
+def test_recovery_summary_plots_before_and_after_against_scale():
+    fig = recovery_summary_figure(RECORDS)
+    assert [t.name for t in fig.data] == ["gaussian: after damage", "gaussian: after retraining",
+                                          "replace: after damage", "replace: after retraining"]
+    for trace in fig.data:
+        assert same(trace.x, [0.1, 1.0])
+    assert same(fig.data[0].y, [0.3, 4.0]) and same(fig.data[1].y, [0.01, 1.0])
+    assert same(fig.data[2].y, [0.2, 2.0]) and same(fig.data[3].y, [0.02, 1e-12])
+
+
+def test_sharpness_figure_plots_each_constant_sorted_and_floored():
+    rows = [{"knob": "gap", "value": 30.0, "mse": 0.0}, {"knob": "gap", "value": 1.0, "mse": 0.4},
+            {"knob": "slope", "value": 80.0, "mse": 1e-9}, {"knob": "slope", "value": 2.0, "mse": 0.2},
+            {"knob": "gap", "value": 4.0, "mse": 0.01}]
+    fig = sharpness_figure(rows)
+    assert [t.name for t in fig.data] == ["gap", "slope"]
+    assert same(fig.data[0].x, [1.0, 4.0, 30.0]) and same(fig.data[0].y, [0.4, 0.01, 1e-16])
+    assert same(fig.data[1].x, [2.0, 80.0]) and same(fig.data[1].y, [0.2, 1e-9])
+    assert [shape.y0 for shape in fig.layout.shapes] == [1e-6]
