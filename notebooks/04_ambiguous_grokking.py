@@ -66,7 +66,6 @@ checkpoint_every = 500  # epochs between saved parameter snapshots of the S4 swe
 save_sweeps = True  # save the sweeps (metrics, final parameters, S4 snapshots) for chapters 5-6
 
 # %%
-import torch
 from IPython.display import Markdown, display
 
 from lib.book.params import validate_parameters
@@ -74,26 +73,25 @@ from lib.book.plotting import configure_notebook_rendering
 from lib.book.reproducibility import seed_everything
 from lib.book.results import write_results
 from lib.chapters.ch4 import (
-    PUBLISHED, Chapter4Parameters, fractions_line, representative_instances, run_experiment,
-    save_experiment,
+    PAIR_KEYS, Chapter4Parameters, experiments_overview, run_experiment, save_experiments,
+    subsample_keys,
 )
 from lib.chapters.ch4_figures import (
     cayley_tables_figure, class_balance_figure, final_accuracy_scatter, outcome_fractions_figure,
-    outcome_label, training_curves_figure,
+    training_curves_figure,
 )
-from lib.grokking.outcomes import outcome_fractions
-from lib.grokking.pairs import PAIR_NAMES, PUBLISHED_INTERSECTION_SIZES, make_pair
-from lib.grokking.sweeps import class_balance, sweep_outcomes
+from lib.chapters.ch4_results import (
+    AUTHORS_SCRIPT_THRESHOLD, chapter_results, check_findings, intersections_table,
+    label_balance, outcomes_table, pair_intersections, pair_outcome, published_fraction_marks,
+    rounded, subsample_outcome, typical_instance_panels,
+)
+from lib.grokking.pairs import make_pair
 
 config = validate_parameters(Chapter4Parameters, globals())
 seed_everything(config.seed)
 configure_notebook_rendering()
 runs = {}
-for key, experiment in config.experiments.items():
-    print(f"{key:>14}: {experiment.pair_name}, {experiment.n_instances} instances, "
-          f"d={experiment.model.embed_dim}, h={experiment.model.hidden_dim}, "
-          f"wd={experiment.training.weight_decay}, {experiment.training.epochs} epochs"
-          + (f", {experiment.train_fraction:.0%} of the intersection" if experiment.train_fraction < 1 else ""))
+print(experiments_overview(config.experiments))
 
 # %% [markdown]
 # ## The published scale
@@ -144,19 +142,8 @@ for key, experiment in config.experiments.items():
 # group. The five pairs of the study and their intersections:
 
 # %%
-def cell(text):
-    return text.replace("|", "\\|")  # "x|" in a name would otherwise split the table cell
-
-
-rows = []
-for name in PAIR_NAMES:
-    pair = make_pair(name)
-    rows.append(f"| {cell(name)} | {cell(pair.g1.name)} | {cell(pair.g2.name)} | {pair.n_elements} | "
-                f"{pair.intersection_size} / {pair.n_elements ** 2} = {pair.overlap:.1%} | "
-                f"{PUBLISHED_INTERSECTION_SIZES[name]} |")
-    assert pair.intersection_size == PUBLISHED_INTERSECTION_SIZES[name]
-display(Markdown("| pair | G1 | G2 | N | intersection (this code) | published |\n|---|---|---|---|---|---|\n"
-                 + "\n".join(rows)))
+intersections = pair_intersections()
+display(Markdown(intersections_table(intersections)))
 
 # %% [markdown]
 # Both tables of the S4 pair and the pairs where they agree. In the top half (first element
@@ -199,9 +186,10 @@ cayley_tables_figure(s4_pair).show()
 
 # %%
 runs["z48"] = run_experiment(config.experiments["z48"], config)
-print(fractions_line(runs["z48"]))
-print("final accuracy against Z48xZ2:", [round(x, 3) for x in runs["z48"].result.final("acc_g1").tolist()])
-print("final accuracy against Z48x|25Z2:", [round(x, 3) for x in runs["z48"].result.final("acc_g2").tolist()])
+z48 = pair_outcome(runs["z48"])
+print(z48.fractions_line())
+print(f"final accuracy against {z48.g1}:", rounded(z48.final_acc_g1, 3))
+print(f"final accuracy against {z48.g2}:", rounded(z48.final_acc_g2, 3))
 
 # %% [markdown]
 # ## Either group, at scale: S4 against A4 x Z2
@@ -212,20 +200,19 @@ print("final accuracy against Z48x|25Z2:", [round(x, 3) for x in runs["z48"].res
 
 # %%
 runs["s4"] = run_experiment(config.experiments["s4"], config)
-s4 = runs["s4"]
-print(fractions_line(s4))
-print(f"{s4.summary['model_epochs_per_second']:,.0f} model-epochs per second on {config.device}")
-published_s4 = PUBLISHED["S4_vs_A4xZ2"]
+s4 = pair_outcome(runs["s4"])
+s4_loose = pair_outcome(runs["s4"], AUTHORS_SCRIPT_THRESHOLD)
+print(s4.fractions_line())
+print(f"{s4.model_epochs_per_second:,.0f} model-epochs per second on {config.device}")
 display(Markdown(
-    f"**This run:** {s4.summary['fraction_g1']:.2%} of {s4.summary['n_instances']:,} seeds grokked "
-    f"S4 (95% interval {s4.summary['ci_grokked_g1'][0]:.2%} to {s4.summary['ci_grokked_g1'][1]:.2%}), "
-    f"{s4.summary['fraction_g2']:.2%} grokked A4 x Z2 (interval {s4.summary['ci_grokked_g2'][0]:.2%} "
-    f"to {s4.summary['ci_grokked_g2'][1]:.2%}), {s4.summary['fraction_neither']:.2%} neither. "
-    f"**Published** (10,000 seeds): {published_s4['fraction_g1']:.2%} and {published_s4['fraction_g2']:.2%} "
-    f"[@wu2025ambiguous]."))
-loose = outcome_fractions(sweep_outcomes(s4.result, 0.95, 0.95))
-print(f"with the looser threshold 0.95 (the default of the authors' training script): "
-      f"{loose['grokked_g1'].fraction:.2%} grokked S4, {loose['grokked_g2'].fraction:.2%} grokked A4 x Z2")
+    f"**This run:** {s4.grokked_g1.fraction:.2%} of {s4.n_instances:,} seeds grokked "
+    f"S4 (95% interval {s4.grokked_g1.low:.2%} to {s4.grokked_g1.high:.2%}), "
+    f"{s4.grokked_g2.fraction:.2%} grokked A4 x Z2 (interval {s4.grokked_g2.low:.2%} "
+    f"to {s4.grokked_g2.high:.2%}), {s4.fraction_neither:.2%} neither. "
+    f"**Published** ({s4.published_n_instances:,} seeds): {s4.published_fraction_g1:.2%} and "
+    f"{s4.published_fraction_g2:.2%} [@wu2025ambiguous]."))
+print(f"with the looser threshold {s4_loose.grok_threshold} (the default of the authors' training script): "
+      f"{s4_loose.grokked_g1.fraction:.2%} grokked S4, {s4_loose.grokked_g2.fraction:.2%} grokked A4 x Z2")
 
 # %% [markdown]
 # Each point is one seed: its final accuracy on all 576 pairs against S4 (x) and against
@@ -234,7 +221,7 @@ print(f"with the looser threshold 0.95 (the default of the authors' training scr
 # generalize towards opposite edges.
 
 # %%
-final_accuracy_scatter(s4.result, s4.codes, "S4", "A4xZ2").show()
+final_accuracy_scatter(runs["s4"].result, runs["s4"].codes, s4.g1, s4.g2).show()
 
 # %% [markdown]
 # Training curves of a typical seed of each outcome (for each outcome, the seed that fitted its
@@ -242,9 +229,7 @@ final_accuracy_scatter(s4.result, s4.codes, "S4", "A4xZ2").show()
 # sits on a plateau of test accuracy for hundreds of epochs before it jumps to the full table.
 
 # %%
-typical = representative_instances(s4, config.grok_threshold)
-panels = {f"{outcome_label(k, 'S4', 'A4xZ2')} (seed {int(s4.result.seeds[i])})": i for k, i in typical.items()}
-training_curves_figure(s4.result, panels, "S4", "A4xZ2").show()
+training_curves_figure(runs["s4"].result, typical_instance_panels(runs["s4"]), s4.g1, s4.g2).show()
 
 # %% [markdown]
 # ## S5 against A5 x Z2, a small sample
@@ -258,9 +243,9 @@ training_curves_figure(s4.result, panels, "S4", "A4xZ2").show()
 
 # %%
 runs["s5"] = run_experiment(config.experiments["s5"], config)
-print(fractions_line(runs["s5"]))
-print(f"one S5 model-epoch took {s4.summary['model_epochs_per_second'] / runs['s5'].summary['model_epochs_per_second']:.0f} "
-      f"times as long as one S4 model-epoch")
+s5 = pair_outcome(runs["s5"])
+print(s5.fractions_line())
+print(f"one S5 model-epoch took {s5.epoch_cost_relative_to(s4):.0f} times as long as one S4 model-epoch")
 
 # %% [markdown]
 # ## No grokking: Z100 against Z50 x Z2
@@ -272,18 +257,15 @@ print(f"one S5 model-epoch took {s4.summary['model_epochs_per_second'] / runs['s
 
 # %%
 runs["z100"] = run_experiment(config.experiments["z100"], config)
-print(fractions_line(runs["z100"]))
-z100_pair = runs["z100"].pair
-balance = class_balance(z100_pair)
-s4_balance = class_balance(s4_pair)
-s4_counts = s4_balance["intersection"]
-s4_spread = (f"exactly {int(s4_counts[0])} times" if int(s4_counts.min()) == int(s4_counts.max())
-             else f"between {int(s4_counts.min())} and {int(s4_counts.max())} times")
+z100 = pair_outcome(runs["z100"])
+print(z100.fractions_line())
+z100_balance = label_balance(runs["z100"].pair)
+s4_balance = label_balance(s4_pair)
 display(Markdown(
-    f"Labels on the Z100 intersection occur between {int(balance['intersection'].min())} and "
-    f"{int(balance['intersection'].max())} times (every label occurs {z100_pair.n_elements} times on "
-    f"the full tables). On the S4 intersection, for comparison, every label occurs {s4_spread}."))
-class_balance_figure(balance, z100_pair.name).show()
+    f"Labels on the Z100 intersection occur {z100_balance.intersection_occurrences} (every label "
+    f"occurs {z100_balance.n_elements} times on the full tables). On the S4 intersection, for "
+    f"comparison, every label occurs {s4_balance.intersection_occurrences}."))
+class_balance_figure(z100_balance.counts, z100_balance.pair_name).show()
 
 # %% [markdown]
 # ## Training on part of the intersection
@@ -297,66 +279,45 @@ class_balance_figure(balance, z100_pair.name).show()
 # so the cell prints the lowest intersection accuracy as well as the share above the threshold.
 
 # %%
-for key in [k for k in config.experiments if k.startswith("subsample")]:
+subsamples = {}
+for key in subsample_keys(config.experiments):
     runs[key] = run_experiment(config.experiments[key], config)
-    summary = runs[key].summary
-    print(fractions_line(runs[key]))
-    print(f"  trained on {summary['n_train_pairs']} of {summary['intersection_size']} intersection pairs "
-          f"({summary['n_train_pairs'] / summary['n_elements'] ** 2:.1%} of all pairs); "
-          f"{summary['fraction_intersection_grokked']:.1%} of the seeds reach {config.grok_threshold} "
-          f"accuracy on the whole intersection, the lowest reaches {summary['min_acc_intersection']:.5f}; "
-          f"final intersection accuracy of the first seeds: "
-          f"{[round(x, 5) for x in runs[key].result.final('acc_intersection').tolist()[:8]]}")
+    sub = subsamples[key] = subsample_outcome(runs[key])
+    print(sub.outcome.fractions_line())
+    print(f"  trained on {sub.n_train_pairs} of {sub.intersection_size} intersection pairs "
+          f"({sub.share_of_all_pairs:.1%} of all pairs); {sub.fraction_intersection_grokked:.1%} of the "
+          f"seeds reach {sub.grok_threshold} accuracy on the whole intersection, the lowest reaches "
+          f"{sub.min_acc_intersection:.5f}; final intersection accuracy of the first seeds: "
+          f"{rounded(sub.final_acc_intersection[:8], 5)}")
 
 # %% [markdown]
 # ## All pairs at a glance
 #
-# Fractions of seeds that grokked G1 or G2, with 95% Wilson intervals; diamonds mark the
-# published fractions where the post gives them.
+# Each outcome of every pair as a count, its percentage and its 95% Wilson interval, next to
+# the published fractions of grokking G1 and G2 where the post gives them; the figure draws the
+# grokking fractions, with diamonds for the published ones.
 
 # %%
-pair_runs = [runs[k] for k in ["z48", "s4", "s5", "z100"]]
-published_marks = {name: {k: v for k, v in facts.items() if k.startswith("fraction")}
-                   for name, facts in PUBLISHED.items()}
-outcome_fractions_figure([r.summary for r in pair_runs], published_marks).show()
+outcomes = {"z48": z48, "s4": s4, "s5": s5, "z100": z100}
+display(Markdown(outcomes_table(outcomes.values())))
+outcome_fractions_figure([runs[key].summary for key in PAIR_KEYS], published_fraction_marks()).show()
 
 # %% [markdown]
 # ## Numbers and checks
+#
+# The results JSON holds every sweep's summary. `check_findings` checks that each intersection
+# has the published size and that each sweep's outcome fractions add up to 1; at the default
+# scale it also checks the findings this chapter reproduces: every seed fits its intersection,
+# only the commutative group of the Z48 pair is grokked (by some seeds), grokking S4 is rarer
+# than memorizing and more common than grokking A4 x Z2, no seed groks a group of the Z100
+# pair, and every seed trained on 60% of the S5 intersection completes it to 99%.
 
 # %%
-saved = {}
-if config.save_sweeps:
-    for key, run in runs.items():
-        saved[key] = save_experiment(run, config.results_dir)
-results = {
-    "pairs": [r.summary for r in pair_runs],
-    "subsample": [runs[k].summary for k in runs if k.startswith("subsample")],
-    "intersection_sizes": {name: make_pair(name).intersection_size for name in PAIR_NAMES},
-    "published_intersection_sizes": PUBLISHED_INTERSECTION_SIZES,
-    "z100_label_counts": {k: v.tolist() for k, v in balance.items()},
-    "published": PUBLISHED, "grok_threshold": config.grok_threshold, "smoke": config.smoke,
-    "seed": config.seed, "saved_sweeps": saved,
-}
+saved = save_experiments(runs, config)
+results = chapter_results(runs, intersections, z100_balance, config, saved)
 path = write_results(config.results_dir, "04_ambiguous_grokking", results)
 print(f"results written to {path}; sweeps saved: {sorted(saved.values())}")
-
-for name in PAIR_NAMES:
-    assert results["intersection_sizes"][name] == PUBLISHED_INTERSECTION_SIZES[name]
-for run in runs.values():
-    assert abs(run.summary["fraction_g1"] + run.summary["fraction_g2"] + run.summary["fraction_neither"] - 1) < 1e-9
-if not config.smoke:
-    # Every full-intersection seed fits its training set.
-    assert all(r.summary["count_failed"] == 0 for r in pair_runs)
-    # Only the commutative group is grokked on the Z48 pair, and some seeds do grok it.
-    assert runs["z48"].summary["fraction_g2"] == 0 and runs["z48"].summary["fraction_g1"] > 0
-    # S4 pair: grokking S4 is rarer than memorizing and more common than grokking A4 x Z2.
-    assert s4.summary["fraction_g2"] < s4.summary["fraction_g1"] < s4.summary["fraction_neither"]
-    # Z100 pair: no grokking.
-    assert runs["z100"].summary["fraction_g1"] == runs["z100"].summary["fraction_g2"] == 0
-    # 60% of the S5 intersection: every seed completes the intersection (far above the ~60%
-    # of pure memorization), to within a few of its 7,920 pairs.
-    if "subsample_s5" in runs:
-        assert runs["subsample_s5"].summary["min_acc_intersection"] >= 0.99
+check_findings(intersections, outcomes, subsamples, smoke=config.smoke)
 print("all checks passed")
 
 # %% [markdown]
@@ -365,32 +326,23 @@ print("all checks passed")
 # What this run found (numbers from the cells above):
 
 # %%
-def percent(x):
-    return f"{100 * x:.2f}%"
-
-
-sub_lines = []
-for key in [k for k in runs if k.startswith("subsample")]:
-    s = runs[key].summary
-    sub_lines.append(f"{s['name']}: from {s['n_train_pairs']} training pairs ({s['train_fraction']:.0%} of "
-                     f"the intersection), {percent(s['fraction_intersection_grokked'])} of {s['n_instances']} "
-                     f"seeds reached {config.grok_threshold} accuracy on the whole intersection and the "
-                     f"lowest reached {100 * s['min_acc_intersection']:.3f}%")
-s4_apart = s4.summary["ci_grokked_g2"][1] < s4.summary["ci_grokked_g1"][0]
 display(Markdown("\n".join([
-    f"- **Z48 x Z2 vs Z48 x| Z2:** {runs['z48'].summary['count_grokked_g1']} of {runs['z48'].summary['n_instances']} "
-    f"seeds grokked the commutative group, {runs['z48'].summary['count_grokked_g2']} the semidirect product.",
-    f"- **S4 vs A4 x Z2:** {percent(s4.summary['fraction_g1'])} grokked S4, "
-    f"{percent(s4.summary['fraction_g2'])} grokked A4 x Z2, {percent(s4.summary['fraction_neither'])} neither "
-    f"({s4.summary['n_instances']:,} seeds; published {percent(published_s4['fraction_g1'])} and "
-    f"{percent(published_s4['fraction_g2'])} of 10,000). The 95% intervals of the two grokking fractions "
-    + ("do not overlap." if s4_apart else "overlap at this sample size."),
-    f"- **S5 vs A5 x Z2:** {runs['s5'].summary['count_grokked_g1']} of {runs['s5'].summary['n_instances']} seeds "
-    f"grokked S5 and {runs['s5'].summary['count_grokked_g2']} grokked A5 x Z2: a small sample.",
-    f"- **Z100 vs Z50 x Z2:** {runs['z100'].summary['count_grokked_g1'] + runs['z100'].summary['count_grokked_g2']} "
-    f"of {runs['z100'].summary['n_instances']} seeds grokked either group; its training labels occur between "
-    f"{int(balance['intersection'].min())} and {int(balance['intersection'].max())} times each.",
-    "- **Part of the intersection:** " + "; ".join(sub_lines) + ".",
+    f"- **Z48 x Z2 vs Z48 x| Z2:** {z48.grokked_g1.count} of {z48.n_instances} seeds grokked the "
+    f"commutative group, {z48.grokked_g2.count} the semidirect product.",
+    f"- **S4 vs A4 x Z2:** {s4.grokked_g1.fraction:.2%} grokked S4, {s4.grokked_g2.fraction:.2%} "
+    f"grokked A4 x Z2, {s4.fraction_neither:.2%} neither ({s4.n_instances:,} seeds; published "
+    f"{s4.published_fraction_g1:.2%} and {s4.published_fraction_g2:.2%} of {s4.published_n_instances:,}). "
+    "The 95% intervals of the two grokking fractions "
+    + ("do not overlap." if s4.intervals_apart else "overlap at this sample size."),
+    f"- **S5 vs A5 x Z2:** {s5.grokked_g1.count} of {s5.n_instances} seeds grokked S5 and "
+    f"{s5.grokked_g2.count} grokked A5 x Z2: a small sample.",
+    f"- **Z100 vs Z50 x Z2:** {z100.grokked_either} of {z100.n_instances} seeds grokked either "
+    f"group; its training labels occur {z100_balance.intersection_occurrences} each.",
+    "- **Part of the intersection:** " + "; ".join(
+        f"{sub.name}: from {sub.n_train_pairs} training pairs ({sub.train_fraction:.0%} of the "
+        f"intersection), {sub.fraction_intersection_grokked:.2%} of {sub.n_instances} seeds reached "
+        f"{sub.grok_threshold} accuracy on the whole intersection and the lowest reached "
+        f"{sub.min_acc_intersection:.3%}" for sub in subsamples.values()) + ".",
 ])))
 
 # %% [markdown]

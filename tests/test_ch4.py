@@ -8,8 +8,9 @@ import torch
 from lib.grokking.pairs import make_pair
 from lib.book.params import read_parameters_cell, validate_parameters
 from lib.chapters.ch4 import (
-    PUBLISHED, Chapter4Parameters, fractions_line, representative_instances, run_experiment,
+    PUBLISHED, Chapter4Parameters, experiments_overview, representative_instances, run_experiment,
 )
+from lib.chapters.ch4_results import pair_outcome
 from lib.chapters.ch4_figures import (
     cayley_tables_figure, class_balance_figure, final_accuracy_scatter, outcome_fractions_figure,
     training_curves_figure,
@@ -32,6 +33,10 @@ def test_defaults_build_the_experiments():
     smoke = validate_parameters(Chapter4Parameters, {**DEFAULTS, "smoke": True})
     assert all(e.training.epochs <= 60 for e in smoke.experiments.values())
     assert smoke.experiments["s4"].n_instances <= 16
+    overview = experiments_overview(config.experiments).splitlines()
+    assert overview[1] == "            s4: S4_vs_A4xZ2, 1000 instances, d=32, h=32, wd=2e-05, 2000 epochs"
+    assert overview[-1] == ("  subsample_s4: S4_vs_A4xZ2, 200 instances, d=32, h=32, wd=2e-05, 2000 epochs, "
+                            "60% of the intersection")
 
 
 @pytest.mark.parametrize("name, value", [
@@ -49,7 +54,15 @@ def test_a_smoke_experiment_and_its_figures():
     config = validate_parameters(Chapter4Parameters, {**DEFAULTS, "smoke": True, "epochs": 30})
     run = run_experiment(config.experiments["s4"], config, progress=False)
     assert run.summary["n_instances"] == 16 and run.summary["intersection_size"] == 336
-    assert "S4_vs_A4xZ2, 16 instances" in fractions_line(run)
+    outcome = pair_outcome(run)
+    assert "S4_vs_A4xZ2, 16 instances" in outcome.fractions_line()
+    # The outcome object reads the same numbers as the summary written to the results JSON.
+    for key in ("grokked_g1", "grokked_g2", "memorized", "failed"):
+        share = getattr(outcome, key)
+        assert share.count == run.summary[f"count_{key}"]
+        assert [share.low, share.high] == run.summary[f"ci_{key}"]
+    assert (outcome.grokked_g1.fraction, outcome.grokked_g2.fraction, outcome.fraction_neither) == (
+        run.summary["fraction_g1"], run.summary["fraction_g2"], run.summary["fraction_neither"])
     typical = representative_instances(run)
     assert set(typical) <= {"grokked_g1", "grokked_g2", "memorized", "failed"} and typical
     figures = [

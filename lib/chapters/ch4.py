@@ -1,8 +1,10 @@
-"""Parameters, experiment runs and printed summaries of chapter 4 (ambiguous grokking).
+"""Parameters, experiments and runs of chapter 4 (ambiguous grokking).
 
 The notebook `notebooks/04_ambiguous_grokking.py` validates its papermill parameters, declared by
-`Chapter4Parameters`, runs each experiment with `run_experiment`, and prints the comparisons
-with the published numbers through the small formatting helpers here.
+`Chapter4Parameters`, runs each experiment with `run_experiment` and saves the sweeps with
+`save_experiments`. What the chapter reports about the runs (outcome fractions next to the
+published ones, the subsample and class-balance findings, the results JSON and its checks) is
+built in `lib.chapters.ch4_results`.
 """
 
 from __future__ import annotations
@@ -20,6 +22,12 @@ from lib.book.params import KEEP, ChapterParameters, ParameterError, parameter
 
 #: The pairs whose intersection chapter 4 can subsample.
 SUBSAMPLE_PAIRS = ("S4_vs_A4xZ2", "S5_vs_A5xZ2")
+
+#: Keys of the experiments trained on the whole intersection, in the order of the chapter.
+PAIR_KEYS = ("z48", "s4", "s5", "z100")
+
+#: Keys of the experiments trained on part of the intersection start with this.
+SUBSAMPLE_PREFIX = "subsample_"
 
 #: Numbers reported by the authors [@wu2025ambiguous], as recovered from their code and outputs.
 PUBLISHED = {
@@ -42,6 +50,25 @@ class Experiment:
     model: MLPConfig
     training: SweepConfig
     train_fraction: float = 1.0
+
+    def describe(self) -> str:
+        """One line: pair, seeds, model shape, weight decay, epochs (and the training share)."""
+        line = (f"{self.pair_name}, {self.n_instances} instances, d={self.model.embed_dim}, "
+                f"h={self.model.hidden_dim}, wd={self.training.weight_decay}, "
+                f"{self.training.epochs} epochs")
+        if self.train_fraction < 1:
+            line += f", {self.train_fraction:.0%} of the intersection"
+        return line
+
+
+def experiments_overview(experiments: dict[str, Experiment]) -> str:
+    """One line per experiment of the chapter, its key right-aligned before its description."""
+    return "\n".join(f"{key:>14}: {experiment.describe()}" for key, experiment in experiments.items())
+
+
+def subsample_keys(keys) -> list[str]:
+    """The keys, in order, of the experiments trained on part of the intersection."""
+    return [key for key in keys if key.startswith(SUBSAMPLE_PREFIX)]
 
 
 def _at_most(cap: int):
@@ -135,7 +162,7 @@ class Chapter4Parameters(ChapterParameters):
                                self.schedule(self.z100_weight_decay)),
         }
         for name, count in zip(self.subsample_pairs, self.subsample_instances):
-            key = "subsample_" + name.split("_")[0].lower()
+            key = SUBSAMPLE_PREFIX + name.split("_")[0].lower()
             model, decay = ((s5_model, self.s5_weight_decay) if name.startswith("S5")
                             else (s4_model, self.s4_weight_decay))
             experiments[key] = Experiment(key, name, count, model, self.schedule(decay),
@@ -145,13 +172,14 @@ class Chapter4Parameters(ChapterParameters):
 
 @dataclass
 class ExperimentRun:
-    """A finished sweep with its pair, outcome codes and JSON summary."""
+    """A finished sweep with its pair, outcome codes, JSON summary and the threshold that classified it."""
 
     experiment: Experiment
     pair: GroupPair
     result: SweepResult
     codes: torch.Tensor
     summary: dict
+    grok_threshold: float
 
 
 def run_experiment(experiment: Experiment, config: Chapter4Parameters, progress: bool = True) -> ExperimentRun:
@@ -166,10 +194,16 @@ def run_experiment(experiment: Experiment, config: Chapter4Parameters, progress:
                             train_fraction=experiment.train_fraction,
                             generator=torch.Generator().manual_seed(config.seed),
                             device=config.device, progress=progress)
-    codes = sweep_outcomes(result, config.grok_threshold, config.grok_threshold)
-    summary = sweep_summary(result, codes, grok_threshold=config.grok_threshold)
+    return classify_run(experiment, pair, result, config.grok_threshold)
+
+
+def classify_run(experiment: Experiment, pair: GroupPair, result: SweepResult,
+                 grok_threshold: float) -> ExperimentRun:
+    """Outcome codes and JSON summary of a trained sweep; one threshold for grokking and fitting."""
+    codes = sweep_outcomes(result, grok_threshold, grok_threshold)
+    summary = sweep_summary(result, codes, grok_threshold=grok_threshold)
     summary["experiment"] = experiment.key
-    return ExperimentRun(experiment, pair, result, codes, summary)
+    return ExperimentRun(experiment, pair, result, codes, summary, grok_threshold)
 
 
 def save_experiment(run: ExperimentRun, results_dir: str) -> str:
@@ -179,22 +213,15 @@ def save_experiment(run: ExperimentRun, results_dir: str) -> str:
     return name
 
 
+def save_experiments(runs: dict[str, ExperimentRun], config: Chapter4Parameters) -> dict[str, str]:
+    """Save every sweep when `config.save_sweeps` is set; experiment key -> file name (else empty)."""
+    if not config.save_sweeps:
+        return {}
+    return {key: save_experiment(run, config.results_dir) for key, run in runs.items()}
+
+
 def representative_instances(run: ExperimentRun, threshold: float = 0.999) -> dict[str, int]:
     """One typical instance per outcome: the one that fitted its training set at the median epoch."""
     fitted = first_epoch_at_or_above(run.result.metrics["train_acc"], run.result.log_epochs, threshold)
     return typical_instances(run.codes, fitted.float())
-
-
-def fractions_line(run: ExperimentRun) -> str:
-    """One line: counts and fractions of each outcome with 95% intervals."""
-    s = run.summary
-    g1, g2 = s["g1"], s["g2"]
-    parts = []
-    for key, label in [("grokked_g1", f"grokked {g1}"), ("grokked_g2", f"grokked {g2}"),
-                       ("memorized", "memorized only"), ("failed", "did not fit")]:
-        low, high = s[f"ci_{key}"]
-        parts.append(f"{label}: {s[f'count_{key}']} ({100 * s[f'count_{key}'] / s['n_instances']:.2f}%, "
-                     f"95% CI {100 * low:.2f}-{100 * high:.2f}%)")
-    return (f"{s['name']}, {s['n_instances']} instances, {s['epochs']} epochs, "
-            f"{s['seconds']:.0f} s: " + "; ".join(parts))
 

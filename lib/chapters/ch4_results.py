@@ -1,0 +1,338 @@
+"""What chapter 4 (ambiguous grokking) reports, as typed results built from its runs.
+
+The notebook's prose, tables and checks read the fields of these objects instead of looking
+numbers up in summary dicts:
+
+* `PairIntersection` (from `pair_intersections`): each pair of groups and the size of the
+  intersection of their tables, next to the published size; `intersections_table` shows them.
+* `PairOutcome` (from `pair_outcome`): per sweep, the count, fraction and 95% Wilson interval of
+  each outcome next to the published fractions; `outcomes_table` shows several side by side.
+* `SubsampleOutcome` (from `subsample_outcome`): a sweep trained on part of the intersection and
+  how well it completes the rest.
+* `LabelBalance` (from `label_balance`): how often each label occurs on an intersection.
+
+`chapter_results` assembles the results JSON from the runs (its numbers are the runs' summaries,
+unchanged), and `check_findings` checks the published findings the chapter reproduces.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+import torch
+
+from lib.book.tables import markdown_table
+from lib.chapters.ch4 import (
+    PAIR_KEYS, PUBLISHED, Chapter4Parameters, ExperimentRun, representative_instances,
+    subsample_keys,
+)
+from lib.chapters.ch4_figures import outcome_label
+from lib.grokking.outcomes import OutcomeFraction, outcome_fractions
+from lib.grokking.pairs import PAIR_NAMES, PUBLISHED_INTERSECTION_SIZES, GroupPair, make_pair
+from lib.grokking.sweeps import class_balance, sweep_outcomes
+
+#: Grokking threshold of the authors' training script, looser than the chapter's default.
+AUTHORS_SCRIPT_THRESHOLD = 0.95
+
+
+def rounded(values: Iterable[float], digits: int) -> list[float]:
+    """`values` rounded to `digits` decimals, as a list (for printed lines of accuracies)."""
+    return [round(value, digits) for value in values]
+
+
+def _percent(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.2%}"
+
+
+# --- The pairs and their intersections -----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PairIntersection:
+    """One pair of groups on a common set and the pairs (a, b) on which their products agree."""
+
+    name: str
+    g1: str
+    g2: str
+    n_elements: int
+    intersection_size: int
+    published_size: int
+
+    @property
+    def n_pairs(self) -> int:
+        """All N^2 pairs (a, b)."""
+        return self.n_elements ** 2
+
+    @property
+    def overlap(self) -> float:
+        """Intersection size as a share of all N^2 pairs."""
+        return self.intersection_size / self.n_pairs
+
+    @property
+    def matches_published(self) -> bool:
+        """Whether this code's intersection has the size the authors report."""
+        return self.intersection_size == self.published_size
+
+
+def pair_intersection(pair: GroupPair) -> PairIntersection:
+    """The intersection facts of one pair, next to the published size (chapter 4's first table)."""
+    return PairIntersection(pair.name, pair.g1.name, pair.g2.name, pair.n_elements,
+                            pair.intersection_size, PUBLISHED_INTERSECTION_SIZES[pair.name])
+
+
+def pair_intersections(names: Sequence[str] = PAIR_NAMES) -> tuple[PairIntersection, ...]:
+    """`pair_intersection` of each named pair of the study, in order."""
+    return tuple(pair_intersection(make_pair(name)) for name in names)
+
+
+def intersections_table(rows: Sequence[PairIntersection]) -> str:
+    """Markdown table of the pairs: groups, order, intersection size and share, published size."""
+    return markdown_table(
+        ["pair", "G1", "G2", "N", "intersection (this code)", "of N² pairs", "share", "published"],
+        [[r.name, r.g1, r.g2, r.n_elements, r.intersection_size, r.n_pairs, r.overlap,
+          r.published_size] for r in rows],
+        formats={6: lambda share: f"{share:.1%}"})
+
+
+# --- Outcomes of a sweep -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PairOutcome:
+    """What the seeds of one sweep ended up computing, next to the published fractions.
+
+    Each outcome (`grokked_g1`, `grokked_g2`, `memorized`, `failed`) carries its count, fraction
+    and 95% Wilson interval; `published_*` are None where the authors give no number.
+    """
+
+    name: str
+    g1: str
+    g2: str
+    n_instances: int
+    epochs: int
+    grok_threshold: float
+    grokked_g1: OutcomeFraction
+    grokked_g2: OutcomeFraction
+    memorized: OutcomeFraction
+    failed: OutcomeFraction
+    fraction_neither: float
+    seconds: float
+    model_epochs_per_second: float
+    final_acc_g1: tuple[float, ...]
+    final_acc_g2: tuple[float, ...]
+    published_n_instances: int | None
+    published_fraction_g1: float | None
+    published_fraction_g2: float | None
+
+    @property
+    def grokked_either(self) -> int:
+        """Seeds that grokked one of the two groups."""
+        return self.grokked_g1.count + self.grokked_g2.count
+
+    @property
+    def intervals_apart(self) -> bool:
+        """Whether the interval of grokking G2 lies wholly below the interval of grokking G1."""
+        return self.grokked_g2.high < self.grokked_g1.low
+
+    def epoch_cost_relative_to(self, other: PairOutcome) -> float:
+        """How many times as long one model-epoch of this sweep took as one of `other`."""
+        return other.model_epochs_per_second / self.model_epochs_per_second
+
+    def fractions_line(self) -> str:
+        """One line: count, percentage and 95% interval of each outcome."""
+        parts = []
+        for label, share in [(f"grokked {self.g1}", self.grokked_g1),
+                             (f"grokked {self.g2}", self.grokked_g2),
+                             ("memorized only", self.memorized), ("did not fit", self.failed)]:
+            parts.append(f"{label}: {share.count} ({100 * share.count / self.n_instances:.2f}%, "
+                         f"95% CI {100 * share.low:.2f}-{100 * share.high:.2f}%)")
+        return (f"{self.name}, {self.n_instances} instances, {self.epochs} epochs, "
+                f"{self.seconds:.0f} s: " + "; ".join(parts))
+
+
+def pair_outcome(run: ExperimentRun, threshold: float | None = None) -> PairOutcome:
+    """The outcomes of a run's seeds (chapter 4), classified as in the run or at `threshold`.
+
+    With `threshold` given, it replaces the run's threshold both for grokking a group and for
+    fitting the training set (as the run's own classification does).
+    """
+    if threshold is None:
+        threshold, codes = run.grok_threshold, run.codes
+    else:
+        codes = sweep_outcomes(run.result, threshold, threshold)
+    shares = outcome_fractions(codes)
+    summary, published = run.summary, PUBLISHED.get(run.pair.name, {})
+    return PairOutcome(
+        name=run.pair.name, g1=run.pair.g1.name, g2=run.pair.g2.name,
+        n_instances=run.result.n_instances, epochs=run.result.training_config.epochs,
+        grok_threshold=threshold, grokked_g1=shares["grokked_g1"],
+        grokked_g2=shares["grokked_g2"], memorized=shares["memorized"], failed=shares["failed"],
+        fraction_neither=shares["memorized"].fraction + shares["failed"].fraction,
+        seconds=summary["seconds"], model_epochs_per_second=summary["model_epochs_per_second"],
+        final_acc_g1=tuple(run.result.final("acc_g1").tolist()),
+        final_acc_g2=tuple(run.result.final("acc_g2").tolist()),
+        published_n_instances=published.get("n_instances"),
+        published_fraction_g1=published.get("fraction_g1"),
+        published_fraction_g2=published.get("fraction_g2"))
+
+
+def outcomes_table(outcomes: Iterable[PairOutcome]) -> str:
+    """Markdown table: per pair, each outcome as "count (percentage; 95% interval)", then the
+    published fractions of grokking G1 and G2."""
+    def share(value: OutcomeFraction) -> str:
+        return f"{value.count:,} ({value.fraction:.2%}; {value.low:.2%} to {value.high:.2%})"
+
+    rows = [[o.name, o.g1, o.g2, o.n_instances, o.grokked_g1, o.grokked_g2, o.memorized, o.failed,
+             o.published_fraction_g1, o.published_fraction_g2] for o in outcomes]
+    return markdown_table(
+        ["pair", "G1", "G2", "seeds", "grokked G1", "grokked G2", "memorized", "did not fit",
+         "published G1", "published G2"],
+        rows, formats={4: share, 5: share, 6: share, 7: share, 8: _percent, 9: _percent})
+
+
+def published_fraction_marks() -> dict[str, dict[str, float]]:
+    """Pair name -> the published fractions of grokking G1 and G2 that the authors give."""
+    return {name: {key: value for key, value in facts.items() if key.startswith("fraction")}
+            for name, facts in PUBLISHED.items()}
+
+
+def typical_instance_panels(run: ExperimentRun) -> dict[str, int]:
+    """Panel title -> instance for the training-curves figure: one typical seed per outcome."""
+    typical = representative_instances(run, run.grok_threshold)
+    g1, g2 = run.pair.g1.name, run.pair.g2.name
+    return {f"{outcome_label(outcome, g1, g2)} (seed {int(run.result.seeds[i])})": i
+            for outcome, i in typical.items()}
+
+
+# --- Training on part of the intersection --------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SubsampleOutcome:
+    """A sweep trained on a random part of the intersection, and how well it completes the rest."""
+
+    name: str
+    n_instances: int
+    n_elements: int
+    intersection_size: int
+    n_train_pairs: int
+    train_fraction: float
+    grok_threshold: float
+    fraction_intersection_grokked: float
+    min_acc_intersection: float
+    final_acc_intersection: tuple[float, ...]
+    outcome: PairOutcome
+
+    @property
+    def share_of_all_pairs(self) -> float:
+        """Training pairs as a share of all N^2 pairs."""
+        return self.n_train_pairs / self.n_elements ** 2
+
+
+def subsample_outcome(run: ExperimentRun) -> SubsampleOutcome:
+    """The subsample findings of a run (chapter 4); the numbers are those of its JSON summary."""
+    summary = run.summary
+    return SubsampleOutcome(
+        name=summary["name"], n_instances=summary["n_instances"],
+        n_elements=summary["n_elements"], intersection_size=summary["intersection_size"],
+        n_train_pairs=summary["n_train_pairs"], train_fraction=summary["train_fraction"],
+        grok_threshold=run.grok_threshold,
+        fraction_intersection_grokked=summary["fraction_intersection_grokked"],
+        min_acc_intersection=summary["min_acc_intersection"],
+        final_acc_intersection=tuple(run.result.final("acc_intersection").tolist()),
+        outcome=pair_outcome(run))
+
+
+# --- Class balance -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LabelBalance:
+    """How often each label occurs on a pair's intersection and on each full table.
+
+    `counts` maps "intersection", "g1_full" and "g2_full" to (N,) counts, as
+    `lib.grokking.sweeps.class_balance` returns them.
+    """
+
+    pair_name: str
+    n_elements: int
+    counts: Mapping[str, torch.Tensor]
+    intersection_min: int
+    intersection_max: int
+
+    @property
+    def uniform(self) -> bool:
+        """Whether every label occurs equally often on the intersection."""
+        return self.intersection_min == self.intersection_max
+
+    @property
+    def intersection_occurrences(self) -> str:
+        """How often a label occurs on the intersection, in words: "exactly 14 times" or
+        "between 2 and 100 times"."""
+        if self.uniform:
+            return f"exactly {self.intersection_min} times"
+        return f"between {self.intersection_min} and {self.intersection_max} times"
+
+    def counts_json(self) -> dict[str, list[int]]:
+        """The counts as lists, for the results JSON."""
+        return {key: values.tolist() for key, values in self.counts.items()}
+
+
+def label_balance(pair: GroupPair) -> LabelBalance:
+    """The label counts of a pair's intersection and full tables (chapter 4's class balance)."""
+    counts = class_balance(pair)
+    return LabelBalance(pair.name, pair.n_elements, counts, int(counts["intersection"].min()),
+                        int(counts["intersection"].max()))
+
+
+# --- The results JSON and the checks -------------------------------------------------------
+
+
+def chapter_results(runs: Mapping[str, ExperimentRun], intersections: Sequence[PairIntersection],
+                    z100_balance: LabelBalance, config: Chapter4Parameters,
+                    saved: Mapping[str, str]) -> dict:
+    """The chapter's results JSON: one summary per sweep, intersections, label counts, settings."""
+    return {
+        "pairs": [runs[key].summary for key in PAIR_KEYS],
+        "subsample": [runs[key].summary for key in subsample_keys(runs)],
+        "intersection_sizes": {row.name: row.intersection_size for row in intersections},
+        "published_intersection_sizes": PUBLISHED_INTERSECTION_SIZES,
+        "z100_label_counts": z100_balance.counts_json(),
+        "published": PUBLISHED, "grok_threshold": config.grok_threshold, "smoke": config.smoke,
+        "seed": config.seed, "saved_sweeps": dict(saved),
+    }
+
+
+def check_findings(intersections: Sequence[PairIntersection], outcomes: Mapping[str, PairOutcome],
+                   subsamples: Mapping[str, SubsampleOutcome], smoke: bool) -> None:
+    """Check the chapter's numbers; the published findings only when `smoke` is False.
+
+    Raises:
+        AssertionError: with a sentence naming the finding that does not hold.
+    """
+    def require(holds: bool, finding: str) -> None:
+        if not holds:
+            raise AssertionError(f"Chapter 4 check failed: {finding}")
+
+    for row in intersections:
+        require(row.matches_published, f"the intersection of {row.name} has {row.intersection_size} "
+                                       f"pairs, the authors report {row.published_size}.")
+    for outcome in [*outcomes.values(), *(s.outcome for s in subsamples.values())]:
+        total = outcome.grokked_g1.fraction + outcome.grokked_g2.fraction + outcome.fraction_neither
+        require(abs(total - 1) < 1e-9, f"the outcome fractions of {outcome.name} add up to {total}.")
+    if smoke:
+        return
+    require(all(o.failed.count == 0 for o in outcomes.values()),
+            "every seed trained on a whole intersection fits its training set.")
+    z48, s4, z100 = outcomes["z48"], outcomes["s4"], outcomes["z100"]
+    require(z48.grokked_g2.count == 0 and z48.grokked_g1.count > 0,
+            "on the Z48 pair only the commutative group is grokked, and some seeds grok it.")
+    require(s4.grokked_g2.fraction < s4.grokked_g1.fraction < s4.fraction_neither,
+            "on the S4 pair grokking S4 is rarer than memorizing and more common than grokking A4 x Z2.")
+    require(z100.grokked_either == 0, "no seed groks either group of the Z100 pair.")
+    # 60% of the S5 intersection: every seed completes the intersection (far above the ~60%
+    # of pure memorization), to within a few of its 7,920 pairs.
+    if "subsample_s5" in subsamples:
+        require(subsamples["subsample_s5"].min_acc_intersection >= 0.99,
+                "every seed trained on 60% of the S5 intersection completes it to 99%.")
