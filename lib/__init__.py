@@ -22,7 +22,9 @@ lib.bfs        the hand-built BFS transformer (study 1, part 1)
   graphs                 adjacency-matrix graph samplers and the plain BFS oracle [1]
   perturbation           damage the weights, retrain, measure the recovery [1]
 lib.paths      transformers trained on shortest paths (study 1, part 2)
-  sampler                edge-token graphs with shortest-path labels, batched [2, 3]
+  sampler                edge-token graphs with shortest-path labels, batched: tasks and options [2, 3]
+  graph_search           breadth-first search in many small graphs at once, vertex sets as bitmasks [2, 3]
+  pretrain_draw          pre-training graphs drawn only where the length filter can keep them [2]
   reference_sampler      the same data one graph at a time in plain Python (test oracle) [2]
   stream                 the sampler in DataLoader worker processes [2]
   model                  the edge-token encoder [2, 3]
@@ -35,12 +37,19 @@ lib.grokking   ambiguous grokking of finite groups (study 2)
   groups                 groups as checked multiplication tables [4-6]
   pairs                  pairs of groups, intersections, training sets [4-6]
   mlp                    the one-hidden-layer MLP with a leading instances dimension [4-6]
-  training               full-batch training of thousands of instances at once [4-6]
+  training               full-batch training of thousands of instances at once: plan, run, assemble [4-6]
+  chunk_step             one training step of a chunk of instances, gradient written by hand [4-6]
+  fused_ops              the trainer's private torch kernels, each beside its public fallback [4-6]
+  parallel               chunks spread over forked worker processes or threads [4-6]
+  evaluation             scoring many instances at once on all N^2 pairs [4-6]
   sweeps                 seed sweeps: train, classify, save, load [4-6]
   outcomes               which group each instance grokked, with intervals [4-6]
 lib.chapters   glue of each chapter: its parameters, runs, summaries and figures
   ch1, ch1_figures       the hand-built BFS transformer
   ch2, ch2_figures       training with phase transitions
   ch3, ch3_figures       fine-tuning and off-distribution generalization
+  ch3_results            typed summaries of fine-tuning and the five tests, read by the prose
+  ch3_length             typed summary of the length-generalization study
   ch4, ch4_figures       ambiguous grokking
+  ch4_results            typed outcomes of each pair and subsample, tables, the chapter's checks
 """
