@@ -6,8 +6,10 @@ import pytest
 import torch
 
 from lib.grokking.pairs import make_pair, pairs_in_mask
+from lib.grokking import parallel
+from lib.grokking.chunk_step import ChunkStep
 from lib.grokking.training import (
-    Evaluation, SweepConfig, _ChunkStep, evaluate_instances, train_instances, train_single,
+    Evaluation, SweepConfig, evaluate_instances, plan_sweep, train_instances, train_single,
 )
 from lib.grokking.mlp import MLPConfig, init_instances, instance_loss
 
@@ -22,12 +24,12 @@ EVALS = [Evaluation("g1", PAIR.g1.table), Evaluation("g2", PAIR.g2.table),
 def test_hand_written_gradient_equals_autograd(bias):
     config = MLPConfig(24, 8, 16, unembed_bias=bias)
     params = init_instances([0, 1, 2], config)
-    stepper = _ChunkStep(params, LEFT, RIGHT, LABELS, SweepConfig(lr=0.0, weight_decay=0.0))
+    stepper = ChunkStep(params, LEFT, RIGHT, LABELS, SweepConfig(lr=0.0, weight_decay=0.0))
     stepper.step()
     reference = {k: v.clone().requires_grad_() for k, v in params.items()}
     instance_loss(reference, LEFT, RIGHT, LABELS).sum().backward()
     for name, value in reference.items():
-        mine = stepper.g["unembed_t"].transpose(1, 2) if name == "unembed" else stepper.g[name]
+        mine = stepper.grad["unembed_t"].transpose(1, 2) if name == "unembed" else stepper.grad[name]
         torch.testing.assert_close(mine, value.grad, rtol=1e-4, atol=1e-7)
     # lr = 0 leaves the parameters where they were.
     for name, value in stepper.params().items():
@@ -136,18 +138,6 @@ def test_a_short_sweep_fits_the_training_set():
     assert result.model_epochs_per_second() > 0
 
 
-def test_plain_adam_fallback_matches_the_fused_kernel(monkeypatch):
-    import lib.grokking.training as training
-
-    model = MLPConfig(24, 8, 8, unembed_bias=True)
-    config = SweepConfig(epochs=20, log_every=10, weight_decay=2e-4)
-    fused = train_instances(init_instances([0, 1], model), LEFT, RIGHT, LABELS, EVALS, config)
-    monkeypatch.setattr(training, "_FUSED_ADAM", None)
-    plain = train_instances(init_instances([0, 1], model), LEFT, RIGHT, LABELS, EVALS, config)
-    for name in fused.final_params:
-        torch.testing.assert_close(plain.final_params[name], fused.final_params[name], rtol=1e-4, atol=1e-5)
-
-
 def test_worker_processes_give_the_in_process_numbers_and_report_progress():
     """Two worker processes (forked, writing into shared memory) reproduce the one-process run
     exactly, chunk by chunk, and every model-epoch reaches the progress callback."""
@@ -175,12 +165,10 @@ def test_an_error_in_a_worker_process_fails_the_sweep_with_its_message():
 
 
 def test_without_room_in_shared_memory_threads_give_the_same_numbers(monkeypatch):
-    import lib.grokking.training as training
-
     model = MLPConfig(24, 8, 8)
     config = SweepConfig(epochs=30, log_every=10, chunk_size=2, workers=2)
     in_processes = train_instances(init_instances(range(4), model), LEFT, RIGHT, LABELS, EVALS, config)
-    monkeypatch.setattr(training, "_can_share", lambda tensors: False)
+    monkeypatch.setattr(parallel, "processes_can_share", lambda tensors: False)
     reported = []
     in_threads = train_instances(init_instances(range(4), model), LEFT, RIGHT, LABELS, EVALS, config,
                                  progress=reported.append)
@@ -188,3 +176,37 @@ def test_without_room_in_shared_memory_threads_give_the_same_numbers(monkeypatch
         assert torch.equal(values, in_threads.final_params[name])
     assert sum(reported) == 4 * 30
     assert not in_threads.final_params["unembed"].is_shared()
+
+
+def test_sweeps_over_disjoint_seed_ranges_concatenate_to_one_sweep():
+    """With a set chunk size, shards that start at multiples of it give the whole sweep's numbers,
+    bit for bit, whatever the workers (what a sweep cut into shards relies on)."""
+    model = MLPConfig(24, 8, 8)
+    config = SweepConfig(epochs=30, log_every=10, checkpoint_epochs=(0, 20), chunk_size=3)
+    seeds = list(range(20, 29))
+
+    def sweep(part, workers):
+        return train_instances(init_instances(part, model), LEFT, RIGHT, LABELS, EVALS,
+                               dataclasses.replace(config, workers=workers), seeds=part)
+
+    whole = sweep(seeds, workers=1)
+    shards = [sweep(seeds[:3], workers=1), sweep(seeds[3:], workers=2)]
+    assert torch.equal(torch.cat([shard.seeds for shard in shards]), whole.seeds)
+    for name, values in whole.metrics.items():
+        assert torch.equal(torch.cat([shard.metrics[name] for shard in shards], dim=1), values), name
+    for name, values in whole.final_params.items():
+        assert torch.equal(torch.cat([shard.final_params[name] for shard in shards]), values), name
+    for epoch, snapshot in whole.checkpoints.items():
+        for name, values in snapshot.items():
+            assert torch.equal(torch.cat([shard.checkpoints[epoch][name] for shard in shards]), values)
+
+
+def test_plan_gives_every_worker_the_same_number_of_chunks():
+    model = MLPConfig(24, 32, 32)
+    plan = plan_sweep(1000, LEFT.numel(), model, SweepConfig(workers=2), torch.device("cpu"))
+    sizes = [stop - start for start, stop in plan.chunks]
+    assert len(plan.chunks) % 2 == 0
+    assert len(set(sizes[:-1])) == 1 and sizes[-1] <= sizes[0]  # only the last one may be smaller
+    assert plan.chunks[0][0] == 0 and plan.chunks[-1][1] == 1000
+    assert all(a[1] == b[0] for a, b in zip(plan.chunks, plan.chunks[1:]))
+    assert (plan.workers, plan.torch_threads) == (2, 1)
