@@ -1,7 +1,7 @@
 """How much faster is the vectorized edge-token sampler than a per-graph Python generator?
 
 Both generators draw the same distribution (`lib.paths.sampler.sample_batch` and
-`lib.paths.reference_sampler.reference_sample_batch`). Three rates are measured in one process,
+`lib.paths.reference_sampler.reference_sample_batch`). Three rates are measured in one run,
 interleaved, so that load from other programs on the machine affects them alike:
 
 - reference: the per-graph Python generator, one core (the reference is timed on fewer graphs
@@ -16,12 +16,12 @@ interleaved, so that load from other programs on the machine affects them alike:
   beside the reference while it is timed), the ready batches are taken untimed, and the next
   batches are timed as they are produced.
 
-This process keeps the memory it frees for reuse, as the workers do
-(`lib.book.process_memory.keep_freed_memory`: without it every large tensor allocation pays for
-fresh pages, which on this kind of virtual machine cost the one-process sampler 5-25%), so the
-two vectorized lines differ by the number of cores only; the reference, plain Python, is not
-affected. Prints graphs per second (kept examples, after the rejection filter) for each, and the
-ratios to the reference. The per-core ratio compares like with like; the W-worker ratio is what
+(An earlier version asked glibc to keep freed memory in the sampler's processes. It was worth
+2-3% in the DataLoader workers and about 20% in one process, which no chapter runs, so the book
+does without it.)
+
+Prints graphs per second (kept examples, after the rejection filter) for each, and the ratios
+to the reference. The per-core ratio compares like with like; the W-worker ratio is what
 the machine delivers, since the per-graph generator is plain Python and uses one core.
 
 Usage:
@@ -38,10 +38,9 @@ import time
 
 import torch
 
-from lib.paths.stream import GraphBatchStream, graph_batch_loader
-from lib.paths.sampler import sample_batch
-from lib.book.process_memory import keep_freed_memory
 from lib.paths.reference_sampler import reference_sample_batch
+from lib.paths.sampler import sample_batch
+from lib.paths.stream import GraphBatchStream, graph_batch_loader
 
 #: Seconds to wait before timing the reference, long enough for the workers to fill their queues.
 SETTLE_SECONDS = 1.0
@@ -78,7 +77,6 @@ def main() -> None:
         stream = GraphBatchStream(args.batch, args.task, args.n_min, args.n_max, seed=1)
         batches = iter(graph_batch_loader(stream, workers=args.workers, prefetch=PREFETCH))
         next(batches)
-    kept = keep_freed_memory()
     generator = torch.Generator().manual_seed(0)
     rng = random.Random(0)
     vectorized = lambda count: sample_batch(count, args.task, args.n_min, args.n_max, generator)  # noqa: E731
@@ -100,7 +98,7 @@ def main() -> None:
             parallel.append(args.worker_batches * args.batch / (time.perf_counter() - start))
     slow_rate, fast_rate = statistics.median(slow), statistics.median(fast)
     print(f"task={args.task} n in [{args.n_min}, {args.n_max}] batch={args.batch:,} "
-          f"(median of {args.repeats} interleaved rounds; freed memory kept: {kept})")
+          f"(median of {args.repeats} interleaved rounds)")
     print(f"reference (per-graph Python, deque BFS), 1 core: {slow_rate:12,.0f} graphs/s")
     print(f"vectorized, 1 process (1 thread):              {fast_rate:12,.0f} graphs/s  "
           f"ratio {fast_rate / slow_rate:6.1f}x")

@@ -16,15 +16,15 @@ lib.book       what every chapter uses
   plotting               plotly conventions and the static slider over precomputed steps [all]
   tables                 markdown tables from rows of numbers [all]
   reproducibility        seeding [all]
-  process_memory         malloc setting of worker processes [2, 4]
 lib.bfs        the hand-built BFS transformer (study 1, part 1)
   transformer            the construction: weights set by hand, n layers of n + 1 heads [1]
   graphs                 adjacency-matrix graph samplers and the plain BFS oracle [1]
   perturbation           damage the weights, retrain, measure the recovery [1]
 lib.paths      transformers trained on shortest paths (study 1, part 2)
   sampler                edge-token graphs with shortest-path labels, batched: tasks and options [2, 3]
-  graph_search           breadth-first search in many small graphs at once, vertex sets as bitmasks [2, 3]
-  pretrain_draw          pre-training graphs drawn only where the length filter can keep them [2]
+  graph_batch            random graph batches: drawing them, their labels, their edge-token layout [2, 3]
+  graph_search           breadth-first search of whole batches, vertex sets as bitmasks (the only BFS) [2, 3]
+  pretrain_draw          pre-training proposals drawn only where the length filter can keep them [2]
   reference_sampler      the same data one graph at a time in plain Python (test oracle) [2]
   stream                 the sampler in DataLoader worker processes [2]
   model                  the edge-token encoder [2, 3]

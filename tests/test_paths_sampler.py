@@ -8,8 +8,9 @@ import networkx as nx
 import pytest
 import torch
 
+from lib.paths.pretrain_draw import pair_tables
 from lib.paths.sampler import (
-    ParameterError, _pair_tables, default_length_threshold, distance_to, distances_from, draw_vertex_counts,
+    ParameterError, default_length_threshold, distance_to, distances_from, draw_vertex_counts,
     make_options, propose_graphs, random_chunks, sample_batch,
 )
 from lib.paths.reference_sampler import reference_sample_batch
@@ -98,6 +99,8 @@ def test_distances_from_matches_networkx():
     graphs = propose_graphs(n_vertices, 11, generator)
     from_2 = distances_from(graphs, 2)
     to_5 = distance_to(graphs, 5, source=2)
+    targets = torch.randint(1, 12, (1000,), generator=generator)
+    to_targets = distance_to(graphs, targets)  # one target per graph
     for i in range(1000):
         graph = nx.Graph()
         graph.add_nodes_from(range(1, int(n_vertices[i]) + 1))
@@ -108,6 +111,9 @@ def test_distances_from_matches_networkx():
         expected = [lengths.get(v, -1) for v in range(13)]
         assert from_2[i, :13].tolist() == expected
         assert int(to_5[i]) == expected[5]
+        from_1 = nx.single_source_shortest_path_length(graph, 1)
+        target = int(targets[i])
+        assert int(to_targets[i]) == (-1 if target == 1 else from_1.get(target, -1))
 
 
 def test_same_seed_same_batch():
@@ -176,7 +182,8 @@ def test_pretrain_edge_counts_and_joint_labels_match_reference(n_max):
 
 
 def test_pair_tables_blocks():
-    offset, vertex_set, ends = _pair_tables(3, 6, torch.device("cpu"))
+    offset, vertex_set, low, high = pair_tables(3, 6, torch.device("cpu"))
+    ends = torch.stack([low, high], dim=1).long()
     for n in range(3, 7):
         full = slice(offset[(n, False)], offset[(n, False)] + n * n)
         without = slice(offset[(n, True)], offset[(n, True)] + n * n - 2)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import itertools
-import platform
 
 import networkx as nx
 import pytest
@@ -11,7 +10,6 @@ import torch
 
 from lib.paths.stream import GraphBatchStream, graph_batch_loader, worker_seed
 from lib.book.params import ParameterError
-from lib.book.process_memory import keep_freed_memory
 
 
 def first_batches(workers: int, count: int, seed: int = 3) -> list[tuple[torch.Tensor, torch.Tensor]]:
@@ -56,7 +54,3 @@ def test_bad_worker_count():
     with pytest.raises(ParameterError, match="workers"):
         graph_batch_loader(GraphBatchStream(8, "pretrain"), workers=-1)
 
-
-@pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="mallopt is glibc's")
-def test_workers_can_keep_freed_memory_on_glibc():
-    assert keep_freed_memory() is True

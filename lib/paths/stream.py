@@ -11,8 +11,7 @@ sampler on their own core. `GraphBatchStream` is the dataset such a loader itera
 Every worker has its own generator, seeded from (seed, worker index, number of workers), and
 the loader returns the workers' batches in turn, so the stream of batches is a deterministic
 function of the seed and the number of workers. With no workers the batches are drawn in the
-calling process from the generator of worker 0 of 1. Workers keep the memory they free for
-reuse (`lib.book.process_memory.keep_freed_memory`).
+calling process from the generator of worker 0 of 1.
 """
 
 from __future__ import annotations
@@ -22,9 +21,8 @@ from collections.abc import Iterator
 import torch
 from torch.utils.data import DataLoader, IterableDataset, get_worker_info
 
-from lib.paths.sampler import make_options, sample_with_options
 from lib.book.params import check_int
-from lib.book.process_memory import keep_freed_memory
+from lib.paths.sampler import make_options, sample_with_options
 
 
 def worker_seed(seed: int, worker: int, workers: int) -> int:
@@ -53,8 +51,6 @@ class GraphBatchStream(IterableDataset):
     def __iter__(self) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
         info = get_worker_info()
         worker, workers = (0, 1) if info is None else (info.id, info.num_workers)
-        if info is not None:
-            keep_freed_memory()
         generator = torch.Generator().manual_seed(worker_seed(self.seed, worker, workers))
         while True:
             yield sample_with_options(self.batch_size, self.options, generator)
