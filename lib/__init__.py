@@ -20,6 +20,7 @@ lib.bfs        the hand-built BFS transformer (study 1, part 1)
   transformer            the construction: weights set by hand, n layers of n + 1 heads [1]
   graphs                 adjacency-matrix graph samplers and the plain BFS oracle [1]
   perturbation           damage the weights, retrain, measure the recovery [1]
+  seed_construction      the study's own construction, re-implemented to measure its error [1]
 lib.paths      transformers trained on shortest paths (study 1, part 2)
   sampler                edge-token graphs with shortest-path labels, batched: tasks and options [2, 3]
   graph_batch            random graph batches: drawing them, their labels, their edge-token layout [2, 3]

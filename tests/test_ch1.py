@@ -8,7 +8,7 @@ from lib.bfs.transformer import bfs_transformer
 from lib.book.params import read_parameters_cell, validate_parameters
 from lib.chapters.ch1 import (
     Chapter1Parameters, PerturbationRerun, exactness_table, mark_recovered, perturbation_table,
-    scales_text, sharpness_sweep, summarize_sharpness,
+    scales_text, seed_construction_error, sharpness_sweep, summarize_sharpness, summarize_study_setting,
 )
 
 RECORDS = [
@@ -60,3 +60,27 @@ def test_sharpness_sweep_error_falls_as_each_constant_grows():
     for knob in ("attention gap", "squash slope / n"):
         mse = [r["mse"] for r in rows if r["knob"] == knob]
         assert mse[0] > mse[1] > mse[2] and mse[2] < 1e-6 and mse[0] > 1e-2, (knob, mse)
+
+
+def test_study_setting_counts_draws_without_effect_apart():
+    records = [{"loss_intact": 0.0, "loss_before": 0.0, "loss_after": 0.0},
+               {"loss_intact": 0.0, "loss_before": 0.4, "loss_after": 0.06},
+               {"loss_intact": 0.0, "loss_before": 2.0, "loss_after": 1.0}]
+    summary = summarize_study_setting(records)
+    assert (summary.draws, summary.no_effect_draws) == (3, 1)
+    assert summary.loss_before == (0.4, 2.0) and summary.loss_after == (0.06, 1.0)
+    assert [r["damage_had_effect"] for r in records] == [False, True, True]
+    assert summary.spread(summary.loss_after) == "1 (0.06 to 1)" and summary.spread(()) == "n/a"
+
+
+def test_the_study_construction_error_is_measured_not_quoted():
+    mse, max_abs = seed_construction_error(500, seed=0)
+    assert 2e-5 < mse < 3e-4 and 0.005 < max_abs < 0.05   # REFERENCE.md: 7.9e-5 and 0.019 on 2,000 graphs
+
+
+def test_a_draw_without_effect_is_not_shown_as_a_recovery():
+    records = [{"mode": "replace", "scale": 1.0, "what": "Q", "loss_intact": 0.0, "loss_before": 0.0,
+                "loss_after": 0.0}]
+    summarize_study_setting(records)
+    mark_recovered(records, recovered_below=0.05)
+    assert perturbation_table(records).splitlines()[2].endswith("| no effect |")

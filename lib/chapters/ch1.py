@@ -15,12 +15,21 @@ import torch
 from tqdm.auto import tqdm
 
 from lib.bfs.graphs import SAMPLER_NAMES, bfs_distance, bfs_distance_batch, sample_graphs
+from lib.bfs.seed_construction import seed_construction_distance
 from lib.bfs.perturbation import (
     PERTURBATION_MODES, RECOVERY_OPTIMIZERS, GraphSet, RecoverySettings, perturb_and_recover,
 )
 from lib.bfs.transformer import MAX_VERTICES, bfs_transformer
 from lib.book.params import ChapterParameters, parameter
 from lib.book.tables import markdown_table
+
+
+#: The study's perturbation experiment [@wang2024shortest]: replace one Q, K or V matrix by N(0, 1)
+#: noise, retrain with Adam at this learning rate on batches of this size.
+STUDY_LEARNING_RATE = 1e-6
+STUDY_BATCH_SIZE = 512
+#: Graph size of the study's appendix code.
+SEED_APPENDIX_N = 8
 
 
 @dataclass(frozen=True)
@@ -57,6 +66,20 @@ class Chapter1Parameters(ChapterParameters):
     recovered_below: float = parameter(
         "a run counts as recovered if its held-out MSE ends below this (about 1% of the label variance)",
         low=0.0, low_inclusive=False)
+    study_draws: int = parameter(
+        "random draws of the study's own damage: one Q/K/V matrix -> N(0, 1), then Adam at lr 1e-6, batch 512",
+        low=0, high=100, smoke=1)
+    study_steps: int = parameter("Adam steps of retraining in the study's setting (the study: 5,000; about 0.1 s each here)",
+                                 low=1, smoke=5)
+
+    @property
+    def study_recovery(self) -> RecoverySettings:
+        """The study's retraining [@wang2024shortest]: Adam, learning rate 1e-6, batches of 512."""
+        return RecoverySettings(
+            steps=self.study_steps, batch_size=16 if self.smoke else STUDY_BATCH_SIZE,
+            learning_rate=STUDY_LEARNING_RATE, optimizer="adam", n_eval_graphs=self.n_eval_graphs,
+            n_train_graphs=64 if self.smoke else 4 * STUDY_BATCH_SIZE,
+            n_curve_points=min(10, self.study_steps))
 
     @property
     def samplers(self) -> tuple[str, ...]:
@@ -205,11 +228,14 @@ def scales_text(scales: tuple[float, ...]) -> str:
 
 
 def perturbation_table(records: list[dict]) -> str:
-    """Markdown table of perturb-and-recover records (after `mark_recovered`)."""
+    """Markdown table of perturb-and-recover records (after `mark_recovered`).
+
+    A record that `summarize_study_setting` found unchanged by its damage reads "no effect".
+    """
     return markdown_table(
         ["damage", "scale", "what was hit", "MSE after damage", "MSE after retraining", "recovered"],
-        [[r["mode"], r["scale"], r["what"], r["loss_before"], r["loss_after"], r["recovered"]]
-         for r in records])
+        [[r["mode"], r["scale"], r["what"], r["loss_before"], r["loss_after"],
+          "no effect" if r.get("damage_had_effect") is False else r["recovered"]] for r in records])
 
 
 class PerturbationRerun:
@@ -229,3 +255,48 @@ class PerturbationRerun:
         """The record of one damaged-and-retrained copy at scale 10**log10_scale."""
         return perturb_and_recover(self.model, mode, 10 ** log10_scale, self.train, self.held_out,
                                    self.settings, seed)
+
+
+def seed_construction_error(n_graphs: int, seed: int, n_vertices: int = SEED_APPENDIX_N) -> tuple[float, float]:
+    """(MSE, max abs error) of the study's own construction on its own sampler (chapter 1).
+
+    The labels are BFS distances with n + 1 for unreachable, the appendix's convention.
+    """
+    adjacency = sample_graphs("seed", n_graphs, n_vertices, torch.Generator().manual_seed(seed))
+    labels = torch.tensor([bfs_distance(g, unreachable=n_vertices + 1) for g in adjacency],
+                          dtype=torch.float32)
+    with torch.no_grad():
+        error = seed_construction_distance(adjacency) - labels
+    return float((error ** 2).mean()), float(error.abs().max())
+
+
+@dataclass(frozen=True)
+class StudySettingSummary:
+    """The study's perturbation experiment rerun on the book's construction, over several draws.
+
+    A draw whose damage left the held-out loss unchanged (it hit a matrix the construction does
+    not use for these graphs) is counted apart, not as a recovery.
+    """
+
+    draws: int
+    no_effect_draws: int
+    loss_before: tuple[float, ...]   # after damage, draws with an effect only
+    loss_after: tuple[float, ...]    # after retraining, same draws
+
+    @staticmethod
+    def spread(values: tuple[float, ...]) -> str:
+        """"median (min to max)" of the draws, or "n/a" without any."""
+        if not values:
+            return "n/a"
+        ordered = sorted(values)
+        return f"{ordered[len(ordered) // 2]:.3g} ({ordered[0]:.3g} to {ordered[-1]:.3g})"
+
+
+def summarize_study_setting(records: list[dict], tolerance: float = 1e-6) -> StudySettingSummary:
+    """Split the study-setting draws into those the damage changed and those it did not."""
+    for record in records:
+        record["damage_had_effect"] = abs(record["loss_before"] - record["loss_intact"]) > tolerance
+    effective = [r for r in records if r["damage_had_effect"]]
+    return StudySettingSummary(len(records), len(records) - len(effective),
+                               tuple(r["loss_before"] for r in effective),
+                               tuple(r["loss_after"] for r in effective))
