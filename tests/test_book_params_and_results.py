@@ -15,6 +15,7 @@ GOOD = dict(
     graphs_per_sampler=10, sharpness_graphs=10, perturbation_modes=["replace", "gaussian"],
     perturbation_scales=[0.1, 1.0], recovery_steps=5, recovery_batch_size=4,
     recovery_learning_rate=1e-5, recovery_optimizer="sgd", n_eval_graphs=8, recovered_below=0.01, cpu_threads=1,
+    study_draws=2, study_steps=3,
 )
 
 
