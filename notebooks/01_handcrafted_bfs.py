@@ -214,8 +214,7 @@ display(Markdown(
 # $e^{-5}$ to $e^{-7}$ accumulate over layers. Here the squash has a threshold at $1/(2n)$ and
 # a slope that grows with $n$ ($s = 80n$, so every reach bit lands within $e^{-40}$ of 0 or 1),
 # and every attention margin is $g = 30$; the answer head also copies vertex 1's reach bit directly instead of gating on it.
-# The sweep below varies one constant at a time: the error falls exponentially in both, and
-# small constants reproduce the study's failure mode.
+# The sweep below varies one constant at a time and measures how the error falls as each grows.
 
 # %%
 sharpness = sharpness_sweep(config.n_vertices, config.sharpness_graphs, config.seed + 2,

@@ -341,19 +341,22 @@ def read_parameters_cell(notebook: str | Path) -> dict[str, Any]:
 
     Tests use it so that no default is written a second time; every value must be a literal.
     """
-    source = Path(notebook).with_suffix(".py").read_text()
-    cells = source.split("\n# %%")
-    cell = next(c for c in cells if c.startswith(' tags=["parameters"]'))
     return {node.targets[0].id: ast.literal_eval(node.value)
-            for node in ast.parse(cell.split("\n", 1)[1]).body if isinstance(node, ast.Assign)}
+            for node in ast.parse("\n".join(_parameters_cell_lines(notebook))).body
+            if isinstance(node, ast.Assign)}
 
 
 def read_parameter_comments(notebook: str | Path) -> dict[str, str]:
     """The comment on each line of a chapter's parameters cell (for the help-text test)."""
-    source = Path(notebook).with_suffix(".py").read_text()
-    cell = next(c for c in source.split("\n# %%") if c.startswith(' tags=["parameters"]'))
     comments = {}
-    for line in cell.splitlines()[1:]:
+    for line in _parameters_cell_lines(notebook):
         if " = " in line and "  # " in line:
             comments[line.split(" = ", 1)[0].strip()] = line.split("  # ", 1)[1].strip()
     return comments
+
+
+def _parameters_cell_lines(notebook: str | Path) -> list[str]:
+    """The code lines of the cell tagged `parameters` in a chapter's jupytext `.py` source."""
+    source = Path(notebook).with_suffix(".py").read_text()
+    cell = next(c for c in source.split("\n# %%") if c.startswith(' tags=["parameters"]'))
+    return cell.splitlines()[1:]
