@@ -22,7 +22,8 @@ lib.bfs        the hand-built BFS transformer (study 1, part 1)
   perturbation           damage the weights, retrain, measure the recovery [1]
   seed_construction      the study's own construction, re-implemented to measure its error [1]
 lib.paths      transformers trained on shortest paths (study 1, part 2)
-  sampler                edge-token graphs with shortest-path labels, batched: tasks and options [2, 3]
+  sampler                edge-token graphs with shortest-path labels, batched: options and the rounds [2, 3]
+  tasks                  the sampler's tasks: the target of each graph, which graphs are kept [2, 3]
   graph_batch            random graph batches: drawing them, their labels, their edge-token layout [2, 3]
   graph_search           breadth-first search of whole batches, vertex sets as bitmasks (the only BFS) [2, 3]
   pretrain_draw          pre-training proposals drawn only where the length filter can keep them [2]

@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from lib.book.tables import format_value, markdown_table
+from lib.book.tables import format_value, markdown_table, short_scientific
 
 
 @pytest.mark.parametrize("value, text", [
@@ -13,6 +13,13 @@ from lib.book.tables import format_value, markdown_table
 ])
 def test_each_kind_of_value_has_one_format(value, text):
     assert format_value(value) == text
+
+
+@pytest.mark.parametrize("value, text", [
+    (2e-5, "2e-5"), (2e-4, "2e-4"), (2.5e-4, "2.5e-4"), (0.0, "0"), (1e-2, "1e-2"), (1234.0, "1.23e3"),
+])
+def test_short_scientific_writes_settings_as_people_do(value, text):
+    assert short_scientific(value) == text
 
 
 def test_a_table_has_a_header_a_rule_and_one_line_per_row():

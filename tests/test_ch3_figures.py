@@ -32,7 +32,7 @@ def visible_at(fig, step: int) -> list[bool]:
 def result(name: str, predictions: list[float], labels: list[int], kinds: list[int]) -> GeneralizationResult:
     """`score` of hand-made predictions (unreachable label 4; the 1-2 distance is taken as 1)."""
     return score(TESTS[name], torch.tensor(predictions), torch.tensor(labels), 4, torch.tensor(kinds),
-                 torch.ones(len(labels)))
+                 torch.ones(len(labels)), torch.full((len(labels),), 2))
 
 
 BEFORE = [result("onpath_small_target", [0.0, 0.0], [1, 3], [0, 1]),

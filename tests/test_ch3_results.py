@@ -104,18 +104,20 @@ def test_finetuning_summary_of_a_run_reads_its_snapshots_and_finds_the_kinds():
 # fine-tuning; after it, the on-path tests are off by 0.1 (i + 1) and the any-target tests miss the
 # unreachable target by 5.
 EXAMPLE_LABELS, EXAMPLE_KINDS, EXAMPLE_DISTANCE_12 = t([3.0, 1.0, 2.0, 8.0]), t([0, 1, 2, 3]), t([3, 3, 1, 8])
+EXAMPLE_TARGETS = t([2, 5, 7, 9])
 
 
 def five_test_results() -> tuple[list, list]:
     before, after = [], []
     for index, test in enumerate(TESTS.values()):
         before.append(score(test, EXAMPLE_LABELS + index + 1, EXAMPLE_LABELS, 8, EXAMPLE_KINDS,
-                            EXAMPLE_DISTANCE_12))
+                            EXAMPLE_DISTANCE_12, EXAMPLE_TARGETS))
         if test.task == "onpath":
             predictions = EXAMPLE_LABELS + 0.1 * (index + 1)
         else:
             predictions = t([3.0, 1.0, 2.0, 3.0])
-        after.append(score(test, predictions, EXAMPLE_LABELS, 8, EXAMPLE_KINDS, EXAMPLE_DISTANCE_12))
+        after.append(score(test, predictions, EXAMPLE_LABELS, 8, EXAMPLE_KINDS, EXAMPLE_DISTANCE_12,
+                           EXAMPLE_TARGETS))
     return before, after
 
 
@@ -125,7 +127,7 @@ def test_generalization_summary_by_hand():
     on_path_small = KindScore(10, 0.02, 0.9, 2.0, 2.0, 0.0)
     summary = summarize_generalization(before, after, SCALE, on_path_small_graphs=on_path_small)
     assert [c.test.name for c in summary.tests] == list(TESTS)
-    assert summary.onpath_small_target.graphs_and_targets == "n in 3..8; on a shortest 1-2 path, label <= 5"
+    assert summary.onpath_small_target.graphs_and_targets == "n in 3..8; on a shortest 1-2 path, target id <= 5"
     for index, comparison in enumerate(summary.tests):
         assert comparison.mse_before == pytest.approx((index + 1) ** 2)
         assert comparison.accuracy_before == 0.0
@@ -142,11 +144,18 @@ def test_generalization_summary_by_hand():
     assert summary.on_path_small_graphs is on_path_small
     # On large graphs the on-path target (label 1) is off by 0.2: MSE 0.04 > 0.02.
     assert summary.onpath_target.kinds_after.on_path.mse == pytest.approx(0.04, rel=1e-5)
-    assert summary.on_path_loss_grows and summary.small_labels_easier
-    assert (summary.onpath_labels_above_small, summary.onpath_label_count) == (1, 4)  # only the label 8
+    assert summary.on_path_loss_grows
+    # Squared errors 0.01 (x4) and 0.04 (x4), no spread within a test: the interval is a point.
+    gap = summary.onpath_gap
+    assert gap.difference == pytest.approx(0.03, rel=1e-4) and gap.excludes_zero
+    assert gap.high - gap.low == pytest.approx(0.0, abs=1e-6)
+    # Targets 2, 5, 7, 9 (EXAMPLE_TARGETS) with the small bound 5: two small, two large, all off by 0.2.
+    ids = summary.onpath_target_ids
+    assert (ids.id_max, ids.count_small, ids.count_large) == (5, 2, 2)
+    assert ids.mse_small == pytest.approx(0.04, rel=1e-4) and ids.mse_large == pytest.approx(0.04, rel=1e-4)
     assert not summary.any_target_large_mse_rose  # 25 before, 6.25 after
     record = summary.record()
-    assert record[1] == {**after[1].record(), "graphs_and_targets": "n in 3..8; on a shortest 1-2 path, any label",
+    assert record[1] == {**after[1].record(), "graphs_and_targets": "n in 3..8; on a shortest 1-2 path, any target",
                          "mse_pretrained": before[1].mse, "accuracy_pretrained": 0.0}
 
 

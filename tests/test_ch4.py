@@ -8,7 +8,8 @@ import torch
 from lib.grokking.pairs import make_pair
 from lib.book.params import read_parameters_cell, validate_parameters
 from lib.chapters.ch4 import (
-    PUBLISHED, Chapter4Parameters, experiments_overview, representative_instances, run_experiment,
+    PUBLISHED, Chapter4Parameters, experiments_overview, published_for, representative_instances,
+    run_experiment,
 )
 from lib.chapters.ch4_results import pair_outcome
 from lib.chapters.ch4_figures import (
@@ -24,7 +25,13 @@ DEFAULTS = {**read_parameters_cell(Path(__file__).parents[1] / "notebooks" / "04
 
 def test_defaults_build_the_experiments():
     config = validate_parameters(Chapter4Parameters, DEFAULTS)
-    assert list(config.experiments) == ["z48", "s4", "s5", "z100", "subsample_s5", "subsample_s4"]
+    assert list(config.experiments) == ["z48", "s4", "s4_second_decay", "s5", "z35", "z100",
+                                        "subsample_s5", "subsample_s4"]
+    second = config.experiments["s4_second_decay"]
+    assert second.training.weight_decay == 2e-4 and second.n_instances == config.experiments["s4"].n_instances
+    assert second.training.checkpoint_epochs == ()
+    assert config.experiments["z35"].pair_name == "Z35x|6Z2_vs_Z35x|34Z2"
+    assert config.experiments["z35"].model.n_elements == 70
     s4 = config.experiments["s4"]
     assert s4.n_instances == 1000 and s4.model.embed_dim == 32 and s4.training.epochs == 2000
     assert s4.training.checkpoint_epochs == (0, 500, 1000, 1500, 2000)
@@ -55,7 +62,8 @@ def test_a_smoke_experiment_and_its_figures():
     run = run_experiment(config.experiments["s4"], config, progress=False)
     assert run.summary["n_instances"] == 16 and run.summary["intersection_size"] == 336
     outcome = pair_outcome(run)
-    assert "S4_vs_A4xZ2, 16 instances" in outcome.fractions_line()
+    assert "S4_vs_A4xZ2, wd 2e-5, 16 instances" in outcome.fractions_line()
+    assert outcome.published_sentence().startswith("**Published** at weight decay 2e-5: 603 and 43 of 10,000")
     # The outcome object reads the same numbers as the summary written to the results JSON.
     for key in ("grokked_g1", "grokked_g2", "memorized", "failed"):
         share = getattr(outcome, key)
@@ -68,7 +76,7 @@ def test_a_smoke_experiment_and_its_figures():
     figures = [
         cayley_tables_figure(make_pair("S4_vs_A4xZ2")),
         final_accuracy_scatter(run.result, run.codes, "S4", "A4xZ2"),
-        outcome_fractions_figure([run.summary], {"S4_vs_A4xZ2": {"fraction_g1": PUBLISHED["S4_vs_A4xZ2"]["fraction_g1"]}}),
+        outcome_fractions_figure([run.summary], {"s4": {"fraction_g1": PUBLISHED["s4"]["fraction_g1"]}}),
         training_curves_figure(run.result, {f"instance {i}": i for i in typical.values()}, "S4", "A4xZ2"),
         class_balance_figure(class_balance(make_pair("Z100_vs_Z50xZ2")), "Z100_vs_Z50xZ2"),
     ]
@@ -78,3 +86,12 @@ def test_a_smoke_experiment_and_its_figures():
     for fig in figures:
         assert fig.layout.title.text
     assert torch.equal(run.result.seeds, torch.arange(16))
+
+
+def test_published_numbers_are_compared_only_at_their_weight_decay():
+    config = validate_parameters(Chapter4Parameters, DEFAULTS)
+    assert published_for(config.experiments["s4"])["fraction_g1"] == 603 / 10_000
+    assert published_for(config.experiments["s4_second_decay"])["fraction_g2"] == 42 / 10_000
+    other = validate_parameters(Chapter4Parameters, {**DEFAULTS, "s4_weight_decay": 1e-3})
+    assert published_for(other.experiments["s4"]) == {}
+    assert published_for(config.experiments["z35"])["note"]  # a note, no fractions

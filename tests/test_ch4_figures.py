@@ -79,17 +79,17 @@ def test_final_accuracy_scatter_places_each_instance_by_its_final_accuracies():
 
 
 SUMMARIES = [
-    {"name": "A", "g1": "S4", "g2": "A4xZ2", "n_instances": 100, "fraction_g1": 0.3, "fraction_g2": 0.1,
+    {"name": "A", "experiment": "a", "weight_decay": 2e-5, "g1": "S4", "g2": "A4xZ2", "n_instances": 100, "fraction_g1": 0.3, "fraction_g2": 0.1,
      "ci_grokked_g1": [0.22, 0.4], "ci_grokked_g2": [0.05, 0.18]},
-    {"name": "B", "g1": "Z100", "g2": "Z50xZ2", "n_instances": 50, "fraction_g1": 0.0, "fraction_g2": 0.5,
+    {"name": "B", "experiment": "b", "weight_decay": 2e-4, "g1": "Z100", "g2": "Z50xZ2", "n_instances": 50, "fraction_g1": 0.0, "fraction_g2": 0.5,
      "ci_grokked_g1": [0.0, 0.07], "ci_grokked_g2": [0.37, 0.63]},
 ]
 
 
 def test_outcome_fractions_bars_carry_fractions_and_interval_widths():
-    fig = outcome_fractions_figure(SUMMARIES, {"B": {"fraction_g1": 0.02}})
+    fig = outcome_fractions_figure(SUMMARIES, {"b": {"fraction_g1": 0.02}})
     g1, g1_published, g2 = fig.data
-    assert list(g1.x) == ["A", "B"] and same(g1.y, [0.3, 0.0]) and same(g2.y, [0.1, 0.5])
+    assert list(g1.x) == ["A, wd 2e-5", "B, wd 2e-4"] and same(g1.y, [0.3, 0.0]) and same(g2.y, [0.1, 0.5])
     # Error bars reach exactly from the interval's low to its high end.
     assert g1.error_y.array == pytest.approx([0.1, 0.07]) and g1.error_y.arrayminus == pytest.approx([0.08, 0.0])
     assert g2.error_y.array == pytest.approx([0.08, 0.13]) and g2.error_y.arrayminus == pytest.approx([0.05, 0.13])

@@ -109,7 +109,7 @@ def test_outcome_and_summary_agree_and_the_fractions_line_reads_the_outcome():
     assert [outcome.failed.low, outcome.failed.high] == run.summary["ci_failed"]
     low, high = wilson_interval(3, 8)
     line = outcome.fractions_line()
-    assert line.startswith("S4_vs_A4xZ2, 8 instances, 10 epochs, 2 s: grokked S4: 3 (37.50%, "
+    assert line.startswith("S4_vs_A4xZ2, wd 2e-5, 8 instances, 10 epochs, 2 s: grokked S4: 3 (37.50%, "
                            f"95% CI {100 * low:.2f}-{100 * high:.2f}%); grokked A4xZ2: 1 (12.50%")
     assert "memorized only: 3 (37.50%" in line and "did not fit: 1 (12.50%" in line
 
@@ -123,16 +123,31 @@ def test_a_pair_without_published_fractions_reads_none():
     outcome = pair_outcome(hand_made_run([MEMORIZES], pair_name="Z100_vs_Z50xZ2", key="z100"))
     assert outcome.published_n_instances is None
     assert outcome.published_fraction_g1 == outcome.published_fraction_g2 == 0.0
-    assert published_fraction_marks()["S5_vs_A5xZ2"] == {}
-    assert published_fraction_marks()["S4_vs_A4xZ2"] == {"fraction_g1": 0.0603, "fraction_g2": 0.0043}
+    runs = {"s5": hand_made_run([MEMORIZES], pair_name="S5_vs_A5xZ2", key="s5"), "s4": hand_made_run(EIGHT)}
+    assert published_fraction_marks(runs) == {"s5": {}, "s4": {"fraction_g1": 0.0603, "fraction_g2": 0.0043}}
+    assert pair_outcome(runs["s5"]).published_sentence() == ""
+
+
+def test_preference_is_claimed_only_when_the_intervals_separate():
+    apart = pair_outcome(hand_made_run([GROKS_G1] * 30 + [MEMORIZES] * 70))
+    assert apart.preferred_group == "S4"
+    assert apart.preference_sentence() == ("30 of 100 seeds grokked S4 and 0 grokked A4xZ2: the 95% "
+                                           "intervals do not overlap, a preference for S4")
+    reversed_ = pair_outcome(hand_made_run([GROKS_G2] * 30 + [MEMORIZES] * 70))
+    assert reversed_.preferred_group == "A4xZ2"
+    overlapping = pair_outcome(hand_made_run(EIGHT))  # 3 against 1 of 8
+    assert overlapping.preferred_group is None and "do not establish" not in overlapping.preference_sentence()
+    assert overlapping.preference_sentence().endswith("this sample does not establish a preference")
+    none = pair_outcome(hand_made_run([MEMORIZES] * 4))
+    assert none.preference_sentence().endswith("no seed generalized, so there is no preference to measure")
 
 
 def test_outcomes_table_shows_counts_percentages_intervals_and_published_fractions():
     outcome = pair_outcome(hand_made_run(EIGHT))
     lines = outcomes_table([outcome]).splitlines()
-    assert lines[0].startswith("| pair | G1 | G2 | seeds | grokked G1 |") and len(lines) == 3
+    assert lines[0].startswith("| pair | G1 | G2 | weight decay | seeds | grokked G1 |") and len(lines) == 3
     low, high = wilson_interval(3, 8)
-    assert lines[2].startswith(f"| S4_vs_A4xZ2 | S4 | A4xZ2 | 8 | 3 (37.50%; {low:.2%} to {high:.2%}) |")
+    assert lines[2].startswith(f"| S4_vs_A4xZ2 | S4 | A4xZ2 | 2e-5 | 8 | 3 (37.50%; {low:.2%} to {high:.2%}) |")
     assert lines[2].endswith("| 6.03% | 0.43% |")
 
 
@@ -185,7 +200,9 @@ def chapter_runs():
     """Hand-made runs under the chapter's keys, with the published findings true of them."""
     return {"z48": hand_made_run([GROKS_G1, MEMORIZES], key="z48"),
             "s4": hand_made_run([GROKS_G1] * 2 + [GROKS_G2] + [MEMORIZES] * 5, key="s4"),
+            "s4_second_decay": hand_made_run([GROKS_G1] + [MEMORIZES] * 3, key="s4_second_decay"),
             "s5": hand_made_run([MEMORIZES], key="s5"),
+            "z35": hand_made_run([GROKS_G2, MEMORIZES], pair_name="Z35x|6Z2_vs_Z35x|34Z2", key="z35"),
             "z100": hand_made_run([MEMORIZES] * 2, key="z100"),
             "subsample_s4": hand_made_run([MEMORIZES] * 2, key="subsample_s4", n_train_pairs=202,
                                           acc_intersection=[0.75, 0.625])}
@@ -199,7 +216,8 @@ def test_chapter_results_are_the_summaries_and_the_intersections(tmp_path):
     assert saved["s4"] == "04_sweep_s4.pt" and (tmp_path / "04_sweep_s4.pt").exists()
     balance = label_balance(make_pair("Z100_vs_Z50xZ2"))
     results = chapter_results(runs, pair_intersections(), balance, config, saved)
-    assert results["pairs"] == [runs[key].summary for key in ("z48", "s4", "s5", "z100")]
+    assert results["pairs"] == [runs[key].summary for key in ("z48", "s4", "s4_second_decay", "s5", "z35", "z100")]
+    assert results["pairs"][4]["name"] == "Z35x|6Z2_vs_Z35x|34Z2"
     assert results["subsample"] == [runs["subsample_s4"].summary]
     assert results["intersection_sizes"] == results["published_intersection_sizes"]
     assert results["z100_label_counts"]["intersection"][:3] == [2, 4, 6]
@@ -209,7 +227,7 @@ def test_chapter_results_are_the_summaries_and_the_intersections(tmp_path):
 
 def test_check_findings_passes_when_they_hold_and_names_the_one_that_does_not():
     runs = chapter_runs()
-    outcomes = {key: pair_outcome(runs[key]) for key in ("z48", "s4", "s5", "z100")}
+    outcomes = {key: pair_outcome(runs[key]) for key in ("z48", "s4", "s4_second_decay", "s5", "z35", "z100")}
     subsamples = {"subsample_s4": subsample_outcome(runs["subsample_s4"])}
     intersections = pair_intersections()
     check_findings(intersections, outcomes, subsamples, smoke=False)
@@ -217,6 +235,11 @@ def test_check_findings_passes_when_they_hold_and_names_the_one_that_does_not():
     with pytest.raises(AssertionError, match="Z48 pair only the commutative group"):
         check_findings(intersections, outcomes, subsamples, smoke=False)
     check_findings(intersections, outcomes, subsamples, smoke=True)  # findings need the full scale
+    outcomes["z48"] = pair_outcome(runs["z48"])
+    outcomes["s4_second_decay"] = pair_outcome(hand_made_run([GROKS_G2, MEMORIZES], key="s4_second_decay"))
+    with pytest.raises(AssertionError, match="S4 pair at weight decay 2e-5 grokking S4 is rarer"):
+        check_findings(intersections, outcomes, subsamples, smoke=False)
+    outcomes["s4_second_decay"] = pair_outcome(runs["s4_second_decay"])
     s5_short = {"subsample_s5": subsample_outcome(hand_made_run(
         [MEMORIZES], pair_name="S5_vs_A5xZ2", key="subsample_s5", acc_intersection=[0.9]))}
     outcomes["z48"] = pair_outcome(runs["z48"])

@@ -7,8 +7,8 @@ import pytest
 import torch
 
 from lib.paths.generalization_tests import (
-    PUBLISHED_SCALE, TARGET_KINDS, TESTS, Scale, distance_1_to_2, evaluate_test, sample_capped,
-    sample_test, scale_for, score, target_kinds,
+    PUBLISHED_SCALE, TARGET_KINDS, TESTS, Scale, distance_1_to_2, evaluate_test, sample_test,
+    scale_for, score, target_kinds,
 )
 from lib.paths.sampler import make_options, sample_with_options
 from lib.book.params import ParameterError
@@ -31,13 +31,6 @@ def distance(graph: nx.Graph, a: int, b: int) -> int | None:
     return nx.shortest_path_length(graph, a, b)
 
 
-def total_variation(a: torch.Tensor, b: torch.Tensor) -> float:
-    size = max(int(a.max()), int(b.max())) + 1
-    pa = torch.bincount(a.long(), minlength=size).double() / len(a)
-    pb = torch.bincount(b.long(), minlength=size).double() / len(b)
-    return 0.5 * float((pa - pb).abs().sum())
-
-
 @pytest.mark.parametrize("scale", [CPU_SCALE, PUBLISHED_SCALE], ids=["cpu", "published"])
 @pytest.mark.parametrize("name", list(TESTS))
 def test_each_test_draws_the_graphs_and_targets_it_claims(name, scale):
@@ -47,7 +40,7 @@ def test_each_test_draws_the_graphs_and_targets_it_claims(name, scale):
     assert tokens.shape == (600, n_max + 1, 2)
     assert (tokens[:, -1, 1] == scale.max_vertex_id + 1).all(), "TARGET token of the model"
     assert int(tokens[:, :-1].max()) <= n_max, "vertex ids of graphs with at most n_max vertices"
-    cap = test.label_cap(scale)
+    small_targets = test.targets == "small"
     for row, label in zip(tokens, labels.long().tolist()):
         graph, target = graph_of(row), int(row[-1, 0])
         d_target = distance(graph, 1, target)
@@ -55,8 +48,8 @@ def test_each_test_draws_the_graphs_and_targets_it_claims(name, scale):
         if test.task == "onpath":
             d_12 = distance(graph, 1, 2)
             assert d_12 is not None and label + distance(graph, target, 2) == d_12
-            if cap is not None:
-                assert label <= cap
+            if small_targets:
+                assert target <= scale.small_n_max, "the cap is on the target's vertex id"
         else:
             top = scale.small_n_max if test.targets == "small" else n_max
             assert 2 <= target <= top
@@ -73,28 +66,29 @@ def test_any_target_is_uniform_over_its_range(name):
     assert ((counts - expected).abs() < 5 * expected**0.5).all(), counts
 
 
-def test_label_cap_samples_the_same_distribution_as_the_published_rule():
-    # At the published scale the cap is 7, which lib.paths.sampler applies by redrawing the graph
-    # (large_targets=False); rejecting afterwards must give the same label distribution.
-    test = TESTS["onpath_small_target"]
-    _, capped = sample_test(test, PUBLISHED_SCALE, 30_000, seed=3)
-    rule = make_options("onpath", 3, 15, large_targets=False, small_graph_filter=False)
-    _, published = sample_with_options(30_000, rule, torch.Generator().manual_seed(4))
-    assert capped.max() <= 7
-    assert total_variation(capped, published) < 0.015
+def test_small_target_test_caps_the_vertex_id_not_the_label():
+    """The authors keep an on-path target only when its vertex id is at most 7 (MAX_TUNE_VTXS).
 
-
-def test_capped_sampler_differs_from_the_uncapped_one_when_the_cap_binds():
-    options = make_options("onpath", 3, 8, large_targets=True)
-    _, capped = sample_capped(5000, options, 2, torch.Generator().manual_seed(0))
-    assert capped.max() <= 2 and len(capped) == 5000
+    Capping the id, not the label: labels above 7 are rare at n <= 15, but ids 8..15 are about
+    one on-path target in ten (vertex 2, which always qualifies, is the most common target), so
+    the two on-path tests differ in their targets' ids.
+    """
+    small, all_targets = TESTS["onpath_small_target"], TESTS["onpath_target"]
+    tokens_small, _ = sample_test(small, PUBLISHED_SCALE, 20_000, seed=3)
+    tokens_all, _ = sample_test(all_targets, PUBLISHED_SCALE, 20_000, seed=3)
+    ids_small, ids_all = tokens_small[:, -1, 0], tokens_all[:, -1, 0]
+    assert int(ids_small.max()) <= 7
+    above = float((ids_all > 7).double().mean())
+    assert 0.05 < above < 0.3, f"ids 8..15 are a sizeable share of on-path targets ({above:.3f})"
+    # Vertex 2 (always on the path) is the target more often once large ids are excluded.
+    assert float((ids_small == 2).double().mean()) > float((ids_all == 2).double().mean())
 
 
 def test_published_scale_matches_the_reference_table():
     described = {name: test.describe(PUBLISHED_SCALE) for name, test in TESTS.items()}
     assert described == {
-        "onpath_small_target": "n in 3..15; on a shortest 1-2 path, label <= 7",
-        "onpath_target": "n in 3..15; on a shortest 1-2 path, any label",
+        "onpath_small_target": "n in 3..15; on a shortest 1-2 path, target id <= 7",
+        "onpath_target": "n in 3..15; on a shortest 1-2 path, any target",
         "any_target_small_graphs": "n in 3..7; any t in 2..7",
         "any_small_target_large_graphs": "n in 3..15; any t in 2..7",
         "any_target_large_graphs": "n in 3..15; any t in 2..15",
@@ -138,7 +132,7 @@ def test_score_on_known_predictions():
     predictions = torch.tensor([1.2, 3.0, 8.0, 5.0])
     kinds = torch.tensor([0, 2, 3, 3])
     distance_12 = torch.tensor([1, 3, 8, 5])
-    result = score(test, predictions, labels, 8, kinds, distance_12)
+    result = score(test, predictions, labels, 8, kinds, distance_12, torch.tensor([2, 5, 7, 3]))
     assert result.mse == pytest.approx((0.04 + 1 + 0 + 9) / 4)
     assert result.accuracy == 0.5
     assert result.mse_reachable == pytest.approx(0.52)
@@ -148,6 +142,8 @@ def test_score_on_known_predictions():
                                              "mean_prediction": 6.5, "answers_1_2_distance": 1.0}
     assert result.by_kind["reachable, off the path"]["answers_1_2_distance"] == 1.0
     assert "on a shortest 1-2 path" not in result.by_kind
+    assert result.targets.tolist() == [2, 5, 7, 3]
+    assert result.squared_errors.tolist() == pytest.approx([0.04, 1.0, 0.0, 9.0])
     record = result.record()
     assert record["test"] == test.name and record["published_mse"] == 72.87
 

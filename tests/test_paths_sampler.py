@@ -11,9 +11,9 @@ import torch
 from lib.paths.pretrain_draw import pair_tables
 from lib.paths.sampler import (
     ParameterError, default_length_threshold, distance_to, distances_from, draw_vertex_counts,
-    make_options, propose_graphs, random_chunks, sample_batch,
+    make_options, propose_graphs, random_chunks, sample_batch, sample_examples,
 )
-from lib.paths.reference_sampler import reference_sample_batch
+from lib.paths.reference_sampler import draw_proposal, reference_examples, reference_sample_batch
 
 
 def graph_of(tokens: torch.Tensor) -> nx.Graph:
@@ -143,7 +143,8 @@ def chi_square_same_distribution(counts_a: torch.Tensor, counts_b: torch.Tensor)
     ("pretrain", 15, {}),
     ("pretrain", 8, {}),
     ("onpath", 7, {}),
-    ("onpath", 15, {"large_targets": True}),
+    ("onpath", 15, {}),
+    ("onpath", 15, {"target_max": 7}),
     ("any", 7, {}),
 ])
 def test_label_histogram_matches_reference_generator(task, n_max, options):
@@ -154,6 +155,55 @@ def test_label_histogram_matches_reference_generator(task, n_max, options):
     p_value = chi_square_same_distribution(torch.bincount(labels.long(), minlength=bins),
                                            torch.bincount(reference.long(), minlength=bins))
     assert p_value > 1e-3, f"label histograms differ (p = {p_value:.2e})"
+
+
+def chi_square_uniform(counts: torch.Tensor) -> float:
+    """p-value of the chi-square goodness-of-fit test of a histogram against the uniform one."""
+    counts = counts.double()
+    expected = counts.sum() / len(counts)
+    statistic = ((counts - expected) ** 2 / expected).sum()
+    return float(torch.special.gammaincc(torch.tensor((len(counts) - 1) / 2.0), statistic / 2))
+
+
+def size_label_cells(n_vertices: torch.Tensor, labels: torch.Tensor, n_max: int) -> torch.Tensor:
+    """Joint (size, label) histogram, flattened."""
+    return torch.bincount(n_vertices.long() * (n_max + 1) + labels.long(), minlength=(n_max + 1) ** 2)
+
+
+@pytest.mark.parametrize("task,n_max,options", [
+    ("pretrain", 15, {}), ("onpath", 7, {}), ("onpath", 15, {"target_max": 7}),
+])
+def test_size_is_drawn_before_rejection(task, n_max, options):
+    """The authors draw n once per example and redraw only the graph until it is kept: the
+    sizes of kept examples are uniform, and within each size the labels are those of the
+    per-graph generator (a joint (size, label) test)."""
+    spec = make_options(task, 3, n_max, **options)
+    kept = sample_examples(20_000, spec, torch.Generator().manual_seed(10))
+    sizes = kept.graphs.n_vertices
+    assert chi_square_uniform(torch.bincount(sizes, minlength=n_max + 1)[3:]) > 1e-3
+    labels = torch.where(kept.distance < 0, spec.unreachable_label, kept.distance)
+    reference = list(reference_examples(4000, spec, random.Random(10)))
+    reference_sizes = torch.tensor([n for n, *_ in reference])
+    reference_labels = torch.tensor([spec.unreachable_label if d is None else d for *_, d in reference])
+    p_joint = chi_square_same_distribution(size_label_cells(sizes, labels, n_max),
+                                           size_label_cells(reference_sizes, reference_labels, n_max))
+    assert p_joint > 1e-3, f"joint (size, label) histograms differ (p = {p_joint:.2e})"
+
+
+def test_redrawing_the_size_on_rejection_is_detected():
+    """Power check: redrawing n with the graph (the book's earlier sampler) skews kept
+    pre-training graphs towards large n (n = 15: about 10.2% instead of 1/13), which the
+    uniformity test above rejects."""
+    spec = make_options("pretrain", 3, 15)
+    rng = random.Random(11)
+    sizes = []
+    while len(sizes) < 20_000:
+        n_vertices = rng.randint(3, 15)
+        if draw_proposal(n_vertices, spec, rng) is not None:
+            sizes.append(n_vertices)
+    counts = torch.bincount(torch.tensor(sizes), minlength=16)[3:]
+    assert chi_square_uniform(counts) < 1e-6
+    assert 0.095 < float(counts[-1]) / len(sizes) < 0.11
 
 
 def edge_count_histogram(tokens: torch.Tensor, n_max: int) -> torch.Tensor:
@@ -213,7 +263,7 @@ def test_length_threshold_reduces_to_published_value():
 
 @pytest.mark.parametrize("kwargs", [
     {"task": "nope"}, {"n_max": 1}, {"n_min": 9, "n_max": 8}, {"target_max": 40},
-    {"max_vertex_id": 3}, {"large_targets": 1},
+    {"max_vertex_id": 3}, {"small_graph_filter": 1}, {"task": "onpath", "target_max": 1},
 ])
 def test_bad_arguments_raise_parameter_error(kwargs):
     arguments = {"batch_size": 4, "task": "any", **kwargs}

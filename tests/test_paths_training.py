@@ -97,13 +97,14 @@ def test_load_trained_model_and_fine_tune_start(tmp_path):
     assert config == TINY and not model.training
     assert torch.equal(predict(model, run.eval_tokens), predict(run.model, run.eval_tokens))
     fine_tune = follow_up_config(config, task="onpath", n_max=5, lr_schedule=((3, 1e-5),),
-                                 weight_decay=1e-5, sampler_options={"large_targets": True})
+                                 weight_decay=1e-5, sampler_options={"target_max": 4})
     assert fine_tune.model_config == config.model_config
     assert fine_tune.sampler.unreachable_label == config.sampler.unreachable_label == 6
-    assert fine_tune.sampler.target_token == 7 and fine_tune.sampler.large_targets
+    assert fine_tune.sampler.target_token == 7 and fine_tune.sampler.target_max == 4
     continued = train(start_training(fine_tune, model=model), progress=False)
     assert continued.step == 3 and continued.optimizer.param_groups[0]["weight_decay"] == 1e-5
     assert int(continued.eval_tokens[:, -1, 1].unique()) == 7
+    assert int(continued.eval_tokens[:, -1, 0].max()) <= 4
     with pytest.raises(ValueError):
         start_training(dataclasses.replace(config, n_layers=3), model=model)
 

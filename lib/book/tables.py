@@ -34,6 +34,19 @@ def format_value(value: Any, digits: int = SIGNIFICANT_DIGITS) -> str:
     return str(value).replace("|", "\\|")
 
 
+def short_scientific(value: float) -> str:
+    """A setting such as a weight decay or learning rate as people write it: 2e-5, 2.5e-4, 0.
+
+    Three significant digits at most, trailing zeros dropped, no "+" or leading zeros in the
+    exponent (chapter 4's weight decays).
+    """
+    if value == 0:
+        return "0"
+    mantissa, exponent = f"{value:.2e}".split("e")
+    mantissa = mantissa.rstrip("0").rstrip(".")
+    return f"{mantissa}e{int(exponent)}"
+
+
 def markdown_table(header: Sequence[str], rows: Sequence[Sequence[Any]],
                    formats: Mapping[int, Callable[[Any], str]] | None = None) -> str:
     """A markdown table with `header` and one line per row.

@@ -27,7 +27,7 @@ class Chapter3Parameters(ChapterParameters):
     """
 
     small_n_max: int = parameter(
-        "small graphs have 3..small_n_max vertices, small targets and labels at most small_n_max (published: 7)",
+        "small graphs have 3..small_n_max vertices, small targets have vertex ids at most small_n_max (published: 7)",
         low=3, high=62)
     finetune_steps: int = parameter("fine-tuning steps, each on fresh graphs (published: 100)",
                                     low=1, smoke=lambda steps: min(steps, 10))

@@ -116,6 +116,10 @@ def _mse(predictions: torch.Tensor, labels: torch.Tensor) -> float:
     return float(((predictions.double() - labels.cpu().double()) ** 2).mean())
 
 
+def _mean_or_nan(values: torch.Tensor) -> float:
+    return float(values.mean()) if len(values) else math.nan
+
+
 # --- Fine-tuning ------------------------------------------------------------------------------
 
 @dataclasses.dataclass(frozen=True)
@@ -260,6 +264,55 @@ class TestComparison:
 
 
 @dataclasses.dataclass(frozen=True)
+class MseGap:
+    """One test's MSE minus another's, with a 95% interval.
+
+    The two tests draw independent graphs, so the standard error of the difference is
+    sqrt(var_a / n_a + var_b / n_b), var the variance of a test's squared errors (normal
+    approximation to the difference of two means).
+    """
+
+    difference: float
+    low: float
+    high: float
+
+    @classmethod
+    def between(cls, higher: GeneralizationResult, lower: GeneralizationResult) -> MseGap:
+        """MSE of `higher` minus MSE of `lower`."""
+        a, b = higher.squared_errors, lower.squared_errors
+        difference = float(a.mean() - b.mean())
+        error = math.sqrt(float(a.var()) / len(a) + float(b.var()) / len(b))
+        return cls(difference, difference - 1.96 * error, difference + 1.96 * error)
+
+    @property
+    def excludes_zero(self) -> bool:
+        return self.low > 0 or self.high < 0
+
+
+@dataclasses.dataclass(frozen=True)
+class TargetIdSplit:
+    """A test's examples split by the target's vertex id: up to `id_max` or above.
+
+    Attributes:
+        id_max: the largest id of a "small" target (the cap of fine-tuning targets).
+        count_small, mse_small: examples with target id <= id_max, and their MSE.
+        count_large, mse_large: the others (NaN MSE when there are none).
+    """
+
+    id_max: int
+    count_small: int
+    mse_small: float
+    count_large: int
+    mse_large: float
+
+    @classmethod
+    def of(cls, result: GeneralizationResult, id_max: int) -> TargetIdSplit:
+        squared, small = result.squared_errors, result.targets <= id_max
+        return cls(id_max, int(small.sum()), _mean_or_nan(squared[small]), int((~small).sum()),
+                   _mean_or_nan(squared[~small]))
+
+
+@dataclasses.dataclass(frozen=True)
 class GeneralizationSummary:
     """The five tests before and after fine-tuning, and what the chapter's text concludes.
 
@@ -271,10 +324,10 @@ class GeneralizationSummary:
             `onpath_target.kinds_after.on_path` is the same on large graphs.
         on_path_loss_grows: the on-path MSE (vertex 2 excluded) is higher on large graphs than
             on the small fine-tuning graphs; False when it is not or either was not measured.
-        small_labels_easier: the on-path test with small labels has a lower MSE than the one
-            with any label (the post's ordering).
-        onpath_labels_above_small, onpath_label_count: how many on-path labels of the
-            any-label test exceed `small_n_max`, out of how many.
+        onpath_gap: MSE of the on-path test with any target minus that of the test with small
+            target ids, with a 95% interval (the post: 0.1451 - 0.1020).
+        onpath_target_ids: the on-path test with any target, split by whether the target's
+            vertex id is small (a fine-tuning target id) or not.
         any_target_large_mse_rose: fine-tuning raised the MSE of "any target in large graphs".
     """
 
@@ -285,9 +338,8 @@ class GeneralizationSummary:
     any_target_large_graphs: TestComparison
     on_path_small_graphs: KindScore
     on_path_loss_grows: bool
-    small_labels_easier: bool
-    onpath_labels_above_small: int
-    onpath_label_count: int
+    onpath_gap: MseGap
+    onpath_target_ids: TargetIdSplit
     any_target_large_mse_rose: bool
 
     @property
@@ -306,7 +358,7 @@ def summarize_generalization(before: Sequence[GeneralizationResult], after: Sequ
 
     Args:
         before, after: the pre-trained and fine-tuned model's results, in the order of `TESTS`.
-        scale: the run's scale (for the tests' descriptions and the small-label bound).
+        scale: the run's scale (for the tests' descriptions and the small-target bound).
         on_path_small_graphs: the fine-tuned model's on-path score on the fine-tuning graphs.
 
     Raises:
@@ -320,14 +372,12 @@ def summarize_generalization(before: Sequence[GeneralizationResult], after: Sequ
         b.test, b.test.describe(scale), b, a, TargetKindScores.from_by_kind(b.by_kind),
         TargetKindScores.from_by_kind(a.by_kind)) for b, a in zip(before, after)}
     on_path_large = tests["onpath_target"].kinds_after.on_path
-    onpath_labels = tests["onpath_target"].after.labels
     return GeneralizationSummary(
         **tests,
         on_path_small_graphs=on_path_small_graphs,
         on_path_loss_grows=bool(on_path_large.mse > on_path_small_graphs.mse),  # False if either is NaN
-        small_labels_easier=tests["onpath_small_target"].mse_after < tests["onpath_target"].mse_after,
-        onpath_labels_above_small=int((onpath_labels > scale.small_n_max).sum()),
-        onpath_label_count=len(onpath_labels),
+        onpath_gap=MseGap.between(tests["onpath_target"].after, tests["onpath_small_target"].after),
+        onpath_target_ids=TargetIdSplit.of(tests["onpath_target"].after, scale.small_n_max),
         any_target_large_mse_rose=(tests["any_target_large_graphs"].mse_after
                                    > tests["any_target_large_graphs"].mse_before),
     )
@@ -364,7 +414,7 @@ def check_chapter_claims(finetuning: FinetuningSummary, generalization: Generali
 
 
 __all__ = [
-    "FinetuningSummary", "GeneralizationSummary", "KindScore",
-    "TargetKindScores", "TestComparison", "check_chapter_claims", "share_with_target",
+    "FinetuningSummary", "GeneralizationSummary", "KindScore", "MseGap",
+    "TargetIdSplit", "TargetKindScores", "TestComparison", "check_chapter_claims", "share_with_target",
     "summarize_finetuning", "summarize_finetuning_run", "summarize_generalization",
 ]

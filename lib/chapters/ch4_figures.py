@@ -15,6 +15,7 @@ from lib.grokking.pairs import GroupPair
 from lib.grokking.outcomes import OUTCOMES
 from lib.grokking.training import SweepResult
 from lib.book.plotting import PALETTE, finish
+from lib.book.tables import short_scientific
 
 #: One colour per outcome, used by every figure of the ambiguous-grokking chapters.
 OUTCOME_COLOURS = {"grokked_g1": PALETTE[0], "grokked_g2": PALETTE[1],
@@ -79,12 +80,14 @@ def outcome_fractions_figure(summaries: Sequence[Mapping], published: Mapping[st
     """Bars of the fraction of instances that grokked G1, G2 or neither, per pair, with 95% CIs.
 
     Args:
-        summaries: one dict per pair as written by `lib.grokking.sweeps.sweep_summary`.
-        published: optional pair name -> {"fraction_g1": ..., "fraction_g2": ...} drawn as
-            diamonds next to the measured bars.
+        summaries: one dict per sweep as written by `lib.grokking.sweeps.sweep_summary`, with
+            the sweep's experiment key under "experiment".
+        published: optional experiment key -> {"fraction_g1": ..., "fraction_g2": ...} drawn
+            as diamonds next to the measured bars.
     """
     published = published or {}
-    names = [s["name"] for s in summaries]
+    names = [f"{s['name']}, wd {short_scientific(s['weight_decay'])}" for s in summaries]
+    keys = [s.get("experiment") for s in summaries]
     fig = go.Figure()
     series = [("fraction_g1", "grokked G1", "grokked_g1", PALETTE[0]),
               ("fraction_g2", "grokked G2", "grokked_g2", PALETTE[1])]
@@ -98,7 +101,7 @@ def outcome_fractions_figure(summaries: Sequence[Mapping], published: Mapping[st
             customdata=[[s["g1"], s["g2"], s["n_instances"]] for s in summaries],
             hovertemplate="%{x}<br>" + label + ": %{y:.4f}<br>G1=%{customdata[0]}, "
                           "G2=%{customdata[1]}<br>%{customdata[2]} instances<extra></extra>"))
-        pub = [published.get(n, {}).get(key) for n in names]
+        pub = [published.get(k, {}).get(key) for k in keys]
         if any(v is not None for v in pub):
             fig.add_trace(go.Scatter(x=names, y=pub, mode="markers", name=f"{label}, published",
                                      marker={"symbol": "diamond", "size": 11, "color": colour,

@@ -22,10 +22,10 @@ from dataclasses import dataclass
 
 import torch
 
-from lib.book.tables import markdown_table
+from lib.book.tables import markdown_table, short_scientific
 from lib.chapters.ch4 import (
-    PAIR_KEYS, PUBLISHED, Chapter4Parameters, ExperimentRun, representative_instances,
-    subsample_keys,
+    PAIR_KEYS, PUBLISHED, Chapter4Parameters, ExperimentRun, published_for,
+    representative_instances, subsample_keys,
 )
 from lib.chapters.ch4_figures import outcome_label
 from lib.grokking.outcomes import OutcomeFraction, outcome_fractions
@@ -103,12 +103,15 @@ class PairOutcome:
     """What the seeds of one sweep ended up computing, next to the published fractions.
 
     Each outcome (`grokked_g1`, `grokked_g2`, `memorized`, `failed`) carries its count, fraction
-    and 95% Wilson interval; `published_*` are None where the authors give no number.
+    and 95% Wilson interval; `published_*` are None where the authors give no number (or give it
+    for another weight decay).
     """
 
+    key: str
     name: str
     g1: str
     g2: str
+    weight_decay: float
     n_instances: int
     epochs: int
     grok_threshold: float
@@ -135,9 +138,39 @@ class PairOutcome:
         """Whether the interval of grokking G2 lies wholly below the interval of grokking G1."""
         return self.grokked_g2.high < self.grokked_g1.low
 
+    @property
+    def preferred_group(self) -> str | None:
+        """The group whose grokking interval lies wholly above the other's, or None."""
+        if self.intervals_apart:
+            return self.g1
+        if self.grokked_g1.high < self.grokked_g2.low:
+            return self.g2
+        return None
+
+    def preference_sentence(self) -> str:
+        """What this sweep says about a preference between the two groups, with its counts."""
+        counts = (f"{self.grokked_g1.count} of {self.n_instances:,} seeds grokked {self.g1} and "
+                  f"{self.grokked_g2.count} grokked {self.g2}")
+        if self.grokked_either == 0:
+            return f"{counts}: no seed generalized, so there is no preference to measure"
+        if self.preferred_group is None:
+            return (f"{counts}: the 95% intervals overlap, so this sample does not establish a "
+                    "preference")
+        return f"{counts}: the 95% intervals do not overlap, a preference for {self.preferred_group}"
+
     def epoch_cost_relative_to(self, other: PairOutcome) -> float:
         """How many times as long one model-epoch of this sweep took as one of `other`."""
         return other.model_epochs_per_second / self.model_epochs_per_second
+
+    def published_sentence(self) -> str:
+        """The published counts and fractions of grokking G1 and G2, as a sentence with its
+        citation; empty when the authors give none for this sweep (or its weight decay)."""
+        if self.published_fraction_g1 is None or self.published_n_instances is None:
+            return ""
+        n = self.published_n_instances
+        g1, g2 = self.published_fraction_g1, self.published_fraction_g2
+        return (f"**Published** at weight decay {short_scientific(self.weight_decay)}: {round(g1 * n):,} and "
+                f"{round(g2 * n):,} of {n:,} seeds ({g1:.2%} and {g2:.2%}) [@wu2025ambiguous].")
 
     def fractions_line(self) -> str:
         """One line: count, percentage and 95% interval of each outcome."""
@@ -147,8 +180,8 @@ class PairOutcome:
                              ("memorized only", self.memorized), ("did not fit", self.failed)]:
             parts.append(f"{label}: {share.count} ({100 * share.count / self.n_instances:.2f}%, "
                          f"95% CI {100 * share.low:.2f}-{100 * share.high:.2f}%)")
-        return (f"{self.name}, {self.n_instances} instances, {self.epochs} epochs, "
-                f"{self.seconds:.0f} s: " + "; ".join(parts))
+        return (f"{self.name}, wd {short_scientific(self.weight_decay)}, {self.n_instances} instances, "
+                f"{self.epochs} epochs, {self.seconds:.0f} s: " + "; ".join(parts))
 
 
 def pair_outcome(run: ExperimentRun, threshold: float | None = None) -> PairOutcome:
@@ -162,10 +195,10 @@ def pair_outcome(run: ExperimentRun, threshold: float | None = None) -> PairOutc
     else:
         codes = sweep_outcomes(run.result, threshold, threshold)
     shares = outcome_fractions(codes)
-    summary, published = run.summary, PUBLISHED.get(run.pair.name, {})
+    summary, published = run.summary, published_for(run.experiment)
     return PairOutcome(
-        name=run.pair.name, g1=run.pair.g1.name, g2=run.pair.g2.name,
-        n_instances=run.result.n_instances, epochs=run.result.training_config.epochs,
+        key=run.experiment.key, name=run.pair.name, g1=run.pair.g1.name, g2=run.pair.g2.name,
+        weight_decay=run.experiment.training.weight_decay, n_instances=run.result.n_instances, epochs=run.result.training_config.epochs,
         grok_threshold=threshold, grokked_g1=shares["grokked_g1"],
         grokked_g2=shares["grokked_g2"], memorized=shares["memorized"], failed=shares["failed"],
         fraction_neither=shares["memorized"].fraction + shares["failed"].fraction,
@@ -183,18 +216,19 @@ def outcomes_table(outcomes: Iterable[PairOutcome]) -> str:
     def share(value: OutcomeFraction) -> str:
         return f"{value.count:,} ({value.fraction:.2%}; {value.low:.2%} to {value.high:.2%})"
 
-    rows = [[o.name, o.g1, o.g2, o.n_instances, o.grokked_g1, o.grokked_g2, o.memorized, o.failed,
-             o.published_fraction_g1, o.published_fraction_g2] for o in outcomes]
+    rows = [[o.name, o.g1, o.g2, o.weight_decay, o.n_instances, o.grokked_g1, o.grokked_g2,
+             o.memorized, o.failed, o.published_fraction_g1, o.published_fraction_g2] for o in outcomes]
     return markdown_table(
-        ["pair", "G1", "G2", "seeds", "grokked G1", "grokked G2", "memorized", "did not fit",
-         "published G1", "published G2"],
-        rows, formats={4: share, 5: share, 6: share, 7: share, 8: _percent, 9: _percent})
+        ["pair", "G1", "G2", "weight decay", "seeds", "grokked G1", "grokked G2", "memorized",
+         "did not fit", "published G1", "published G2"],
+        rows, formats={3: short_scientific, 5: share, 6: share, 7: share, 8: share,
+                       9: _percent, 10: _percent})
 
 
-def published_fraction_marks() -> dict[str, dict[str, float]]:
-    """Pair name -> the published fractions of grokking G1 and G2 that the authors give."""
-    return {name: {key: value for key, value in facts.items() if key.startswith("fraction")}
-            for name, facts in PUBLISHED.items()}
+def published_fraction_marks(runs: Mapping[str, ExperimentRun]) -> dict[str, dict[str, float]]:
+    """Experiment key -> the published fractions of grokking G1 and G2 to compare it with."""
+    return {key: {name: value for name, value in published_for(run.experiment).items()
+                  if name.startswith("fraction")} for key, run in runs.items()}
 
 
 def typical_instance_panels(run: ExperimentRun) -> dict[str, int]:
@@ -325,11 +359,13 @@ def check_findings(intersections: Sequence[PairIntersection], outcomes: Mapping[
         return
     require(all(o.failed.count == 0 for o in outcomes.values()),
             "every seed trained on a whole intersection fits its training set.")
-    z48, s4, z100 = outcomes["z48"], outcomes["s4"], outcomes["z100"]
+    z48, z100 = outcomes["z48"], outcomes["z100"]
     require(z48.grokked_g2.count == 0 and z48.grokked_g1.count > 0,
             "on the Z48 pair only the commutative group is grokked, and some seeds grok it.")
-    require(s4.grokked_g2.fraction < s4.grokked_g1.fraction < s4.fraction_neither,
-            "on the S4 pair grokking S4 is rarer than memorizing and more common than grokking A4 x Z2.")
+    for s4 in (outcomes["s4"], outcomes["s4_second_decay"]):
+        require(s4.grokked_g2.fraction < s4.grokked_g1.fraction < s4.fraction_neither,
+                f"on the S4 pair at weight decay {short_scientific(s4.weight_decay)} grokking S4 is rarer than "
+                "memorizing and more common than grokking A4 x Z2.")
     require(z100.grokked_either == 0, "no seed groks either group of the Z100 pair.")
     # 60% of the S5 intersection: every seed completes the intersection (far above the ~60%
     # of pure memorization), to within a few of its 7,920 pairs.

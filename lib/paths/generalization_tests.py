@@ -6,7 +6,8 @@ which graphs and which targets it draws, and carries the published MSE and the a
 rerun. The sizes are not fixed numbers but roles on a `Scale`:
 
 - "small" graphs have `n_min`..`small_n_max` vertices (the fine-tuning graphs; 3..7 published),
-  and a "small" target or label is at most `small_n_max`;
+  and a "small" target is a vertex whose id is at most `small_n_max` (the authors' cap on
+  fine-tuning targets, MAX_TUNE_VTXS = 7: a vertex id, not a label);
 - "large" graphs have `n_min`..`large_n_max` vertices (the pre-training graphs; 3..15
   published).
 
@@ -38,7 +39,7 @@ class Scale:
 
     Attributes:
         n_min: fewest vertices of any graph.
-        small_n_max: most vertices of a small graph; also the largest small target / label.
+        small_n_max: most vertices of a small graph; also the largest vertex id of a small target.
         large_n_max: most vertices of a large graph.
         max_vertex_id: the model's largest vertex id (TARGET is max_vertex_id + 1).
         unreachable_label: the label of an unreachable target, as in pre-training.
@@ -84,8 +85,9 @@ class GeneralizationTest:
         title: the study's name for it.
         task: "onpath" or "any" (see `lib.paths.sampler`).
         graphs: "small" or "large".
-        targets: for "any": "small" (2..small_n_max) or "all" (2..n_max of the graphs);
-            for "onpath": "small" (label <= small_n_max) or "all" (any label).
+        targets: "small" (vertex ids 2..small_n_max) or "all" (2..n_max of the graphs); "any"
+            draws its target uniformly among them, "onpath" redraws a graph whose on-path
+            target is not among them.
         published_mse: the post's MSE of its fine-tuned 6-layer model.
         authors_11_layer_mse: the authors' rerun with an 11-layer model.
         stream: a fixed number that separates this test's seed from the others'.
@@ -101,27 +103,23 @@ class GeneralizationTest:
     stream: int
 
     def sampler(self, scale: Scale) -> SamplerOptions:
-        """The `lib.paths.sampler` options of this test at `scale` (before any label cap)."""
+        """The `lib.paths.sampler` options of this test at `scale`."""
         n_max = scale.small_n_max if self.graphs == "small" else scale.large_n_max
-        common = {"max_vertex_id": scale.max_vertex_id, "unreachable_label": scale.unreachable_label}
-        if self.task == "onpath":
-            # Every label is drawn; `label_cap` then keeps the small ones (same as resampling).
-            return make_options("onpath", scale.n_min, n_max, large_targets=True,
-                                small_graph_filter=self.graphs == "small", **common)
         target_max = scale.small_n_max if self.targets == "small" else n_max
-        return make_options("any", scale.n_min, n_max, target_max=target_max, **common)
-
-    def label_cap(self, scale: Scale) -> int | None:
-        """Largest label kept (on-path small targets), or None."""
-        return scale.small_n_max if self.task == "onpath" and self.targets == "small" else None
+        common = {"target_max": target_max, "max_vertex_id": scale.max_vertex_id,
+                  "unreachable_label": scale.unreachable_label}
+        if self.task == "onpath":
+            return make_options("onpath", scale.n_min, n_max, small_graph_filter=self.graphs == "small",
+                                **common)
+        return make_options("any", scale.n_min, n_max, **common)
 
     def describe(self, scale: Scale) -> str:
         """Graphs and targets of the test at `scale`, in words."""
         n_max = scale.small_n_max if self.graphs == "small" else scale.large_n_max
         graphs = f"n in {scale.n_min}..{n_max}"
         if self.task == "onpath":
-            cap = self.label_cap(scale)
-            target = "on a shortest 1-2 path" + (f", label <= {cap}" if cap else ", any label")
+            small = self.targets == "small"
+            target = "on a shortest 1-2 path" + (f", target id <= {scale.small_n_max}" if small else ", any target")
         else:
             target = f"any t in 2..{scale.small_n_max if self.targets == 'small' else n_max}"
         return f"{graphs}; {target}"
@@ -147,32 +145,11 @@ def held_out_generator(seed: int, test: GeneralizationTest, device: torch.device
     return torch.Generator(device=device).manual_seed(seed * 1_000_033 + 104_729 * test.stream + 17)
 
 
-def sample_capped(batch_size: int, options: SamplerOptions, label_cap: int | None,
-                  generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
-    """`lib.paths.sampler.sample_with_options`, keeping only examples whose label is <= `label_cap`.
-
-    Rejecting whole examples after the fact samples the same conditional distribution as the
-    on-path sampler's own "label <= 7" rule, which redraws the graph; this lets the cap follow
-    the scale. Batches are drawn in rounds until enough are kept.
-    """
-    if label_cap is None:
-        return sample_with_options(batch_size, options, generator)
-    kept_tokens, kept_labels, n_kept = [], [], 0
-    while n_kept < batch_size:
-        request = max(256, math.ceil(1.25 * (batch_size - n_kept)))
-        tokens, labels = sample_with_options(request, options, generator)
-        keep = (labels <= label_cap).nonzero().squeeze(1)[: batch_size - n_kept]
-        kept_tokens.append(tokens[keep])
-        kept_labels.append(labels[keep])
-        n_kept += len(keep)
-    return torch.cat(kept_tokens), torch.cat(kept_labels)
-
-
 def sample_test(test: GeneralizationTest, scale: Scale, n_graphs: int, seed: int,
                 device: torch.device | str = "cpu") -> tuple[torch.Tensor, torch.Tensor]:
     """The held-out graphs of `test`: tokens (n_graphs, n_max + 1, 2) and labels (n_graphs,)."""
     generator = held_out_generator(seed, test, device)
-    return sample_capped(n_graphs, test.sampler(scale), test.label_cap(scale), generator)
+    return sample_with_options(n_graphs, test.sampler(scale), generator)
 
 
 #: Kinds of target, by where the target sits relative to vertices 1 and 2 (`target_kinds`).
@@ -239,6 +216,7 @@ class GeneralizationResult:
         share_unreachable: share of examples whose target is unreachable.
         by_kind: `by_target_kind` of the examples.
         predictions, labels: the raw numbers (for the confusion histogram).
+        targets: the target vertex id of each example.
     """
 
     test: GeneralizationTest
@@ -250,6 +228,12 @@ class GeneralizationResult:
     by_kind: dict[str, dict[str, float]]
     predictions: torch.Tensor
     labels: torch.Tensor
+    targets: torch.Tensor
+
+    @property
+    def squared_errors(self) -> torch.Tensor:
+        """(B,) float64 squared error of each prediction."""
+        return (self.predictions.double() - self.labels.double()) ** 2
 
     def record(self) -> dict:
         """The JSON record of the chapter's results (no tensors)."""
@@ -292,11 +276,13 @@ def by_target_kind(predictions: torch.Tensor, labels: torch.Tensor, kinds: torch
 
 
 def score(test: GeneralizationTest, predictions: torch.Tensor, labels: torch.Tensor,
-          unreachable_label: int, kinds: torch.Tensor, distance_12: torch.Tensor) -> GeneralizationResult:
+          unreachable_label: int, kinds: torch.Tensor, distance_12: torch.Tensor,
+          targets: torch.Tensor) -> GeneralizationResult:
     """MSE and accuracy of predictions against labels, overall and split by target kind.
 
     Args:
         kinds, distance_12: the `target_kinds` and `distance_1_to_2` of the examples.
+        targets: the examples' target vertex ids.
     """
     predictions, labels = predictions.detach().double().cpu(), labels.double().cpu()
     squared = (predictions - labels) ** 2
@@ -304,7 +290,8 @@ def score(test: GeneralizationTest, predictions: torch.Tensor, labels: torch.Ten
     return GeneralizationResult(
         test, _mean(squared), _mean((predictions.round() == labels).double()), _mean(squared[~unreachable]),
         _mean(squared[unreachable]), float(unreachable.double().mean()),
-        by_target_kind(predictions, labels, kinds, distance_12), predictions.float(), labels.float())
+        by_target_kind(predictions, labels, kinds, distance_12), predictions.float(), labels.float(),
+        targets.cpu())
 
 
 def evaluate_test(model: PathTransformer, test: GeneralizationTest | str, scale: Scale, n_graphs: int,
@@ -318,7 +305,7 @@ def evaluate_test(model: PathTransformer, test: GeneralizationTest | str, scale:
     device = next(model.parameters()).device
     tokens, labels = sample_test(test, scale, n_graphs, seed, device)
     return score(test, predict(model, tokens), labels, scale.unreachable_label, target_kinds(tokens),
-                 distance_1_to_2(tokens, scale.unreachable_label))
+                 distance_1_to_2(tokens, scale.unreachable_label), tokens[:, -1, 0])
 
 
 def evaluate_all(model: PathTransformer, scale: Scale, n_graphs: int, seed: int) -> list[GeneralizationResult]:
@@ -328,6 +315,6 @@ def evaluate_all(model: PathTransformer, scale: Scale, n_graphs: int, seed: int)
 
 __all__ = [
     "GeneralizationResult", "GeneralizationTest", "PUBLISHED_SCALE", "Scale", "TARGET_KINDS", "TESTS",
-    "by_target_kind", "distance_1_to_2", "evaluate_all", "evaluate_test", "held_out_generator", "sample_capped", "sample_test", "scale_for",
+    "by_target_kind", "distance_1_to_2", "evaluate_all", "evaluate_test", "held_out_generator", "sample_test", "scale_for",
     "score", "target_kinds",
 ]

@@ -48,7 +48,7 @@ class GraphProposals(NamedTuple):
 
     def select(self, rows: torch.Tensor) -> GraphProposals:
         """The proposals at `rows`."""
-        return GraphProposals(self.n_vertices[rows], self.low[rows], self.high[rows])
+        return GraphProposals(*(part.index_select(0, rows) for part in self))
 
 
 def random_chunks(count: int, n_per_row: int, generator: torch.Generator) -> torch.Tensor:

@@ -41,10 +41,11 @@ from lib.paths.training import PathTrainingConfig, predict
 from lib.paths.model import PathTransformer
 
 
-@register_task("pretrain_reachable", expected_acceptance=0.08)
-def reachable_pretrain_task(count: int, options: SamplerOptions, generator: torch.Generator) -> TaskDraw:
+@register_task("pretrain_reachable")
+def reachable_pretrain_task(proposals_per_size: list[int], options: SamplerOptions,
+                            generator: torch.Generator) -> TaskDraw:
     """The "pretrain" task (target 2, length filter) keeping only graphs where 2 is reachable."""
-    draw = TASKS["pretrain"](count, options, generator)
+    draw = TASKS["pretrain"](proposals_per_size, options, generator)
     return draw._replace(keep=draw.keep & (draw.distance >= 0))
 
 

@@ -13,10 +13,12 @@ proposals that the coin leaves a chance:
   pairs other than (1, 2) and (2, 1), and the number of such proposals is thinned by the
   probability (1 - 2/n^2)^n that n slots avoid them.
 
-How many proposals of each size and coin range are drawn is decided in one place,
-`proposal_groups`; the numbers are independent Poisson counts: given their total, the proposals
-are independent draws of the per-graph distribution (Poisson splitting), so drawing a random
-number of them per call changes nothing.
+The caller says how many proposals of each size n to make (`lib.paths.sampler` draws each
+example's n first and redraws only the graph until the filter keeps it, as the authors' code
+does). How many of them fall in each coin range is decided in one place, `proposal_groups`; the
+numbers are independent Poisson counts: given their total, the proposals of one size are
+independent draws of the per-graph distribution (Poisson splitting), so drawing a random number
+of them per call changes nothing.
 
 Each edge is one index into a table of endpoint pairs (`pair_tables`), in which a self-loop is
 an empty slot; the index comes from one random word (both ends at once, uniform within 2^-31).
@@ -48,24 +50,27 @@ class ProposalGroup(NamedTuple):
     expected_count: float
 
 
-def proposal_groups(count: int, n_min: int, n_max: int, keep_probability: list[float]) -> list[ProposalGroup]:
-    """The groups of `count` proposals (sizes uniform on [n_min, n_max]) that the coin can keep.
+def proposal_groups(proposals_per_size: list[int], n_min: int,
+                    keep_probability: list[float]) -> list[ProposalGroup]:
+    """The groups of proposals that the coin can keep, `proposals_per_size[i]` of size n_min + i.
 
     `keep_probability[d]` is the probability of keeping 1-2 distance d (d = 1..n_max - 1), and
     `keep_probability[0]` that of an unreachable vertex 2. Per size n: proposals with a coin in
     [keep(1), q_n) are drawn without a 1-2 edge, those with a coin below keep(1) are drawn plainly.
     The groups without a 1-2 edge (the many) come first, largest size first, then the others.
     """
-    sizes = range(n_max, n_min - 1, -1)
     keep_1 = keep_probability[1]
     without_1_2, plain = [], []
-    for n in sizes:
+    for n in range(n_min + len(proposals_per_size) - 1, n_min - 1, -1):
+        count = proposals_per_size[n - n_min]
+        if not count:
+            continue
         q_n = max(keep_probability[:n])  # unreachable, or d = 1..n - 1
         low = min(keep_1, q_n)
-        plain.append(ProposalGroup(n, False, 0.0, low, count * low / len(sizes)))
+        plain.append(ProposalGroup(n, False, 0.0, low, count * low))
         if q_n > low:
             avoid_1_2 = (1 - 2 / n**2) ** n
-            without_1_2.append(ProposalGroup(n, True, low, q_n, count * (q_n - low) * avoid_1_2 / len(sizes)))
+            without_1_2.append(ProposalGroup(n, True, low, q_n, count * (q_n - low) * avoid_1_2))
     return without_1_2 + plain
 
 
@@ -97,20 +102,21 @@ def pair_tables(n_min: int, n_max: int, device: torch.device):
             ends[:, 0].contiguous(), ends[:, 1].contiguous())
 
 
-def draw_pretrain_graphs(count: int, n_min: int, n_max: int, keep_probability: list[float],
+def draw_pretrain_graphs(proposals_per_size: list[int], n_min: int, keep_probability: list[float],
                          generator: torch.Generator) -> tuple[GraphProposals, torch.Tensor]:
-    """The kept graphs among `count` proposals, in random order (see the module docstring).
+    """The kept graphs among `proposals_per_size[i]` proposals of size n_min + i, in random order.
 
-    Equivalent to drawing `count` proposals one by one (size uniform on [n_min, n_max]) and
-    keeping each with probability `keep_probability[d]` (index 0: vertex 2 unreachable). The
-    order is random so that keeping only the first few kept graphs is a uniform choice.
+    Equivalent to drawing the proposals one by one and keeping each with probability
+    `keep_probability[d]` (index 0: vertex 2 unreachable); see the module docstring. The order
+    is random so that keeping only the first few kept graphs of a size is a uniform choice.
 
     Returns:
         the kept graphs (n_max slots each, self-loops already empty) and their 1-2 distances,
         int64, -1 where vertex 2 is unreachable.
     """
     device = generator.device
-    groups = proposal_groups(count, n_min, n_max, keep_probability)
+    n_max = n_min + len(proposals_per_size) - 1
+    groups = proposal_groups(proposals_per_size, n_min, keep_probability)
     expected = torch.tensor([g.expected_count for g in groups], dtype=torch.float64, device=device)
     counts = [int(c) for c in torch.poisson(expected, generator=generator).tolist()]
     group_of = torch.repeat_interleave(torch.arange(len(groups), device=device),
