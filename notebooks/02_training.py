@@ -52,6 +52,8 @@ transition_smoothing = 3  # logging windows in the running median applied before
 cpu_threads = 1  # torch threads on the CPU (one is fastest for this small model on 2 cores)
 
 # %%
+import math
+
 import ipywidgets as widgets
 import torch
 from IPython.display import Markdown, display
@@ -108,7 +110,10 @@ print(f"device: {training.device}; graphs of {training.n_min}..{training.n_max} 
 # In pre-training the target is always vertex 2. Most random graphs have a short path from 1 to
 # 2 or none at all, so a rejection filter thins out the common cases: in the published run,
 # paths of length at least 6 are always kept, a shorter length d with probability
-# 1/(2(6 - d)), and unreachable targets with probability 1/15. For smaller graphs the threshold
+# 1/(2(6 - d)), and unreachable targets with probability 1/15. As in the authors' code, each
+# example's size n is drawn once and only its graph is redrawn until the filter keeps it, so
+# sizes stay uniform among the kept examples (redrawing n as well would favour large graphs,
+# whose paths are longer). For smaller graphs the threshold
 # 6 scales with `n_max` (see `lib.paths.sampler.default_length_threshold`). Graphs, labels and the
 # filter are computed for a whole batch at once with tensor operations
 # (`lib.paths.sampler.sample_batch`; `benchmarks/bench_graph_sampler.py` compares it with a
@@ -145,15 +150,36 @@ print(f"this run ({training.n_layers} layers, ids up to {training.model_config.m
 assert count_parameters(published_model) == PUBLISHED["n_parameters"]
 
 # %% [markdown]
+# Could a model of this size simply memorize the task? The post argues that it cannot
+# [@wang2024shortest]: a graph on 15 vertices is 15 edges, each one of the C(15, 2) vertex
+# pairs, so there are roughly C(15, 2)^15 / 15! graphs once the order of the edges is ignored
+# (roughly, because edges may repeat), and each answer needs about 4 bits. The cell below
+# redoes the arithmetic from the parameter count above.[^bits]
+#
+# [^bits]: The post gives the size of the model as about 1.76 x 10^6 bits. Its 550,433 float32
+#     parameters are 550,433 x 32, about 1.76 x 10^7 bits, so the answers outweigh the model by
+#     a factor ten times smaller than the post's; the conclusion is unchanged.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+model_bits = 32 * count_parameters(published_model)
+graphs_on_15_vertices = math.comb(15, 2) ** 15 / math.factorial(15)
+answer_bits = 4 * graphs_on_15_vertices
+print(f"published model: {model_bits:,} bits ({model_bits:.3g}); graphs on 15 vertices: about "
+      f"{graphs_on_15_vertices:.3g}; their answers: {answer_bits:.3g} bits, "
+      f"{answer_bits / model_bits:.3g} times the model")
+
+# %% [markdown]
 # ## Optimization
 #
 # Adam on the mean squared error, with a learning rate that is constant within each phase of
 # the schedule (here and in the post: a higher rate, then a lower one to settle). Training runs
 # in float32. The authors first trained in bfloat16 to save memory and found that with their
 # huge batches training barely progressed, from loss of precision; switching to float32 fixed it,
-# after two weeks of debugging [@wang2024shortest]. A plausible reading: bfloat16 keeps only 8
-# bits of mantissa (about 3 significant digits), so a mean over 2^15 squared errors, and the
-# small updates it produces late in training, are mostly rounded away.
+# after two weeks of debugging [@wang2024shortest]. Why precision would matter here is our guess,
+# not something this book tested: bfloat16 keeps only 8 bits of mantissa (about 3 significant
+# digits), so a mean over 2^15 squared errors, and the small updates it produces late in
+# training, could be mostly rounded away.
 
 # %%
 learning_rate_figure(training.lr_schedule).show()

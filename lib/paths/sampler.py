@@ -234,7 +234,9 @@ def sample_with_options(batch_size: int, spec: SamplerOptions,
                         generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
     """`sample_batch` for already validated options."""
     with _one_cpu_thread(generator.device):
-        return _sample_rounds(batch_size, spec, generator)
+        examples = sample_examples(batch_size, spec, generator)
+        labels = torch.where(examples.distance < 0, spec.unreachable_label, examples.distance).float()
+        return assemble_tokens(examples.graphs, examples.target, spec, generator), labels
 
 
 class KeptExamples(NamedTuple):
@@ -246,22 +248,13 @@ class KeptExamples(NamedTuple):
     distance: torch.Tensor
 
 
-def _sample_rounds(batch_size: int, spec: SamplerOptions,
-                   generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
-    examples = sample_examples(batch_size, spec, generator)
-    labels = torch.where(examples.distance < 0, spec.unreachable_label, examples.distance).float()
-    return assemble_tokens(examples.graphs, examples.target, spec, generator), labels
-
-
 def sample_examples(batch_size: int, spec: SamplerOptions, generator: torch.Generator) -> KeptExamples:
     """The kept examples of one batch, in batch order (`sample_batch` lays them out as tokens).
 
     Example i's size n_i is drawn uniformly on [n_min, n_max] first; then proposals are drawn
-    in rounds, each round sized per size from the acceptance rate seen so far for that size
-    (`acceptance_by_size` before the first; 5% to spare, as a round that falls short costs only
-    a small extra round, and capped for memory), until every size has as many kept graphs as
-    examples. Kept graphs of one size are
-    exchangeable, so they fill that size's examples in the order they were drawn.
+    in rounds (sized by `_AcceptanceRates`) until every size has as many kept graphs as examples. Kept
+    graphs of one size are exchangeable, so they fill that size's examples in the order they
+    were drawn.
     """
     device = generator.device
     n_sizes = spec.n_max - spec.n_min + 1
@@ -272,26 +265,15 @@ def sample_examples(batch_size: int, spec: SamplerOptions, generator: torch.Gene
     start = wanted.cumsum(0) - wanted
     got = torch.zeros_like(wanted)
     task = TASKS[spec.task]
-    prior = acceptance_by_size(task, spec)
-    proposed, accepted = [0] * n_sizes, [0] * n_sizes
-    max_round = 1 << 19 if device.type == "cpu" else 1 << 21
+    rates = _AcceptanceRates(acceptance_by_size(task, spec))
     parts, destinations = [], []
     while bool((got < wanted).any()):
-        missing = (wanted - got).tolist()
-        proposals = []
-        for i in range(n_sizes):
-            rate = max(accepted[i] / proposed[i], 0.005) if proposed[i] else prior[i]
-            spare = 1.05 if rate < 1 else 1.0
-            proposals.append(max(64, math.ceil(spare * missing[i] / rate)) if missing[i] else 0)
-        if sum(proposals) > max_round:
-            proposals = [math.ceil(p * max_round / sum(proposals)) for p in proposals]
+        proposals = rates.proposals_for((wanted - got).tolist(), device)
         draw = task(proposals, spec, generator)
         kept = draw.keep.nonzero().squeeze(1)
         kept_size = draw.graphs.n_vertices.index_select(0, kept) - spec.n_min
         kept_per_size = torch.bincount(kept_size, minlength=n_sizes)
-        for i, (p, a) in enumerate(zip(proposals, kept_per_size.tolist())):
-            proposed[i] += p
-            accepted[i] += a
+        rates.observe(proposals, kept_per_size.tolist())
         rows, size, rank = _first_of_each_size(kept_size, wanted - got)
         destinations.append(slots.index_select(0, start.index_select(0, size) + got.index_select(0, size) + rank))
         rows = kept.index_select(0, rows)
@@ -302,6 +284,40 @@ def sample_examples(batch_size: int, spec: SamplerOptions, generator: torch.Gene
     source[torch.cat(destinations)] = torch.arange(batch_size, device=device)
     columns = [torch.cat(column).index_select(0, source) for column in zip(*parts)]
     return KeptExamples(GraphProposals(*columns[:3]), *columns[3:])
+
+
+class _AcceptanceRates:
+    """How many proposals of each size a round draws, from the share kept so far.
+
+    Before the first round the shares are `acceptance_by_size`; after it, those observed in
+    this call. A round draws 5% more than the expected need (a round that falls short costs
+    only a small extra round), at least 64 per size still missing, and at most 2^19 in all on
+    a CPU (2^21 on a GPU) to bound memory.
+    """
+
+    def __init__(self, prior: tuple[float, ...]):
+        self.prior = prior
+        self.proposed = [0] * len(prior)
+        self.accepted = [0] * len(prior)
+
+    def proposals_for(self, missing: list[int], device: torch.device) -> list[int]:
+        proposals = []
+        for i, need in enumerate(missing):
+            if self.proposed[i]:
+                rate = max(self.accepted[i] / self.proposed[i], 0.005)
+            else:
+                rate = self.prior[i]
+            spare = 1.05 if rate < 1 else 1.0
+            proposals.append(max(64, math.ceil(spare * need / rate)) if need else 0)
+        most = 1 << 19 if device.type == "cpu" else 1 << 21
+        if sum(proposals) > most:
+            proposals = [math.ceil(count * most / sum(proposals)) for count in proposals]
+        return proposals
+
+    def observe(self, proposals: list[int], kept: list[int]) -> None:
+        for i, (count, kept_count) in enumerate(zip(proposals, kept)):
+            self.proposed[i] += count
+            self.accepted[i] += kept_count
 
 
 def _first_of_each_size(size: torch.Tensor, wanted: torch.Tensor) -> tuple[torch.Tensor, ...]:
@@ -316,10 +332,11 @@ def _first_of_each_size(size: torch.Tensor, wanted: torch.Tensor) -> tuple[torch
 
 
 __all__ = [
-    "CALIBRATION_PROPOSALS", "CHUNK_BITS", "GraphProposals", "KeptExamples", "PUBLISHED_LENGTH_THRESHOLD",
-    "PUBLISHED_N_MAX", "PUBLISHED_TUNE_TARGET_MAX", "ParameterError", "SMALL_GRAPH_FILTER_N_MAX",
-    "SamplerOptions", "TASKS", "TaskDraw", "acceptance_by_size", "assemble_tokens", "default_length_threshold", "describe_filter", "distance_to",
-    "distances_from", "draw_vertex_counts", "make_options", "pretrain_keep_probability",
-    "proposal_sizes", "propose_graphs", "random_chunks", "register_task", "relabel_tokens", "sample_batch", "sample_examples",
-    "sample_with_options", "uniform_below",
+    "CALIBRATION_PROPOSALS", "CHUNK_BITS", "GraphProposals", "KeptExamples",
+    "PUBLISHED_LENGTH_THRESHOLD", "PUBLISHED_N_MAX", "PUBLISHED_TUNE_TARGET_MAX", "ParameterError",
+    "SMALL_GRAPH_FILTER_N_MAX", "SamplerOptions", "TASKS", "TaskDraw", "acceptance_by_size",
+    "assemble_tokens", "default_length_threshold", "describe_filter", "distance_to", "distances_from",
+    "draw_vertex_counts", "make_options", "pretrain_keep_probability", "proposal_sizes",
+    "propose_graphs", "random_chunks", "register_task", "relabel_tokens", "sample_batch",
+    "sample_examples", "sample_with_options", "uniform_below",
 ]
