@@ -15,6 +15,7 @@ lib.book       what every chapter uses
   results                atomic JSON and checkpoint writes [all]
   plotting               plotly conventions and the static slider over precomputed steps [all]
   tables                 markdown tables from rows of numbers [all]
+  statistics             ROC AUC, rank and linear correlation, bootstrap intervals [5]
   reproducibility        seeding [all]
 lib.bfs        the hand-built BFS transformer (study 1, part 1)
   transformer            the construction: weights set by hand, n layers of n + 1 heads [1]
@@ -46,6 +47,9 @@ lib.grokking   ambiguous grokking of finite groups (study 2)
   evaluation             scoring many instances at once on all N^2 pairs [4-6]
   sweeps                 seed sweeps: train, classify, save, load [4-6]
   outcomes               which group each instance grokked, with intervals [4-6]
+  llc                    local learning coefficient by SGLD, all instances and chains at once [5]
+  circuit_efficiency     rescaled weights: training loss at a common weight norm [5]
+  generalization_measures  Jiang et al.'s complexity measures, batched over instances [5]
 lib.chapters   glue of each chapter: its parameters, runs, summaries and figures
   ch1, ch1_figures       the hand-built BFS transformer
   ch2, ch2_figures       training with phase transitions
@@ -54,4 +58,6 @@ lib.chapters   glue of each chapter: its parameters, runs, summaries and figures
   ch3_length             typed summary of the length-generalization study
   ch4, ch4_figures       ambiguous grokking
   ch4_results            typed outcomes of each pair and subsample, tables, the chapter's checks
+  ch5, ch5_figures       complexity of the grokked solution
+  ch5_results            summaries per outcome, correlations, AUCs, tracking over time
 """

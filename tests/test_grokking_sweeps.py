@@ -12,8 +12,8 @@ from lib.grokking.outcomes import (
 )
 from lib.grokking.pairs import GroupPair, make_pair
 from lib.grokking.sweeps import (
-    class_balance, intersection_training_set, load_sweep, pair_evaluations, run_pair_sweep,
-    save_sweep, sweep_outcomes, sweep_summary,
+    class_balance, intersection_training_set, load_sweep, pair_evaluations, run_group_sweep,
+    run_pair_sweep, save_sweep, sweep_outcomes, sweep_summary,
 )
 from lib.grokking.training import SweepConfig, SweepResult
 
@@ -212,3 +212,20 @@ def test_a_model_of_the_wrong_order_is_refused():
     with pytest.raises(ValueError, match="n_elements is 25 but S4_vs_A4xZ2 has 24"):
         run_pair_sweep(PAIR, [0], MLPConfig(25, 8, 8), SweepConfig(epochs=1), progress=False)
 
+
+
+def test_a_group_sweep_trains_every_seed_on_one_random_part_of_the_table():
+    group = cyclic(5)
+    config = SweepConfig(epochs=20, log_every=10, checkpoint_epochs=(0, 20))
+    result = run_group_sweep(group, [3, 4], MLPConfig(5, 4, 4), config, train_fraction=0.6,
+                             generator=torch.Generator().manual_seed(0), progress=False)
+    assert result.train_left.numel() == 15  # round(0.6 * 25) pairs, shared by both seeds
+    assert torch.equal(result.train_labels, group.table[result.train_left, result.train_right])
+    assert set(result.metrics) >= {"train_acc", "train_loss", "acc_test"}
+    assert result.metrics["acc_test"].shape == (3, 2) and sorted(result.checkpoints) == [0, 20]
+    again = run_group_sweep(group, [3, 4], MLPConfig(5, 4, 4), config, train_fraction=0.6,
+                            generator=torch.Generator().manual_seed(0), progress=False)
+    assert torch.equal(again.final_params["unembed"], result.final_params["unembed"])
+    with pytest.raises(ValueError, match="n_elements"):
+        run_group_sweep(group, [0], MLPConfig(6, 4, 4), config, train_fraction=0.5,
+                        generator=torch.Generator(), progress=False)

@@ -25,6 +25,8 @@ REQUIRED_KEYS = {
     "03_finetuning_generalization": {"finetune_loss_before", "finetune_loss_after", "generalization",
                                      "length_generalization"},
     "04_ambiguous_grokking": {"pairs", "subsample", "intersection_sizes", "published_intersection_sizes"},
+    "05_complexity": {"outcomes", "correlations", "aucs", "llc_over_training", "tracking_over_time",
+                      "regression_check", "sgld"},
 }
 
 
@@ -42,6 +44,12 @@ def check_chapter_results(name: str, results: dict) -> None:
         assert len(results["generalization"]) == 5
         assert all({"test", "mse", "accuracy", "published_mse"} <= r.keys() for r in results["generalization"])
         assert all({"n_vertices", "distance", "mse"} <= r.keys() for r in results["length_generalization"])
+    if name == "05_complexity":
+        assert results["regression_check"]["estimate"] > 0
+        assert all({"group", "count", "llc", "train_loss", "weight_norm", "efficiency_loss"} <= o.keys()
+                   for o in results["outcomes"])
+        assert sum(o["count"] for o in results["outcomes"]) == results["n_measured"]
+        assert {t["measure"] for t in results["tracking_over_time"]} >= {"llc", "train_loss", "path_norm"}
     if name == "04_ambiguous_grokking":
         assert results["intersection_sizes"] == results["published_intersection_sizes"]
         for pair in results["pairs"]:

@@ -2,6 +2,8 @@
 
 Chapter 4 runs one sweep per pair of the ambiguous-grokking study; chapters 5 and 6 load the
 saved sweeps (final parameters, checkpoints, metric trajectories) instead of retraining.
+Chapter 5 also trains on a random part of one group's table (`run_group_sweep`), the classic
+grokking setting, where models reliably generalize.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from pathlib import Path
 import torch
 from tqdm.auto import tqdm
 
+from lib.grokking.groups import Group
 from lib.grokking.pairs import GroupPair, label_counts, pairs_in_mask, subsample_pairs
 from lib.grokking.outcomes import OUTCOMES, classify_outcomes, outcome_fractions
 from lib.grokking.training import Evaluation, SweepResult, SweepConfig, train_instances
@@ -80,6 +83,40 @@ def run_pair_sweep(
     finally:
         bar.close()
     return result
+
+
+def run_group_sweep(
+    group: Group,
+    seeds: Sequence[int] | torch.Tensor,
+    model_config: MLPConfig,
+    training_config: SweepConfig,
+    *,
+    train_fraction: float,
+    generator: torch.Generator,
+    device: torch.device | str = "cpu",
+    progress: bool = True,
+) -> SweepResult:
+    """Train one instance per seed on a random `train_fraction` of `group`'s table (chapter 5).
+
+    The training pairs are drawn once (from `generator`) and shared by every instance; accuracy
+    is recorded on all N^2 pairs as metric "acc_test", so train_acc - acc_test is the
+    generalization gap at each logged epoch.
+    """
+    if model_config.n_elements != group.order:
+        raise ValueError(f"model_config.n_elements is {model_config.n_elements} but {group.name} "
+                         f"has {group.order} elements.")
+    everything = torch.ones(group.order, group.order, dtype=torch.bool)
+    left, right = subsample_pairs(*pairs_in_mask(everything), train_fraction, generator)
+    params = init_instances(seeds, model_config, device=device)
+    bar = tqdm(total=len(seeds) * training_config.epochs, desc=group.name, unit="model-epoch",
+               unit_scale=True, mininterval=10.0, disable=None if progress else True)
+    try:
+        return train_instances(
+            params, left, right, group.table[left, right], [Evaluation("test", group.table)],
+            training_config, seeds=seeds, model_config=model_config, progress=bar.update,
+            info={"group": group.name, "n_elements": group.order, "train_fraction": train_fraction})
+    finally:
+        bar.close()
 
 
 def sweep_outcomes(result: SweepResult, grok_threshold: float = 0.999,

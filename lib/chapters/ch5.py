@@ -1,0 +1,400 @@
+"""Parameters and runs of chapter 5 (complexity of the grokked solution).
+
+The notebook `notebooks/05_complexity.py` validates `Chapter5Parameters`, gets chapter 4's S4
+sweep (`s4_sweep`: loaded, or trained here with the same code when missing), and measures its
+seeds: local learning coefficient (`lib.grokking.llc`), weight norm and circuit efficiency
+(`lib.grokking.circuit_efficiency`) at the end of training (`measure_end_of_training`), the LLC
+along the training of one seed per outcome (`llc_over_training`), and the generalization
+measures of Jiang et al. along the training of seeds that grok one group from an iid part of its
+table (`measures_over_time`). What the chapter reports about these numbers (summaries per
+outcome, correlations, AUCs) is built in `lib.chapters.ch5_results`.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from lib.book.params import ChapterParameters, parameter
+from lib.grokking.circuit_efficiency import loss_at_norm
+from lib.grokking.generalization_measures import all_measures
+from lib.grokking.groups import Group
+from lib.grokking.llc import LLCEstimate, SGLDConfig, estimate_llc, mlp_llc_in_chunks
+from lib.grokking.mlp import MLPConfig, init_instances, instance_loss, parameter_norm, select_instances
+from lib.grokking.outcomes import GROKKED_G1, GROKKED_G2, first_epoch_at_or_above
+from lib.grokking.pairs import make_pair
+from lib.grokking.sweeps import (
+    load_sweep, pair_evaluations, run_group_sweep, run_pair_sweep, sweep_outcomes,
+)
+from lib.grokking.training import SweepConfig, SweepResult, train_instances
+
+#: Chapter 4's saved S4 sweep, in `results_dir`.
+CHAPTER_4_SWEEP = "04_sweep_s4.pt"
+#: The pair whose seeds this chapter measures.
+S4_PAIR = "S4_vs_A4xZ2"
+#: The study's S4 setting, chapter 4's defaults [@wu2025ambiguous]: d = h = 32, coupled weight
+#: decay 2e-5, 2,000 full-batch epochs, snapshots every 500 epochs.
+STUDY_S4_MODEL = MLPConfig(24, 32, 32)
+STUDY_S4_SCHEDULE = SweepConfig(epochs=2000, log_every=20, weight_decay=2e-5,
+                                checkpoint_epochs=(0, 500, 1000, 1500, 2000))
+#: The three outcome groups of this chapter, in the order of their codes (`outcome_groups`).
+GROUPS = ("grokked S4", "grokked A4xZ2", "neither")
+
+
+def _at_most(cap: int):
+    return lambda value: min(value, cap)
+
+
+@dataclass(frozen=True)
+class Chapter5Parameters(ChapterParameters):
+    """The papermill parameters of chapter 5, each with its type, bounds, help and smoke value."""
+
+    llc_chains: int = parameter("SGLD chains per seed (published: 100)", low=2, high=10_000,
+                                smoke=_at_most(2))
+    llc_steps: int = parameter("SGLD steps per chain (published: 3,000)", low=2, high=1_000_000,
+                               smoke=_at_most(20))
+    llc_step_size: float = parameter("SGLD step size (published: 8e-4)", low=0.0, high=1.0,
+                                     low_inclusive=False)
+    llc_n_beta: float = parameter("SGLD inverse temperature n * beta (published: 1e3)", low=0.0,
+                                  high=1e9, low_inclusive=False)
+    llc_localization: float = parameter("SGLD localization strength gamma (published: 1)", low=0.0,
+                                        high=1e6)
+    llc_burn_in: float = parameter("share of each chain's steps left out as burn-in (published: 0.6)",
+                                   low=0.0, high=0.99)
+    neither_sample: int = parameter(
+        "seeds that grokked neither group measured beside every grokker", low=1, high=1_000_000,
+        smoke=_at_most(4))
+    bootstrap_resamples: int = parameter("bootstrap resamples of every interval", low=100,
+                                         high=1_000_000, smoke=_at_most(100))
+    fallback_instances: int = parameter(
+        "seeds of the S4 sweep trained here when chapter 4's is missing (chapter 4: 1,000)", low=1,
+        high=1_000_000, smoke=_at_most(16))
+    fallback_epochs: int = parameter("epochs of that sweep (the study: 2,000)", low=1,
+                                     high=1_000_000, smoke=_at_most(40))
+    trajectory_every: int = parameter(
+        "epochs between the snapshots at which one seed per outcome is measured over training",
+        low=1, smoke=_at_most(20))
+    iid_instances: int = parameter("seeds trained on an iid part of S4's table", low=1,
+                                   high=100_000, smoke=_at_most(2))
+    iid_train_fraction: float = parameter("share of S4's table they train on", low=0.0, high=1.0,
+                                          low_inclusive=False)
+    iid_epochs: int = parameter("epochs of those seeds", low=1, high=1_000_000, smoke=_at_most(40))
+    iid_every: int = parameter("epochs between their measured snapshots", low=1,
+                               smoke=_at_most(20))
+    grok_threshold: float = parameter("accuracy on a group's full table that counts as grokking it",
+                                      low=0.5, high=1.0)
+    cpu_threads: int = parameter("torch threads on the CPU for the LLC and the measures", low=1,
+                                 high=256)
+
+    @property
+    def sgld(self) -> SGLDConfig:
+        """The SGLD settings of every LLC estimate of the chapter (full batch)."""
+        return SGLDConfig(step_size=self.llc_step_size, n_beta=self.llc_n_beta,
+                          localization=self.llc_localization, steps=self.llc_steps,
+                          chains=self.llc_chains, burn_in=self.llc_burn_in)
+
+
+# --- Chapter 4's sweep ---------------------------------------------------------------------
+
+
+@dataclass
+class S4Sweep:
+    """Chapter 4's S4 sweep and where it came from: "checkpoint" (loaded) or "trained" (here)."""
+
+    result: SweepResult
+    source: str
+    path: str | None
+    seconds: float
+
+
+def s4_sweep(config: Chapter5Parameters, progress: bool = True) -> S4Sweep:
+    """Chapter 4's S4 sweep from `results_dir`, or the same sweep trained here when missing.
+
+    The fallback trains `fallback_instances` seeds with chapter 4's code (`run_pair_sweep`) at the
+    study's setting (`STUDY_S4_MODEL`, `STUDY_S4_SCHEDULE`, its epochs replaced by
+    `fallback_epochs`), and is not written to `results_dir`, so it is never taken for chapter
+    4's output.
+    """
+    started = time.perf_counter()
+    path = Path(config.results_dir) / CHAPTER_4_SWEEP
+    if path.exists():
+        return S4Sweep(load_sweep(path), "checkpoint", str(path), time.perf_counter() - started)
+    epochs = config.fallback_epochs
+    marks = tuple(sorted({e for e in STUDY_S4_SCHEDULE.checkpoint_epochs if e <= epochs} | {epochs}))
+    schedule = SweepConfig(epochs=epochs, log_every=min(STUDY_S4_SCHEDULE.log_every, epochs),
+                           weight_decay=STUDY_S4_SCHEDULE.weight_decay, checkpoint_epochs=marks)
+    seeds = [config.seed * 100_000 + i for i in range(config.fallback_instances)]
+    result = run_pair_sweep(make_pair(S4_PAIR), seeds, STUDY_S4_MODEL, schedule,
+                            device=config.device, progress=progress)
+    return S4Sweep(result, "trained", None, time.perf_counter() - started)
+
+
+def outcome_groups(result: SweepResult, grok_threshold: float) -> torch.Tensor:
+    """Each seed's group (index into `GROUPS`): grokked S4, grokked A4 x Z2, or neither."""
+    codes = sweep_outcomes(result, grok_threshold, grok_threshold)
+    groups = torch.full_like(codes, 2)
+    groups[codes == GROKKED_G1] = 0
+    groups[codes == GROKKED_G2] = 1
+    return groups
+
+
+def choose_seeds(groups: torch.Tensor, neither_sample: int, generator: torch.Generator) -> torch.Tensor:
+    """Every seed that grokked a group and a uniform sample of `neither_sample` of the others,
+    as sorted sweep indices (the LLC of every seed of a 10,000-seed sweep is a GPU job)."""
+    grokked = (groups < 2).nonzero().squeeze(1)
+    neither = (groups == 2).nonzero().squeeze(1)
+    sample = neither[torch.randperm(len(neither), generator=generator)[:neither_sample]]
+    return torch.cat([grokked, sample]).sort().values
+
+
+# --- End of training -----------------------------------------------------------------------
+
+
+@dataclass
+class EndOfTraining:
+    """The measured seeds at the end of training, one entry per seed (all (K,) tensors).
+
+    Attributes:
+        index: the seeds' positions in the sweep; group: their `GROUPS` index.
+        train_loss: mean training cross-entropy; weight_norm: L2 norm of all parameters.
+        llc: the LLC estimates (mean, spread over chains, per chain).
+        efficiency_norm: the common norm at which efficiency is read (median of weight_norm).
+        efficiency_loss: training loss after rescaling the weights to `efficiency_norm`
+            (circuit efficiency: lower = more efficient).
+        llc_seconds: wall-clock time of the LLC estimates.
+    """
+
+    index: torch.Tensor
+    group: torch.Tensor
+    train_loss: torch.Tensor
+    weight_norm: torch.Tensor
+    llc: LLCEstimate
+    efficiency_norm: float
+    efficiency_loss: torch.Tensor
+    llc_seconds: float
+
+    def measures(self) -> dict[str, torch.Tensor]:
+        """The per-seed numbers compared across outcomes, by name."""
+        return {"train_loss": self.train_loss, "weight_norm": self.weight_norm,
+                "llc": self.llc.mean, "efficiency_loss": self.efficiency_loss}
+
+
+def measure_end_of_training(result: SweepResult, index: torch.Tensor, groups: torch.Tensor,
+                            config: Chapter5Parameters, generator: torch.Generator) -> EndOfTraining:
+    """Training loss, weight norm, LLC and circuit efficiency of the seeds at `index`."""
+    device = torch.device(config.device)
+    params = {k: v.to(device) for k, v in select_instances(result.final_params, index).items()}
+    train = (result.train_left, result.train_right, result.train_labels)
+    with torch.no_grad():
+        train_loss = instance_loss(params, *(t.to(device) for t in train)).double().cpu()
+        norm = parameter_norm(params).double().cpu()
+    started = time.perf_counter()
+    llc = mlp_llc_in_chunks(params, *train, config.sgld, generator)
+    seconds = time.perf_counter() - started
+    common = float(norm.median())
+    with torch.no_grad():
+        efficiency = loss_at_norm(params, *(t.to(device) for t in train), common).double().cpu()
+    return EndOfTraining(index, groups[index], train_loss, norm, llc, common, efficiency, seconds)
+
+
+# --- The LLC along training --------------------------------------------------------------
+
+
+@dataclass
+class Trajectory:
+    """One seed per outcome retrained with dense snapshots, and their LLC at every snapshot.
+
+    Attributes:
+        seeds: outcome name -> the seed's position in the sweep.
+        result: the retraining (same seeds, same code, snapshots every `trajectory_every`).
+        epochs: (E,) snapshot epochs; llc, llc_sem: (E, k) estimates and standard errors.
+        same_outcome: whether each retrained seed ends with the outcome it had in the sweep.
+        fitted_epoch: (k,) first logged epoch at which each seed fits its training set (the
+            LLC estimate means something only from there on: before, w is not a minimum and the
+            chains slide downhill, which makes the estimate negative).
+        grok_epoch: (k,) first logged epoch at which the seed's accuracy on all pairs against
+            either group reaches the threshold, -1 if never.
+    """
+
+    seeds: dict[str, int]
+    result: SweepResult
+    epochs: torch.Tensor
+    llc: torch.Tensor
+    llc_sem: torch.Tensor
+    same_outcome: bool
+    fitted_epoch: torch.Tensor
+    grok_epoch: torch.Tensor
+
+    def around_grokking(self, k: int) -> tuple[int, float, int, float] | None:
+        """(epoch, LLC) of the last snapshot before seed k groks and of the first one at or
+        after it; None if it never groks or no snapshot precedes it."""
+        grok = int(self.grok_epoch[k])
+        before = (self.epochs < grok).nonzero().squeeze(1)
+        after = (self.epochs >= grok).nonzero().squeeze(1)
+        if grok < 0 or not len(before) or not len(after):
+            return None
+        i, j = int(before[-1]), int(after[0])
+        return int(self.epochs[i]), float(self.llc[i, k]), int(self.epochs[j]), float(self.llc[j, k])
+
+
+def representative_seeds(result: SweepResult, groups: torch.Tensor) -> dict[str, int]:
+    """One seed per outcome group present: the one that fitted its training set at the median
+    epoch (as chapter 4 picks its typical seeds)."""
+    fitted = first_epoch_at_or_above(result.metrics["train_acc"], result.log_epochs, 0.999).float()
+    chosen = {}
+    for code, name in enumerate(GROUPS):
+        members = (groups == code).nonzero().squeeze(1)
+        if len(members):
+            order = fitted[members].argsort(stable=True)
+            chosen[name] = int(members[order[(len(members) - 1) // 2]])
+    return chosen
+
+
+def llc_over_training(result: SweepResult, groups: torch.Tensor, config: Chapter5Parameters,
+                      generator: torch.Generator) -> Trajectory:
+    """Retrain one seed per outcome with snapshots every `trajectory_every` epochs and estimate
+    the LLC at each snapshot, all snapshots of all seeds as one batch of models."""
+    seeds = representative_seeds(result, groups)
+    index = torch.tensor(list(seeds.values()))
+    epochs = result.training_config.epochs
+    marks = tuple(range(0, epochs + 1, config.trajectory_every)) + ((epochs,) if epochs % config.trajectory_every else ())
+    schedule = SweepConfig(epochs=epochs, log_every=result.training_config.log_every,
+                           weight_decay=result.training_config.weight_decay, checkpoint_epochs=marks)
+    initial = init_instances(result.seeds[index].tolist(), result.model_config, device=config.device)
+    pair = make_pair(S4_PAIR)
+    retrained = train_instances(initial, result.train_left, result.train_right, result.train_labels,
+                                pair_evaluations(pair), schedule, seeds=result.seeds[index],
+                                model_config=result.model_config)
+    same = bool(torch.equal(outcome_groups(retrained, config.grok_threshold), groups[index]))
+    stacked = {name: torch.cat([retrained.checkpoints[e][name] for e in marks])
+               for name in retrained.final_params}
+    estimate = mlp_llc_in_chunks(stacked, result.train_left, result.train_right, result.train_labels,
+                                 config.sgld, generator)
+    shape = (len(marks), len(seeds))
+    metrics, logged = retrained.metrics, retrained.log_epochs
+    fitted = first_epoch_at_or_above(metrics["train_acc"], logged, config.grok_threshold)
+    grokked = first_epoch_at_or_above(torch.maximum(metrics["acc_g1"], metrics["acc_g2"]), logged,
+                                      config.grok_threshold)
+    return Trajectory(seeds, retrained, torch.tensor(marks), estimate.mean.view(shape),
+                      estimate.sem.view(shape), same, fitted, grokked)
+
+
+# --- Measures over time -------------------------------------------------------------------
+
+
+@dataclass
+class MeasuresOverTime:
+    """Seeds trained on an iid part of one group's table, measured at every snapshot.
+
+    Attributes:
+        result: the sweep (`lib.grokking.sweeps.run_group_sweep`).
+        epochs: (E,) snapshot epochs.
+        measures: name -> (E, B) value of each measure at each snapshot (Jiang et al.'s,
+            training loss and LLC).
+        gap: (E, B) generalization gap, training accuracy minus accuracy on the whole table.
+    """
+
+    result: SweepResult
+    epochs: torch.Tensor
+    measures: dict[str, torch.Tensor]
+    gap: torch.Tensor
+
+
+def iid_sweep(group: Group, config: Chapter5Parameters, generator: torch.Generator,
+              progress: bool = True) -> SweepResult:
+    """`iid_instances` seeds of the study's S4 model trained on a random `iid_train_fraction`
+    of `group`'s table, with snapshots every `iid_every` epochs."""
+    epochs = config.iid_epochs
+    marks = tuple(range(0, epochs + 1, config.iid_every)) + ((epochs,) if epochs % config.iid_every else ())
+    schedule = SweepConfig(epochs=epochs, log_every=math.gcd(config.iid_every, epochs),
+                           weight_decay=STUDY_S4_SCHEDULE.weight_decay, checkpoint_epochs=marks)
+    seeds = [config.seed * 100_000 + 50_000 + i for i in range(config.iid_instances)]
+    model = MLPConfig(group.order, STUDY_S4_MODEL.embed_dim, STUDY_S4_MODEL.hidden_dim)
+    return run_group_sweep(group, seeds, model, schedule, train_fraction=config.iid_train_fraction,
+                           generator=generator, device=config.device, progress=progress)
+
+
+def measures_over_time(result: SweepResult, config: Chapter5Parameters,
+                       generator: torch.Generator) -> MeasuresOverTime:
+    """Every measure of `lib.grokking.generalization_measures`, the training loss and the LLC at
+    every snapshot of `result`, with the generalization gap at the same epochs."""
+    epochs = sorted(result.checkpoints)
+    train = (result.train_left, result.train_right, result.train_labels)
+    init = result.checkpoints[0]
+    per_epoch = [all_measures(result.checkpoints[e], init, *train, generator) for e in epochs]
+    measures = {name: torch.stack([m[name] for m in per_epoch]).double() for name in per_epoch[0]}
+    with torch.no_grad():
+        measures["train_loss"] = torch.stack([instance_loss(result.checkpoints[e], *train)
+                                              for e in epochs]).double()
+    stacked = {name: torch.cat([result.checkpoints[e][name] for e in epochs]) for name in init}
+    llc = mlp_llc_in_chunks(stacked, *train, config.sgld, generator)
+    measures["llc"] = llc.mean.view(len(epochs), -1)
+    logged = {int(e): i for i, e in enumerate(result.log_epochs.tolist())}
+    rows = torch.tensor([logged[e] for e in epochs])
+    gap = (result.metrics["train_acc"][rows] - result.metrics["acc_test"][rows]).double()
+    return MeasuresOverTime(result, torch.tensor(epochs), measures, gap)
+
+
+# --- The estimator on a case with a known answer -----------------------------------------
+
+
+@dataclass(frozen=True)
+class RegressionCheck:
+    """The LLC estimator on full-rank linear regression, whose learning coefficient is d / 2.
+
+    Attributes:
+        estimate, sem: the estimate and its standard error over chains.
+        expected: the exact mean of the estimator at these SGLD settings (localization and step
+            size move it slightly away from d / 2; see `regression_check`).
+        learning_coefficient: d / 2.
+    """
+
+    estimate: float
+    sem: float
+    expected: float
+    learning_coefficient: float
+
+    @property
+    def passes(self) -> bool:
+        """Within 4 standard errors of the exact mean, and within 10% of d / 2."""
+        return (abs(self.estimate - self.expected) < 4 * self.sem
+                and abs(self.estimate - self.learning_coefficient) < 0.1 * self.learning_coefficient)
+
+
+def regression_check(generator: torch.Generator, dimension: int = 4, n_data: int = 500) -> RegressionCheck:
+    """Run the estimator on linear regression with `dimension` weights and `n_data` points.
+
+    The loss is half the mean squared error (a Gaussian likelihood of unit variance). Near the
+    least-squares fit w* it is (w - w*)^T H (w - w*) / 2 with H = X^T X / n, so SGLD is an
+    autoregressive chain whose stationary variance along an eigenvector of H (eigenvalue h) is
+    1 / (a (1 - eps a / 4)), a = n beta h + gamma: the estimator's exact mean is
+    sum_h n beta h / (2 a (1 - eps a / 4)), within a few percent of d / 2. Settings: n beta =
+    n / log n (devinterp's default), step 1e-3, 40 chains of 1,000 steps, half of them burn-in.
+    """
+    x = torch.randn(n_data, dimension, generator=generator, dtype=torch.float64)
+    w_true = torch.randn(dimension, generator=generator, dtype=torch.float64)
+    y = x @ w_true + torch.randn(n_data, generator=generator, dtype=torch.float64)
+    w_star = torch.linalg.lstsq(x, y[:, None]).solution[:, 0]
+
+    def loss_fn(models: dict[str, torch.Tensor], batch: torch.Tensor | None) -> torch.Tensor:
+        return (y[None, :] - models["w"] @ x.T).pow(2).mean(dim=1) / 2
+
+    sgld = SGLDConfig(step_size=1e-3, n_beta=n_data / math.log(n_data), localization=1.0,
+                      steps=1000, chains=40, burn_in=0.5)
+    estimate = estimate_llc(loss_fn, {"w": w_star[None, :]}, sgld, generator, n_data=n_data)
+    h = torch.linalg.eigvalsh(x.T @ x / n_data)
+    a = sgld.n_beta * h + sgld.localization
+    expected = float((sgld.n_beta * h / (2 * a * (1 - sgld.step_size * a / 4))).sum())
+    return RegressionCheck(float(estimate.mean[0]), float(estimate.sem[0]), expected, dimension / 2)
+
+
+__all__ = [
+    "CHAPTER_4_SWEEP", "Chapter5Parameters", "EndOfTraining", "GROUPS", "MeasuresOverTime",
+    "S4Sweep", "STUDY_S4_MODEL", "STUDY_S4_SCHEDULE", "S4_PAIR", "Trajectory", "choose_seeds",
+    "iid_sweep", "llc_over_training", "measure_end_of_training", "measures_over_time",
+    "outcome_groups", "RegressionCheck", "regression_check", "representative_seeds", "s4_sweep",
+]

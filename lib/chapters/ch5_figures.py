@@ -1,0 +1,143 @@
+"""Figures of chapter 5 (complexity of the grokked solution), as plotly figures."""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+import torch
+from plotly.subplots import make_subplots
+
+from lib.book.plotting import PALETTE, finish
+from lib.chapters.ch5 import GROUPS, EndOfTraining, MeasuresOverTime, Trajectory
+from lib.chapters.ch5_results import MEASURE_NAMES
+
+#: Colour of each outcome group.
+GROUP_COLOURS = dict(zip(GROUPS, (PALETTE[0], PALETTE[1], PALETTE[7])))
+
+
+def measure_scatter_figure(end: EndOfTraining) -> go.Figure:
+    """Three scatter plots of the measured seeds, coloured by outcome: training loss against
+    LLC, training loss against weight norm, and LLC against weight norm."""
+    pairs = (("llc", "train_loss"), ("weight_norm", "train_loss"), ("weight_norm", "llc"))
+    fig = make_subplots(rows=1, cols=3, horizontal_spacing=0.08)
+    values = end.measures()
+    for col, (x, y) in enumerate(pairs, start=1):
+        for code, name in enumerate(GROUPS):
+            members = end.group == code
+            if not members.any():
+                continue
+            fig.add_trace(go.Scatter(
+                x=values[x][members].tolist(), y=values[y][members].tolist(), mode="markers",
+                name=name, legendgroup=name, showlegend=col == 1,
+                marker={"color": GROUP_COLOURS[name], "size": 6, "opacity": 0.75},
+                customdata=end.index[members].tolist(),
+                hovertemplate=f"seed %{{customdata}}<br>{MEASURE_NAMES[x]} %{{x:.4g}}<br>"
+                              f"{MEASURE_NAMES[y]} %{{y:.4g}}<extra>{name}</extra>"), row=1, col=col)
+        fig.update_xaxes(title_text=MEASURE_NAMES[x], row=1, col=col)
+        fig.update_yaxes(title_text=MEASURE_NAMES[y], row=1, col=col,
+                         type="log" if y == "train_loss" else None)
+    return finish(fig, "End of training: loss, LLC and weight norm of each seed", height=420)
+
+
+def llc_spread_figure(end: EndOfTraining) -> go.Figure:
+    """Each seed's LLC estimate (mean over chains, with its standard error) and its chains'
+    individual estimates, seeds sorted by estimate and coloured by outcome."""
+    order = end.llc.mean.argsort()
+    fig = go.Figure()
+    for code, name in enumerate(GROUPS):
+        chosen = [int(i) for i in order if int(end.group[i]) == code]
+        if not chosen:
+            continue
+        rank = [int((order == i).nonzero()) for i in chosen]
+        chains = end.llc.per_chain.shape[1]
+        fig.add_trace(go.Scatter(
+            x=[r for r in rank for _ in range(chains)],
+            y=end.llc.per_chain[chosen].flatten().tolist(), mode="markers", name=f"{name}: chains",
+            legendgroup=name, marker={"color": GROUP_COLOURS[name], "size": 3, "opacity": 0.35},
+            hoverinfo="skip"))
+        fig.add_trace(go.Scatter(
+            x=rank, y=end.llc.mean[chosen].tolist(), mode="markers", name=f"{name}: mean",
+            legendgroup=name, marker={"color": GROUP_COLOURS[name], "size": 6},
+            error_y={"type": "data", "array": end.llc.sem[chosen].tolist()},
+            customdata=end.index[chosen].tolist(),
+            hovertemplate="seed %{customdata}<br>LLC %{y:.4g}<extra></extra>"))
+    fig.update_xaxes(title_text="seeds, by estimated LLC")
+    fig.update_yaxes(title_text="LLC estimate (chains, and mean +- standard error)")
+    return finish(fig, "How much the LLC estimate varies between chains", height=420)
+
+
+def llc_trajectory_figure(trajectory: Trajectory) -> go.Figure:
+    """The LLC of one seed per outcome along training (top) and its accuracy on all pairs
+    against each group (bottom)."""
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.55, 0.45],
+                        vertical_spacing=0.08)
+    epochs = trajectory.epochs.tolist()
+    metrics, logged = trajectory.result.metrics, trajectory.result.log_epochs.tolist()
+    for k, (name, seed) in enumerate(trajectory.seeds.items()):
+        colour = GROUP_COLOURS[name]
+        # Before the seed fits its training set the estimate is meaningless (not a minimum).
+        shown = [i for i, e in enumerate(epochs) if e >= int(trajectory.fitted_epoch[k]) >= 0]
+        fig.add_trace(go.Scatter(x=[epochs[i] for i in shown], y=trajectory.llc[shown, k].tolist(),
+                                 mode="lines+markers", name=f"{name} (seed {seed})", legendgroup=name,
+                                 line={"color": colour},
+                                 error_y={"type": "data", "array": trajectory.llc_sem[shown, k].tolist()}),
+                      row=1, col=1)
+        for metric, dash, label in (("acc_g1", "solid", "S4"), ("acc_g2", "dot", "A4xZ2")):
+            fig.add_trace(go.Scatter(x=logged, y=metrics[metric][:, k].tolist(), mode="lines",
+                                     name=f"{name}: accuracy vs {label}", legendgroup=name,
+                                     showlegend=False, line={"color": colour, "dash": dash},
+                                     hovertemplate=f"accuracy vs {label}: %{{y:.3f}}<extra>{name}</extra>"),
+                          row=2, col=1)
+    fig.update_yaxes(title_text="LLC (from the epoch the seed fits)", row=1, col=1)
+    fig.update_yaxes(title_text="accuracy, all pairs (solid S4, dotted A4xZ2)", range=[0, 1.02], row=2, col=1)
+    fig.update_xaxes(title_text="epoch", row=2, col=1)
+    return finish(fig, "The LLC along training, one seed per outcome", height=560)
+
+
+def rescaling_figure(norms: torch.Tensor, losses: torch.Tensor, end: EndOfTraining,
+                     seeds: dict[str, int]) -> go.Figure:
+    """Training loss against weight norm as the weights of chosen seeds are rescaled.
+
+    Args:
+        norms, losses: (K, S) from `lib.grokking.circuit_efficiency.loss_along_rescaling` for
+            the S seeds of `seeds` (outcome name -> position among the measured seeds).
+    """
+    fig = go.Figure()
+    for s, (name, position) in enumerate(seeds.items()):
+        fig.add_trace(go.Scatter(x=norms[:, s].tolist(), y=losses[:, s].tolist(), mode="lines",
+                                 name=f"{name} (seed {int(end.index[position])})",
+                                 line={"color": GROUP_COLOURS[name]}))
+    fig.add_vline(x=end.efficiency_norm, line={"dash": "dash", "color": "grey"},
+                  annotation_text="common norm")
+    fig.update_xaxes(title_text="weight norm after rescaling")
+    fig.update_yaxes(title_text="training loss", type="log")
+    return finish(fig, "Circuit efficiency: training loss along each seed's rescaling", height=420)
+
+
+def measures_over_time_figure(over_time: MeasuresOverTime) -> go.Figure:
+    """Every measure along training (mean over seeds, log scale where positive), beside the
+    generalization gap."""
+    names = ["generalization gap", *over_time.measures]
+    cols = 4
+    rows = -(-len(names) // cols)
+    fig = make_subplots(rows=rows, cols=cols, subplot_titles=names, vertical_spacing=0.12,
+                        horizontal_spacing=0.06)
+    epochs = over_time.epochs.tolist()
+    for i, name in enumerate(names):
+        values = over_time.gap if i == 0 else over_time.measures[name]
+        finite = torch.where(torch.isfinite(values), values, torch.nan)
+        row, col = divmod(i, cols)
+        for b in range(values.shape[1]):
+            fig.add_trace(go.Scatter(x=epochs, y=finite[:, b].tolist(), mode="lines",
+                                     line={"color": PALETTE[b % len(PALETTE)], "width": 1},
+                                     name=f"seed {b}", legendgroup=f"seed {b}",
+                                     showlegend=i == 0), row=row + 1, col=col + 1)
+        positive = bool((finite[~finite.isnan()] > 0).all()) and i > 0
+        fig.update_yaxes(type="log" if positive else None, row=row + 1, col=col + 1)
+    return finish(fig, "Measures along training, seeds trained on an iid part of S4's table",
+                  height=260 * rows)
+
+
+__all__ = [
+    "GROUP_COLOURS", "llc_spread_figure", "llc_trajectory_figure", "measure_scatter_figure",
+    "measures_over_time_figure", "rescaling_figure",
+]

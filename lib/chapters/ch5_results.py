@@ -1,0 +1,194 @@
+"""What chapter 5 (complexity of the grokked solution) reports, as typed results built from its runs.
+
+* `outcome_summaries`: per outcome (grokked S4, grokked A4 x Z2, neither) the number of seeds and
+  the mean of each measure with a bootstrap interval; `summary_table` shows them.
+* `measure_correlations`: Pearson and Spearman correlations between the measures over the seeds.
+* `outcome_aucs`: how well each measure tells the outcomes apart (ROC AUC with a bootstrap
+  interval): grokked either group against neither, and S4 against A4 x Z2 among the grokkers.
+* `tracking_over_time`: how closely each measure follows the generalization gap along training
+  (rank correlation over snapshots, per seed, then averaged).
+
+`chapter_results` assembles the results JSON and `check_chapter` checks what the prose claims.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import torch
+
+from lib.book.statistics import Estimate, bootstrap, mean_estimate, pearson, roc_auc, spearman
+from lib.book.tables import format_value, markdown_table
+from lib.chapters.ch5 import GROUPS, EndOfTraining, MeasuresOverTime, Trajectory
+
+#: Display names of the end-of-training measures, in the chapter's order.
+MEASURE_NAMES = {"train_loss": "training loss", "weight_norm": "weight norm", "llc": "LLC",
+                 "efficiency_loss": "loss at the common norm"}
+#: The pairs of measures whose correlation the study comments on [@wu2025ambiguous].
+CORRELATED_PAIRS = (("train_loss", "llc"), ("train_loss", "weight_norm"), ("llc", "weight_norm"))
+
+
+@dataclass(frozen=True)
+class OutcomeSummary:
+    """One outcome group: how many seeds, and each measure's mean with its bootstrap interval."""
+
+    group: str
+    count: int
+    means: dict[str, Estimate]
+
+
+def outcome_summaries(end: EndOfTraining, *, resamples: int,
+                      generator: torch.Generator) -> list[OutcomeSummary]:
+    """Per outcome group present among the measured seeds, the mean of every measure."""
+    summaries = []
+    for code, name in enumerate(GROUPS):
+        members = end.group == code
+        if members.any():
+            summaries.append(OutcomeSummary(name, int(members.sum()), {
+                key: mean_estimate(values[members], resamples=resamples, generator=generator)
+                for key, values in end.measures().items()}))
+    return summaries
+
+
+def _estimate_text(estimate: Estimate) -> str:
+    if estimate.low != estimate.low:  # NaN: one seed
+        return format_value(estimate.value)
+    return f"{format_value(estimate.value)} ({format_value(estimate.low)} to {format_value(estimate.high)})"
+
+
+def summary_table(summaries: list[OutcomeSummary]) -> str:
+    """Markdown: one row per outcome, each measure as "mean (95% interval)"."""
+    header = ["outcome", "seeds", *MEASURE_NAMES.values()]
+    rows = [[s.group, s.count, *(s.means[key] for key in MEASURE_NAMES)] for s in summaries]
+    formats = {i: _estimate_text for i in range(2, 2 + len(MEASURE_NAMES))}
+    return markdown_table(header, rows, formats=formats)
+
+
+def compare_outcomes(summaries: list[OutcomeSummary], measure: str, first: str, second: str) -> str:
+    """One clause comparing the mean of `measure` between two outcome groups, with intervals:
+    which is lower, and whether the 95% intervals are apart (or "not measured" when a group is
+    absent)."""
+    by_group = {s.group: s for s in summaries}
+    if first not in by_group or second not in by_group:
+        return f"{MEASURE_NAMES[measure]}: not measured for both {first} and {second}"
+    a, b = by_group[first].means[measure], by_group[second].means[measure]
+    relation = "lower than" if a.value < b.value else "higher than"
+    apart = a.high < b.low or b.high < a.low
+    return (f"{MEASURE_NAMES[measure]} {_estimate_text(a)} for {first} ({by_group[first].count} seeds), "
+            f"{relation} {_estimate_text(b)} for {second} ({by_group[second].count}); the 95% "
+            f"intervals {'are apart' if apart else 'overlap'}")
+
+
+@dataclass(frozen=True)
+class Correlation:
+    """Linear (Pearson) and rank (Spearman) correlation of two measures over the seeds."""
+
+    first: str
+    second: str
+    pearson: float
+    spearman: float
+
+
+def measure_correlations(end: EndOfTraining) -> list[Correlation]:
+    """The correlations of `CORRELATED_PAIRS` over all measured seeds."""
+    values = end.measures()
+    return [Correlation(a, b, pearson(values[a], values[b]), spearman(values[a], values[b]))
+            for a, b in CORRELATED_PAIRS]
+
+
+@dataclass(frozen=True)
+class MeasureAuc:
+    """How well one measure separates outcomes: ROC AUC of "high value" for the first class.
+
+    `either_vs_neither`: grokked either group (positive) against neither; `s4_vs_a4`: grokked
+    S4 (positive) against grokked A4 x Z2. 0.5 is chance; below 0.5, low values mark the
+    positive class.
+    """
+
+    measure: str
+    either_vs_neither: Estimate
+    s4_vs_a4: Estimate
+
+
+def outcome_aucs(end: EndOfTraining, *, resamples: int, generator: torch.Generator) -> list[MeasureAuc]:
+    """`MeasureAuc` of every measure, with stratified bootstrap intervals."""
+    grokked = end.group < 2
+    among = grokked.nonzero().squeeze(1)
+    is_s4 = end.group[among] == 0
+    rows = []
+    for key, values in end.measures().items():
+        either = bootstrap(roc_auc, values, grokked, resamples=resamples, generator=generator,
+                           strata=grokked.long())
+        s4 = bootstrap(roc_auc, values[among], is_s4, resamples=resamples, generator=generator,
+                       strata=is_s4.long())
+        rows.append(MeasureAuc(key, either, s4))
+    return rows
+
+
+def auc_table(rows: list[MeasureAuc]) -> str:
+    """Markdown: one row per measure, each AUC as "value (95% interval)"."""
+    return markdown_table(
+        ["measure", "AUC: grokked either vs neither", "AUC: S4 vs A4xZ2 among grokkers"],
+        [[MEASURE_NAMES[r.measure], r.either_vs_neither, r.s4_vs_a4] for r in rows],
+        formats={1: _estimate_text, 2: _estimate_text})
+
+
+@dataclass(frozen=True)
+class Tracking:
+    """How one measure moves with the generalization gap along training.
+
+    `per_seed`: Spearman correlation between the measure and the gap over the snapshots of each
+    seed; `mean`: their mean with a bootstrap interval over seeds.
+    """
+
+    measure: str
+    per_seed: tuple[float, ...]
+    mean: Estimate
+
+
+def tracking_over_time(over_time: MeasuresOverTime, *, resamples: int,
+                       generator: torch.Generator) -> list[Tracking]:
+    """`Tracking` of every measure, best tracker (largest mean |rank correlation|) first."""
+    rows = []
+    for name, values in over_time.measures.items():
+        finite = torch.isfinite(values)
+        per_seed = tuple(spearman(values[finite[:, b], b], over_time.gap[finite[:, b], b])
+                         for b in range(values.shape[1]))
+        mean = mean_estimate(torch.tensor(per_seed), resamples=resamples, generator=generator)
+        rows.append(Tracking(name, per_seed, mean))
+    return sorted(rows, key=lambda row: -abs(row.mean.value) if row.mean.value == row.mean.value else 0)
+
+
+def tracking_table(rows: list[Tracking]) -> str:
+    """Markdown: one row per measure, the mean rank correlation with the gap and its interval."""
+    return markdown_table(["measure", "seeds", "rank correlation with the gap over time"],
+                          [[r.measure, len(r.per_seed), r.mean] for r in rows],
+                          formats={2: _estimate_text})
+
+
+def chapter_results(end: EndOfTraining, summaries: list[OutcomeSummary],
+                    correlations: list[Correlation], aucs: list[MeasureAuc], trajectory: Trajectory,
+                    tracking: list[Tracking], settings: dict) -> dict:
+    """The chapter's results JSON: per outcome, the correlations, the AUCs, the trajectories."""
+    return {
+        "outcomes": [{"group": s.group, "count": s.count,
+                      **{key: asdict(value) for key, value in s.means.items()}} for s in summaries],
+        "correlations": [asdict(c) for c in correlations],
+        "aucs": [asdict(a) for a in aucs],
+        "efficiency_norm": end.efficiency_norm,
+        "llc_spread": {"mean_std_over_chains": float(end.llc.std.mean()),
+                       "mean_sem": float(end.llc.sem.mean()), "chains": end.llc.per_chain.shape[1]},
+        "llc_over_training": {"seeds": trajectory.seeds, "epochs": trajectory.epochs.tolist(),
+                              "llc": trajectory.llc.T.tolist(), "sem": trajectory.llc_sem.T.tolist(),
+                              "same_outcome_as_sweep": trajectory.same_outcome},
+        "tracking_over_time": [{"measure": t.measure, "per_seed": list(t.per_seed), **asdict(t.mean)}
+                               for t in tracking],
+        **settings,
+    }
+
+
+__all__ = [
+    "CORRELATED_PAIRS", "Correlation", "MEASURE_NAMES", "MeasureAuc", "OutcomeSummary", "Tracking",
+    "auc_table", "chapter_results", "compare_outcomes", "measure_correlations", "outcome_aucs", "outcome_summaries",
+    "summary_table", "tracking_over_time", "tracking_table",
+]

@@ -1,0 +1,296 @@
+"""Local learning coefficient (LLC) of many models at once, estimated by SGLD (chapter 5).
+
+Chapter 5 measures how degenerate each trained MLP instance of chapter 4 is by its LLC, the
+estimate of the ambiguous-grokking study (step 8e-4, inverse temperature n*beta = 1e3,
+localization 1, 3,000 full-batch steps, 100 chains, 60% burn-in; the defaults of `SGLDConfig`).
+For one model at w* with training loss L (mean over the n training points), chain c runs SGLD on
+the localized, tempered posterior exp(-n_beta L(w) - localization/2 |w - w*|^2) and
+
+    llc_c = n_beta * (mean of L(w_t) over the steps t after burn-in - L(w*)).
+
+The estimate of the model is the mean of llc_c over its chains, reported with their standard
+deviation (ddof 1) and standard error (std / sqrt(chains)). It assumes w* is a local minimum of
+L: from elsewhere the chains drift downhill and the estimate can come out negative.
+
+The SGLD step (one model; eps = step_size, gamma = localization, xi ~ N(0, I)):
+
+    w_{t+1} = w_t - (eps / 2) * (n_beta * grad L_batch(w_t) + gamma * (w_t - w*)) + sqrt(eps) * xi
+
+where L_batch is the mean loss over the step's batch (all n points by default). This is
+exactly devinterp's SGLD (checked in the code of devinterp 1.3.2's `devinterp.optim.SGLD` and
+2.0.1's `SGLD` and `SGMCMC.sgld`) with lr = eps, nbeta = n_beta, localization = gamma,
+noise_level 1, no weight decay and no bounding box: devinterp multiplies the gradient of the
+batch-mean loss by nbeta, adds localization * (w - w_0), steps by -lr/2 times that, then adds
+sqrt(lr) * N(0, 1). The recorded loss of step t is, as in devinterp, the loss at w_t *before*
+its update, on the batch its gradient comes from (with minibatches a batch loss, not the full
+loss). So `SGLDConfig()` matches devinterp 1.3.2's `estimate_learning_coeff_with_summary` with
+a full-batch loader, optimizer_kwargs lr=8e-4, nbeta=1e3, localization=1, num_burnin_steps=1800,
+num_draws=1200, num_chains=100. Where we differ: L(w*) is always the full-batch loss (devinterp
+averages the first batches of its loader unless given init_loss); devinterp 2.0.1's
+`compute_llc` averages every step, burn-in included, and its `llc_std` has ddof 0 (1.3.2's
+`llc/std` has ddof 1, as here); a minibatch is a fresh subset drawn without replacement at
+every step and shared by all chains and instances (devinterp cycles a DataLoader); and the
+random numbers differ (devinterp reseeds torch's global generator per chain).
+
+Batched over models. `estimate_llc` takes the parameters of B independent models (every tensor
+with a leading instances dimension, as in `lib.grokking.mlp`), replicates each model `chains`
+times into M = B * chains models (instance-major: model b * chains + c is chain c of instance
+b), and moves all M at once: one loss evaluation and one `torch.autograd.grad` of the summed
+losses per step (the models share no parameters, so the gradient of the sum is each model's own
+gradient). All randomness comes from one `torch.Generator`, so the same seed gives the same
+numbers; per step it draws the batch (if any), then one noise tensor per parameter in dict
+order. An instance's numbers therefore depend on the other instances run beside it (as
+training's depend on the chunking), and memory grows with B * chains: pass chunks of
+instances. `single_model_llc` is the plain loop over chains of one model, drawing in the same
+order, so one chain of one instance follows it draw for draw; `mlp_llc` and `mlp_single_llc`
+wrap both for the MLP of chapter 4.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+
+from lib.book.params import ParameterError, check_float, check_int
+from lib.grokking.mlp import instance_loss, single_logits
+
+#: loss_fn(params, batch) -> losses: params hold M models (leading dim M), batch is None for
+#: all training points or a LongTensor of training-point indices; returns the (M,) mean losses.
+LossFn = Callable[[dict[str, torch.Tensor], torch.Tensor | None], torch.Tensor]
+
+
+@dataclass(frozen=True)
+class SGLDConfig:
+    """Settings of the SGLD chains (defaults: the ambiguous-grokking study's).
+
+    Attributes:
+        step_size: eps, the SGLD step size (devinterp's lr).
+        n_beta: n * beta, the inverse temperature multiplying the mean training loss.
+        localization: gamma, the strength of the pull back to w*.
+        steps: SGLD steps per chain.
+        chains: independent chains per model.
+        burn_in: fraction of the steps discarded before averaging the loss (0 <= burn_in < 1).
+        batch_size: training points per step; None uses all of them (full batch).
+    """
+
+    step_size: float = 8e-4
+    n_beta: float = 1e3
+    localization: float = 1.0
+    steps: int = 3000
+    chains: int = 100
+    burn_in: float = 0.6
+    batch_size: int | None = None
+
+    def __post_init__(self) -> None:
+        check_float("step_size", self.step_size, 0.0, low_inclusive=False)
+        check_float("n_beta", self.n_beta, 0.0, low_inclusive=False)
+        check_float("localization", self.localization, 0.0)
+        check_int("steps", self.steps, 1)
+        check_int("chains", self.chains, 1)
+        if check_float("burn_in", self.burn_in, 0.0, 1.0) == 1.0:
+            raise ParameterError("Parameter `burn_in` must be a finite number of at least 0 and "
+                                 "below 1 (the fraction of steps discarded); got 1.0.")
+        if self.batch_size is not None:
+            check_int("batch_size", self.batch_size, 1)
+
+    @property
+    def burn_in_steps(self) -> int:
+        """Number of initial steps whose losses are not averaged: floor(burn_in * steps), read
+        forgivingly (0.29 * 100 is 28.999... in floating point but gives 29), at most steps - 1."""
+        return min(math.floor(self.burn_in * self.steps + 1e-9), self.steps - 1)
+
+
+@dataclass(frozen=True)
+class LLCEstimate:
+    """LLC estimates of B models (CPU float64 tensors).
+
+    Attributes:
+        mean: (B,) mean over chains of each model's per-chain estimates.
+        std: (B,) standard deviation over chains (ddof 1; NaN with one chain).
+        sem: (B,) standard error of the mean, std / sqrt(chains).
+        per_chain: (B, chains) n_beta * (mean loss after burn-in - init_loss).
+        init_loss: (B,) full-batch loss at w*.
+        loss_trace: (steps, B) the recorded loss of every step, averaged over chains.
+        burn_in_steps: the number of initial steps left out of the averages.
+    """
+
+    mean: torch.Tensor
+    std: torch.Tensor
+    sem: torch.Tensor
+    per_chain: torch.Tensor
+    init_loss: torch.Tensor
+    loss_trace: torch.Tensor
+    burn_in_steps: int
+
+
+def _check_batch(config: SGLDConfig, n_data: int | None) -> None:
+    if config.batch_size is None:
+        return
+    if n_data is None:
+        raise ValueError("estimating the LLC with minibatches needs n_data, the number of training points.")
+    if config.batch_size > n_data:
+        raise ParameterError(f"Parameter `batch_size` must be at most the number of training points "
+                             f"({n_data}); got {config.batch_size}.")
+
+
+def _draw_batch(config: SGLDConfig, n_data: int | None, generator: torch.Generator,
+                device: torch.device) -> torch.Tensor | None:
+    """The training-point indices of one step (None: all of them), drawn without replacement."""
+    if config.batch_size is None:
+        return None
+    return torch.randperm(n_data, generator=generator, device=generator.device)[:config.batch_size].to(device)
+
+
+def _noise(like: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+    """Standard normal noise shaped like `like`, drawn on the generator's device."""
+    return torch.randn(like.shape, generator=generator, device=generator.device,
+                       dtype=like.dtype).to(like.device)
+
+
+def _summarise(per_chain: torch.Tensor, init_loss: torch.Tensor, trace: torch.Tensor,
+               burn_in_steps: int) -> LLCEstimate:
+    chains = per_chain.shape[1]
+    std = per_chain.std(dim=1) if chains > 1 else torch.full_like(per_chain[:, 0], math.nan)
+    return LLCEstimate(mean=per_chain.mean(dim=1), std=std, sem=std / math.sqrt(chains),
+                       per_chain=per_chain, init_loss=init_loss, loss_trace=trace,
+                       burn_in_steps=burn_in_steps)
+
+
+def estimate_llc(
+    loss_fn: LossFn, params: dict[str, torch.Tensor], config: SGLDConfig,
+    generator: torch.Generator, n_data: int | None = None,
+) -> LLCEstimate:
+    """LLC of each of the B models in `params` (leading dim B), all chains run as one batch.
+
+    `loss_fn` is called with B models (at w*, full batch) and with M = B * chains models (the
+    chains; model m belongs to instance m // chains); it must return the (M,) mean losses,
+    differentiable. `n_data` (the number of training points) is needed with minibatches only.
+    Runs on the parameters' device; noise and batches are drawn on the generator's device (a
+    generator on the parameters' device is fastest) and the results come back on the CPU.
+    """
+    _check_batch(config, n_data)
+    names = list(params)
+    n_models = params[names[0]].shape[0]
+    chains, burn = config.chains, config.burn_in_steps
+    device = params[names[0]].device
+    if any(value.shape[0] != n_models for value in params.values()):
+        raise ValueError("every parameter tensor needs the same leading instances dimension.")
+    with torch.no_grad():
+        init_loss = loss_fn({k: v.detach() for k, v in params.items()}, None).double()
+    center = {k: v.detach().repeat_interleave(chains, dim=0) for k, v in params.items()}
+    current = {k: v.clone().requires_grad_(True) for k, v in center.items()}
+    trace = torch.empty(config.steps, n_models, dtype=torch.float64, device=device)
+    total = torch.zeros(n_models * chains, dtype=torch.float64, device=device)
+    half_step, noise_scale = config.step_size / 2, math.sqrt(config.step_size)
+    for step in range(config.steps):
+        batch = _draw_batch(config, n_data, generator, device)
+        losses = loss_fn(current, batch)
+        grads = torch.autograd.grad(losses.sum(), [current[k] for k in names], materialize_grads=True)
+        with torch.no_grad():
+            losses = losses.detach().double()
+            trace[step] = losses.view(n_models, chains).mean(dim=1)
+            if step >= burn:
+                total += losses
+            for name, grad in zip(names, grads):
+                value = current[name]
+                drift = grad.mul_(config.n_beta).add_(value - center[name], alpha=config.localization)
+                value.sub_(drift, alpha=half_step).add_(_noise(value, generator), alpha=noise_scale)
+    mean_loss = (total / (config.steps - burn)).view(n_models, chains)
+    per_chain = config.n_beta * (mean_loss - init_loss[:, None])
+    return _summarise(per_chain.cpu(), init_loss.cpu(), trace.cpu(), burn)
+
+
+def single_model_llc(
+    loss_fn: Callable[[dict[str, torch.Tensor], torch.Tensor | None], torch.Tensor],
+    params: dict[str, torch.Tensor], config: SGLDConfig, generator: torch.Generator,
+    n_data: int | None = None,
+) -> LLCEstimate:
+    """LLC of one model (no instances dimension), one chain after another: the plain reference.
+
+    `loss_fn(params, batch)` returns the scalar mean loss of the one model. The result has B = 1.
+    """
+    _check_batch(config, n_data)
+    device = next(iter(params.values())).device
+    center = {k: v.detach() for k, v in params.items()}
+    with torch.no_grad():
+        init_loss = float(loss_fn(center, None))
+    traces, per_chain = [], []
+    for _ in range(config.chains):
+        w = {k: v.clone().requires_grad_(True) for k, v in center.items()}
+        losses = []
+        for _ in range(config.steps):
+            batch = _draw_batch(config, n_data, generator, device)
+            loss = loss_fn(w, batch)
+            loss.backward()
+            losses.append(float(loss.detach()))
+            with torch.no_grad():
+                for name, value in w.items():
+                    drift = config.n_beta * value.grad + config.localization * (value - center[name])
+                    value -= config.step_size / 2 * drift
+                    value += math.sqrt(config.step_size) * _noise(value, generator)
+                    value.grad = None
+        traces.append(losses)
+        kept = losses[config.burn_in_steps:]
+        per_chain.append(config.n_beta * (sum(kept) / len(kept) - init_loss))
+    trace = torch.tensor(traces, dtype=torch.float64).mean(dim=0)[:, None]
+    return _summarise(torch.tensor([per_chain], dtype=torch.float64),
+                      torch.tensor([init_loss], dtype=torch.float64), trace, config.burn_in_steps)
+
+
+def mlp_llc(
+    params: dict[str, torch.Tensor], train_left: torch.Tensor, train_right: torch.Tensor,
+    train_labels: torch.Tensor, config: SGLDConfig, generator: torch.Generator,
+) -> LLCEstimate:
+    """LLC of every MLP instance in `params` on its training pairs (mean cross-entropy)."""
+    device = params["unembed"].device
+    left, right, labels = (t.to(device) for t in (train_left, train_right, train_labels))
+
+    def loss_fn(models: dict[str, torch.Tensor], batch: torch.Tensor | None) -> torch.Tensor:
+        if batch is None:
+            return instance_loss(models, left, right, labels)
+        return instance_loss(models, left[batch], right[batch], labels[batch])
+
+    return estimate_llc(loss_fn, params, config, generator, n_data=left.numel())
+
+
+#: Most models (instances x chains) `mlp_llc_in_chunks` moves in one SGLD batch.
+MAX_SGLD_MODELS = 4096
+
+
+def mlp_llc_in_chunks(
+    params: dict[str, torch.Tensor], train_left: torch.Tensor, train_right: torch.Tensor,
+    train_labels: torch.Tensor, config: SGLDConfig, generator: torch.Generator,
+) -> LLCEstimate:
+    """`mlp_llc` of every instance, in consecutive chunks of at most `MAX_SGLD_MODELS` models.
+
+    Memory grows with instances x chains; the chunks depend only on the counts, so a seed still
+    gives the same numbers (and with a single chunk exactly those of `mlp_llc`).
+    """
+    n = params["unembed"].shape[0]
+    size = max(1, MAX_SGLD_MODELS // config.chains)
+    parts = [mlp_llc({k: v[start:start + size] for k, v in params.items()}, train_left, train_right,
+                     train_labels, config, generator) for start in range(0, n, size)]
+    if len(parts) == 1:
+        return parts[0]
+    fields = ("mean", "std", "sem", "per_chain", "init_loss", "loss_trace")
+    return LLCEstimate(*(torch.cat([getattr(p, f) for p in parts], dim=1 if f == "loss_trace" else 0)
+                         for f in fields), parts[0].burn_in_steps)
+
+
+def mlp_single_llc(
+    params: dict[str, torch.Tensor], train_left: torch.Tensor, train_right: torch.Tensor,
+    train_labels: torch.Tensor, config: SGLDConfig, generator: torch.Generator,
+) -> LLCEstimate:
+    """LLC of one MLP (no instances dimension) by `single_model_llc`, its loss from `single_logits`."""
+    device = params["unembed"].device
+    left, right, labels = (t.to(device) for t in (train_left, train_right, train_labels))
+
+    def loss_fn(model: dict[str, torch.Tensor], batch: torch.Tensor | None) -> torch.Tensor:
+        pick = slice(None) if batch is None else batch
+        return F.cross_entropy(single_logits(model, left[pick], right[pick]), labels[pick])
+
+    return single_model_llc(loss_fn, params, config, generator, n_data=left.numel())

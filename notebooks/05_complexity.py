@@ -1,0 +1,331 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Which solution is simpler? Complexity of the grokked solutions
+#
+# Chapter 4 trained a thousand seeds on the pairs where S4 and A4 x Z2 agree: most memorized,
+# some grokked S4, a few grokked A4 x Z2. If training prefers simple solutions, a measure of
+# complexity should tell the outcomes apart, and perhaps even predict them. The study of Wu and
+# Jaburi [@wu2025ambiguous] tried three measures at the end of training, the local learning
+# coefficient (LLC) [@lau2023llc], the weight norm and the circuit efficiency [@varma2023efficiency],
+# and found all three "somewhat predictive": seeds that grok S4 tend to have lower training
+# loss, weight norm and LLC. This chapter measures the same seeds.
+#
+# What you will see:
+#
+# - the LLC estimated by SGLD for hundreds of seeds and their chains at once, checked on a
+#   model whose answer is known, with the spread of the estimate over chains;
+# - training loss, weight norm, LLC and circuit efficiency of every grokker and a sample of the
+#   other seeds, per outcome with intervals, their correlations, and how well each measure
+#   separates the outcomes (ROC AUC);
+# - the LLC along training of one seed per outcome;
+# - the generalization measures of Jiang et al. [@jiang2019fantastic] along the training of
+#   seeds that grok S4 from an iid part of its table: which one follows the generalization gap.
+
+# %% tags=["parameters"]
+smoke = False  # tiny run for tests (well under a minute)
+seed = 0  # seeds every random draw of the chapter
+device = "auto"  # "auto" (CUDA when present), "cpu", "cuda" or "cuda:K"
+results_dir = "../results"  # results JSON and saved models go here; later chapters read them here
+llc_chains = 8  # SGLD chains per seed (published: 100)
+llc_steps = 500  # SGLD steps per chain (published: 3,000)
+llc_step_size = 8e-4  # SGLD step size (published: 8e-4)
+llc_n_beta = 1000.0  # SGLD inverse temperature n * beta (published: 1e3)
+llc_localization = 1.0  # SGLD localization strength gamma (published: 1)
+llc_burn_in = 0.6  # share of each chain's steps left out as burn-in (published: 0.6)
+neither_sample = 100  # seeds that grokked neither group measured beside every grokker
+bootstrap_resamples = 1000  # bootstrap resamples of every interval
+fallback_instances = 1000  # seeds of the S4 sweep trained here when chapter 4's is missing (chapter 4: 1,000)
+fallback_epochs = 2000  # epochs of that sweep (the study: 2,000)
+trajectory_every = 100  # epochs between the snapshots at which one seed per outcome is measured over training
+iid_instances = 4  # seeds trained on an iid part of S4's table
+iid_train_fraction = 0.8  # share of S4's table they train on
+iid_epochs = 2000  # epochs of those seeds
+iid_every = 100  # epochs between their measured snapshots
+grok_threshold = 0.999  # accuracy on a group's full table that counts as grokking it
+cpu_threads = 1  # torch threads on the CPU for the LLC and the measures
+
+# %%
+import dataclasses
+import time
+
+import torch
+from IPython.display import Markdown, display
+
+from lib.book.params import apply_cpu_threads, validate_parameters
+from lib.book.plotting import configure_notebook_rendering
+from lib.book.reproducibility import seed_everything
+from lib.book.results import write_results
+from lib.chapters.ch5 import (
+    GROUPS, Chapter5Parameters, choose_seeds, iid_sweep, llc_over_training, measure_end_of_training,
+    measures_over_time, outcome_groups, regression_check, s4_sweep,
+)
+from lib.chapters.ch5_figures import (
+    llc_spread_figure, llc_trajectory_figure, measure_scatter_figure, measures_over_time_figure,
+    rescaling_figure,
+)
+from lib.chapters.ch5_results import (
+    MEASURE_NAMES, auc_table, chapter_results, compare_outcomes, measure_correlations, outcome_aucs,
+    outcome_summaries, summary_table, tracking_over_time, tracking_table,
+)
+from lib.grokking.circuit_efficiency import loss_along_rescaling
+from lib.grokking.groups import symmetric_coset_labelled
+from lib.grokking.mlp import select_instances
+from lib.grokking.outcomes import first_epoch_at_or_above
+
+config = validate_parameters(Chapter5Parameters, globals())
+apply_cpu_threads(config.cpu_threads, config.device)
+seed_everything(config.seed)
+configure_notebook_rendering()
+seconds = {}
+print(config.sgld)
+
+# %% [markdown]
+# ## The published scale
+#
+# The defaults are a reduced run for a CPU: fewer chains and SGLD steps per seed, every grokker
+# but only a sample of the other seeds, and few seeds on the iid task. The study estimated the
+# LLC with 100 chains of 3,000 steps [@wu2025ambiguous]; on a GPU, after chapter 4 ran at the
+# published scale (10,000 seeds):
+#
+# ```
+# papermill 05_complexity.ipynb out.ipynb -p device cuda -p llc_chains 100 -p llc_steps 3000 \
+#     -p neither_sample 10000 -p iid_instances 32 -p iid_epochs 2000
+# ```
+
+# %% [markdown]
+# ## The estimator
+#
+# The LLC of a trained model w* measures how much of parameter space around w* has a loss
+# almost as low as w*'s: the smaller, the more degenerate (and, in singular learning theory,
+# the simpler) the solution [@lau2023llc]. It is estimated by sampling the tempered posterior
+# localized at w* with stochastic-gradient Langevin dynamics:
+#
+# w <- w - (eps / 2) (n beta grad L(w) + gamma (w - w*)) + N(0, eps),
+#
+# and LLC = n beta (mean of L over the chain after burn-in - L(w*)), averaged over chains
+# (`lib.grokking.llc`). Every chain of every seed is one model of a batch: the models of the
+# chapter share the training set, so their losses and gradients are computed together.
+#
+# First, a case with a known answer: linear regression with d parameters is a regular model,
+# whose learning coefficient is d / 2 (the unit tests add singular models with known
+# coefficients).
+
+# %%
+# NBVAL_CHECK_OUTPUT
+check = regression_check(torch.Generator().manual_seed(config.seed))
+print(f"linear regression, d = 4: LLC estimate {check.estimate:.3f} +- {check.sem:.3f} (standard "
+      f"error over chains); exact mean at these SGLD settings {check.expected:.3f}; d / 2 = "
+      f"{check.learning_coefficient}")
+assert check.passes, "the estimator misses a known learning coefficient"
+
+# %% [markdown]
+# ## Chapter 4's seeds
+#
+# The S4 sweep of chapter 4 is loaded from `results_dir` when it is there; otherwise the same
+# sweep is trained here with chapter 4's code (the cell says which happened).
+
+# %%
+sweep = s4_sweep(config)
+result = sweep.result
+groups = outcome_groups(result, config.grok_threshold)
+counts = {name: int((groups == code).sum()) for code, name in enumerate(GROUPS)}
+print(f"S4 sweep: {sweep.source}" + (f" ({sweep.path})" if sweep.path else "")
+      + f", {result.n_instances} seeds, {result.training_config.epochs} epochs; outcomes: {counts}")
+chosen = choose_seeds(groups, config.neither_sample, torch.Generator().manual_seed(config.seed))
+print(f"measured: {len(chosen)} seeds (every grokker and {int((groups[chosen] == 2).sum())} of the "
+      f"{counts['neither']} that grokked neither)")
+
+# %% [markdown]
+# ## At the end of training
+#
+# For every measured seed: the training loss, the L2 norm of all its weights, its LLC, and its
+# **circuit efficiency**. The model is homogeneous: multiplying every weight by alpha multiplies
+# the logits by alpha^3 (the unembedding bias, absent here, would be scaled by alpha^3 too,
+# `lib.grokking.circuit_efficiency`). Rescaling a seed's weights therefore traces a curve of
+# training loss against weight norm. We read each curve at one common norm, the median final norm
+# of the measured seeds: the loss there is the seed's efficiency number (lower = a solution that
+# buys more confidence per unit of norm).
+
+# %%
+started = time.perf_counter()
+end = measure_end_of_training(result, chosen, groups, config, torch.Generator().manual_seed(config.seed + 1))
+seconds["end_of_training"] = time.perf_counter() - started
+print(f"LLC of {len(chosen)} seeds x {config.llc_chains} chains x {config.llc_steps} steps in "
+      f"{end.llc_seconds:.0f} s; common norm for efficiency: {end.efficiency_norm:.2f}")
+
+# %%
+summaries = outcome_summaries(end, resamples=config.bootstrap_resamples,
+                              generator=torch.Generator().manual_seed(config.seed + 2))
+display(Markdown(summary_table(summaries)))
+measure_scatter_figure(end).show()
+
+# %% [markdown]
+# How much does one estimate move between chains? The figure shows every chain's estimate
+# beside each seed's mean. With C chains the standard error of the mean is the spread over
+# chains divided by sqrt(C); the published 100 chains would shrink the error bars below by
+# sqrt(100 / C).
+
+# %%
+spread, sem = float(end.llc.std.mean()), float(end.llc.sem.mean())
+print(f"mean spread of the LLC over chains: {spread:.2f}; mean standard error with "
+      f"{config.llc_chains} chains: {sem:.2f}; with 100 chains it would be about "
+      f"{spread / 10:.2f}")
+llc_spread_figure(end).show()
+
+# %% [markdown]
+# ## Correlations and prediction
+#
+# The study found the training loss and the LLC strongly correlated across seeds, and the loss
+# and the weight norm moderately so [@wu2025ambiguous]. Here are both correlations, linear and
+# by rank, over the measured seeds (the sample over-represents grokkers: correlations over all
+# seeds would weigh the memorizers more).
+
+# %%
+correlations = measure_correlations(end)
+for c in correlations:
+    print(f"{c.first} vs {c.second}: Pearson {c.pearson:.3f}, Spearman {c.spearman:.3f}")
+
+# %% [markdown]
+# Which measure tells the outcomes apart? The ROC AUC of a measure is the probability that a
+# random seed of the first class has a higher value than a random seed of the second (0.5:
+# no information; below 0.5: *low* values mark the first class). Intervals are 95% bootstrap
+# intervals, resampling within each class. AUC does not depend on how many seeds of each class
+# were sampled, so the sample of non-grokkers does not bias it.
+
+# %%
+aucs = outcome_aucs(end, resamples=config.bootstrap_resamples,
+                    generator=torch.Generator().manual_seed(config.seed + 3))
+display(Markdown(auc_table(aucs)))
+
+# %% [markdown]
+# ## Circuit efficiency
+#
+# The rescaling curves of one seed per outcome, and the common norm at which the efficiency of
+# every seed is read.
+
+# %%
+positions = {name: int((end.group == code).nonzero()[0]) for code, name in enumerate(GROUPS)
+             if (end.group == code).any()}
+subset = select_instances(result.final_params, end.index[list(positions.values())])
+alphas = torch.linspace(0.4, 1.6, 25)
+losses, norms = loss_along_rescaling(subset, result.train_left, result.train_right,
+                                     result.train_labels, alphas)
+rescaling_figure(norms, losses, end, positions).show()
+
+# %% [markdown]
+# ## The LLC along training
+#
+# The study followed the LLC of S5 seeds over training: it rose to about 4,500 early and fell to
+# 500-600 by the end, and for seeds that grokked it fell sharply when test accuracy rose
+# [@wu2025ambiguous]. Chapter 4 kept snapshots of the S4 seeds only every few hundred epochs, so
+# one seed per outcome is retrained here with the same code and seed, with a snapshot every
+# `trajectory_every` epochs, and its LLC estimated at each. The estimate assumes the weights sit
+# at a minimum of the training loss: before a seed fits its training set they do not, the
+# chains slide downhill and the estimate comes out negative, so the figure starts each curve at
+# the epoch its seed fits the training set.
+
+# %%
+started = time.perf_counter()
+trajectory = llc_over_training(result, groups, config, torch.Generator().manual_seed(config.seed + 4))
+seconds["llc_over_training"] = time.perf_counter() - started
+print(f"retrained seeds end with the outcome they had in the sweep: {trajectory.same_outcome}")
+for k, (name, seed_index) in enumerate(trajectory.seeds.items()):
+    fitted = int(trajectory.fitted_epoch[k])
+    after_fit = (trajectory.epochs >= fitted).nonzero().squeeze(1)
+    values = trajectory.llc[after_fit, k]
+    top = int(values.argmax())
+    line = (f"{name} (seed {seed_index}): fits its training set at epoch {fitted}; LLC "
+            f"{values[0]:.1f} at epoch {int(trajectory.epochs[after_fit[0]])}, highest {values[top]:.1f} "
+            f"at epoch {int(trajectory.epochs[after_fit[top]])}, {values[-1]:.1f} at the end")
+    around = trajectory.around_grokking(k)
+    if around:
+        line += (f"; groks at epoch {int(trajectory.grok_epoch[k])}: LLC {around[1]:.1f} at epoch "
+                 f"{around[0]}, {around[3]:.1f} at epoch {around[2]}")
+    print(line)
+llc_trajectory_figure(trajectory).show()
+
+# %% [markdown]
+# ## Measures over time, where a group is always grokked
+#
+# Trained on a random part of S4's own table, with no second group to confuse it, the MLP
+# groks in the classic way. S4 is small (576 pairs), so the seeds here see 80% of its table by
+# default; the cell prints how many grokked and when. Along that training every
+# measure of Jiang et al. [@jiang2019fantastic] (L2 norm, distance from initialization, inverse
+# margin, products of spectral and Frobenius norms, path norm, PAC-Bayes sharpness), the
+# training loss and the LLC are computed at each snapshot, next to the generalization gap
+# (training accuracy minus accuracy on the whole table). For each seed, the rank correlation
+# over time between a measure and the gap says how well it follows generalization; the table
+# averages it over seeds.
+
+# %%
+started = time.perf_counter()
+iid = iid_sweep(symmetric_coset_labelled(4), config, torch.Generator().manual_seed(config.seed + 5))
+over_time = measures_over_time(iid, config, torch.Generator().manual_seed(config.seed + 6))
+seconds["measures_over_time"] = time.perf_counter() - started
+final_test = iid.final("acc_test")
+iid_grok_epochs = first_epoch_at_or_above(iid.metrics["acc_test"], iid.log_epochs, config.grok_threshold)
+print(f"{iid.n_instances} seeds on {iid.train_left.numel()} of 576 pairs; final accuracy on the "
+      f"whole table: {[round(float(a), 3) for a in final_test]}; "
+      f"{int((iid_grok_epochs >= 0).sum())} grokked (epochs: {iid_grok_epochs.tolist()}, -1: never)")
+tracking = tracking_over_time(over_time, resamples=config.bootstrap_resamples,
+                              generator=torch.Generator().manual_seed(config.seed + 7))
+display(Markdown(tracking_table(tracking)))
+measures_over_time_figure(over_time).show()
+
+# %% [markdown]
+# ## Numbers and checks
+
+# %%
+settings = {"sgld": {k: getattr(config.sgld, k) for k in ("step_size", "n_beta", "localization",
+                                                           "steps", "chains", "burn_in")},
+            "sweep_source": sweep.source, "n_seeds_in_sweep": result.n_instances,
+            "outcome_counts": counts, "n_measured": len(chosen),
+            "regression_check": dataclasses.asdict(check),
+            "iid_final_test_accuracy": final_test.tolist(), "iid_grok_epochs": iid_grok_epochs.tolist(),
+            "seconds": seconds,
+            "smoke": config.smoke, "seed": config.seed}
+results = chapter_results(end, summaries, correlations, aucs, trajectory, tracking, settings)
+path = write_results(config.results_dir, "05_complexity", results)
+print(f"results written to {path}")
+
+# %% [markdown]
+# ## Summary
+#
+# What this run measured (every number from the cells above):
+
+# %%
+best_auc = max(aucs, key=lambda row: abs(row.either_vs_neither.value - 0.5)
+               if row.either_vs_neither.value == row.either_vs_neither.value else -1)
+loss_llc, loss_norm = correlations[0], correlations[1]
+display(Markdown("\n".join([
+    f"- The batched SGLD estimator gives {check.estimate:.3f} +- {check.sem:.3f} on linear regression "
+    f"with d = 4 (exact mean at its settings {check.expected:.3f}, d / 2 = {check.learning_coefficient}).",
+    *(f"- {compare_outcomes(summaries, key, 'grokked S4', 'neither')}." for key in MEASURE_NAMES),
+    f"- {compare_outcomes(summaries, 'llc', 'grokked S4', 'grokked A4xZ2')}.",
+    f"- Across the {len(chosen)} measured seeds the training loss and the LLC correlate with "
+    f"Pearson {loss_llc.pearson:.2f} (Spearman {loss_llc.spearman:.2f}), the training loss and "
+    f"the weight norm with {loss_norm.pearson:.2f} ({loss_norm.spearman:.2f}); the study reports "
+    "the first as high and the second as moderate [@wu2025ambiguous]; here the second is "
+    f"{'the higher' if loss_norm.pearson > loss_llc.pearson else 'the lower'} of the two.",
+    f"- The measure that best separates grokkers from the rest is the "
+    f"{MEASURE_NAMES[best_auc.measure]}: AUC {best_auc.either_vs_neither.value:.2f} "
+    f"(95% interval {best_auc.either_vs_neither.low:.2f} to {best_auc.either_vs_neither.high:.2f}; "
+    f"{'below 0.5: lower values mark the grokkers' if best_auc.either_vs_neither.value < 0.5 else 'above 0.5: higher values mark the grokkers'}).",
+    f"- Along training on an iid part of S4's table, the measure that follows the generalization "
+    f"gap most closely is {tracking[0].measure} (mean rank correlation {tracking[0].mean.value:.2f} "
+    f"over {len(tracking[0].per_seed)} seeds).",
+    f"- The LLC estimates of this run use {config.llc_chains} chains of {config.llc_steps} steps; "
+    f"their standard errors (mean {sem:.2f}) would shrink about {(100 / config.llc_chains) ** 0.5:.1f} "
+    "times with the published 100 chains.",
+])))

@@ -1,0 +1,193 @@
+"""Chapter 5's parameters, runs, summaries and figures on tiny sweeps (fast)."""
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+import torch
+
+from lib.book.params import ParameterError, read_parameters_cell, validate_parameters
+from lib.chapters.ch5 import (
+    CHAPTER_4_SWEEP, S4_PAIR, Chapter5Parameters, EndOfTraining, MeasuresOverTime, choose_seeds,
+    iid_sweep, llc_over_training, measure_end_of_training, measures_over_time, outcome_groups,
+    regression_check, representative_seeds, s4_sweep,
+)
+from lib.chapters.ch5_figures import (
+    llc_spread_figure, llc_trajectory_figure, measure_scatter_figure, measures_over_time_figure,
+    rescaling_figure,
+)
+from lib.chapters.ch5_results import (
+    auc_table, chapter_results, compare_outcomes, measure_correlations, outcome_aucs, outcome_summaries,
+    summary_table, tracking_over_time, tracking_table,
+)
+from lib.grokking.groups import cyclic
+from lib.grokking.llc import LLCEstimate
+from lib.grokking.mlp import MLPConfig
+from lib.grokking.pairs import make_pair
+from lib.grokking.sweeps import run_pair_sweep, save_sweep
+from lib.grokking.training import SweepConfig
+
+DEFAULTS = {**read_parameters_cell(Path(__file__).parents[1] / "notebooks" / "05_complexity.py"),
+            "device": "cpu", "results_dir": "/tmp/results"}
+
+
+def tiny_config(tmp_path, **changes) -> Chapter5Parameters:
+    values = {**DEFAULTS, "smoke": True, "results_dir": str(tmp_path), "fallback_instances": 6,
+              "fallback_epochs": 10, "trajectory_every": 5, "iid_epochs": 10, "iid_every": 5}
+    return validate_parameters(Chapter5Parameters, {**values, **changes})
+
+
+def tiny_sweep(seeds=6, epochs=10):
+    schedule = SweepConfig(epochs=epochs, log_every=5, checkpoint_epochs=(0, epochs))
+    return run_pair_sweep(make_pair(S4_PAIR), list(range(seeds)), MLPConfig(24, 8, 8), schedule,
+                          progress=False)
+
+
+def with_outcomes(result, acc_g1, acc_g2):
+    """The sweep with its final accuracies replaced, to give each seed a chosen outcome."""
+    metrics = dict(result.metrics)
+    for key, final in (("acc_g1", acc_g1), ("acc_g2", acc_g2), ("train_acc", [1.0] * len(acc_g1))):
+        metrics[key] = metrics[key].clone()
+        metrics[key][-1] = torch.tensor(final)
+    return dataclasses.replace(result, metrics=metrics)
+
+
+def test_defaults_validate_and_smoke_shrinks_the_work():
+    config = validate_parameters(Chapter5Parameters, DEFAULTS)
+    assert config.sgld.step_size == 8e-4 and config.sgld.n_beta == 1000.0 and config.sgld.burn_in == 0.6
+    smoke = validate_parameters(Chapter5Parameters, {**DEFAULTS, "smoke": True})
+    assert smoke.llc_steps <= 20 and smoke.llc_chains == 2 and smoke.fallback_instances <= 16
+    with pytest.raises(ParameterError, match="`llc_chains`"):
+        validate_parameters(Chapter5Parameters, {**DEFAULTS, "llc_chains": 1})
+    with pytest.raises(ParameterError, match="`iid_train_fraction`"):
+        validate_parameters(Chapter5Parameters, {**DEFAULTS, "iid_train_fraction": 0.0})
+
+
+def test_outcome_groups_and_the_measured_seeds():
+    result = with_outcomes(tiny_sweep(), [1.0, 0.5, 0.5, 0.5, 1.0, 0.5], [0.5, 1.0, 0.5, 0.5, 0.5, 0.5])
+    groups = outcome_groups(result, 0.999)
+    assert groups.tolist() == [0, 1, 2, 2, 0, 2]
+    chosen = choose_seeds(groups, 2, torch.Generator().manual_seed(0))
+    assert {0, 1, 4} <= set(chosen.tolist()) and len(chosen) == 5 and chosen.tolist() == sorted(chosen.tolist())
+    assert torch.equal(chosen, choose_seeds(groups, 2, torch.Generator().manual_seed(0)))
+    assert set(representative_seeds(result, groups)) == {"grokked S4", "grokked A4xZ2", "neither"}
+
+
+def test_the_sweep_is_loaded_when_saved_and_trained_when_missing(tmp_path):
+    config = tiny_config(tmp_path)
+    trained = s4_sweep(config, progress=False)
+    assert trained.source == "trained" and trained.result.n_instances == 6
+    assert trained.result.training_config.epochs == 10 and trained.result.training_config.checkpoint_epochs == (0, 10)
+    assert not list(tmp_path.iterdir()), "the fallback is not written where chapter 4's sweep goes"
+    save_sweep(trained.result, tmp_path / CHAPTER_4_SWEEP)
+    loaded = s4_sweep(config, progress=False)
+    assert loaded.source == "checkpoint" and torch.equal(loaded.result.final_params["unembed"],
+                                                         trained.result.final_params["unembed"])
+
+
+def test_end_of_training_measures_and_their_summaries(tmp_path):
+    config = tiny_config(tmp_path)
+    result = with_outcomes(tiny_sweep(), [1.0, 0.5, 0.5, 0.5, 1.0, 0.5], [0.5, 1.0, 0.5, 0.5, 0.5, 0.5])
+    groups = outcome_groups(result, 0.999)
+    index = torch.arange(6)
+    end = measure_end_of_training(result, index, groups, config, torch.Generator().manual_seed(0))
+    assert end.llc.mean.shape == (6,) and end.llc.per_chain.shape == (6, config.llc_chains)
+    assert end.efficiency_norm == pytest.approx(float(end.weight_norm.median()))
+    # A seed whose norm is the common norm keeps its training loss.
+    at_median = int((end.weight_norm - end.efficiency_norm).abs().argmin())
+    assert end.efficiency_loss[at_median] == pytest.approx(float(end.train_loss[at_median]), rel=1e-4)
+    summaries = outcome_summaries(end, resamples=100, generator=torch.Generator().manual_seed(0))
+    assert [(s.group, s.count) for s in summaries] == [("grokked S4", 2), ("grokked A4xZ2", 1), ("neither", 3)]
+    assert summaries[0].means["weight_norm"].value == pytest.approx(float(end.weight_norm[[0, 4]].mean()))
+    table = summary_table(summaries).splitlines()
+    assert table[0].startswith("| outcome | seeds | training loss |") and len(table) == 5
+
+
+def hand_end(values, groups) -> EndOfTraining:
+    values = torch.tensor(values, dtype=torch.float64)
+    n = len(values)
+    llc = LLCEstimate(values, torch.ones(n), torch.ones(n), values[:, None].repeat(1, 2),
+                      torch.zeros(n), torch.zeros(3, n), 1)
+    return EndOfTraining(torch.arange(n), torch.tensor(groups), values, 2 * values, llc, 1.0, -values, 0.0)
+
+
+def test_aucs_and_correlations_on_hand_made_measures():
+    # Grokkers (groups 0 and 1) have the lowest values; among them S4 (0) below A4xZ2 (1).
+    end = hand_end([1.0, 2.0, 3.0, 5.0, 6.0, 7.0], [0, 0, 1, 2, 2, 2])
+    aucs = {row.measure: row for row in outcome_aucs(end, resamples=100, generator=torch.Generator().manual_seed(0))}
+    assert aucs["llc"].either_vs_neither.value == 0.0 and aucs["llc"].s4_vs_a4.value == 0.0
+    assert aucs["efficiency_loss"].either_vs_neither.value == 1.0  # the negated values
+    assert "| LLC | 0 (0 to 0) | 0 (0 to 0) |" in auc_table(list(aucs.values()))
+    correlations = {(c.first, c.second): c for c in measure_correlations(end)}
+    assert correlations[("train_loss", "weight_norm")].pearson == pytest.approx(1.0)
+    assert correlations[("train_loss", "llc")].spearman == pytest.approx(1.0)
+
+
+def test_tracking_ranks_measures_by_how_they_follow_the_gap():
+    gap = torch.tensor([[0.5, 0.6], [0.3, 0.4], [0.1, 0.0]], dtype=torch.float64)
+    over_time = MeasuresOverTime(None, torch.tensor([0, 5, 10]), {
+        "follows": gap * 3, "opposes": -gap, "flat_then_inf": torch.tensor([[1.0, float("inf")], [1.0, 2.0], [2.0, 1.0]])},
+        gap)
+    rows = tracking_over_time(over_time, resamples=100, generator=torch.Generator().manual_seed(0))
+    assert rows[0].measure in {"follows", "opposes"} and rows[0].per_seed in {(1.0, 1.0), (-1.0, -1.0)}
+    by_name = {r.measure: r for r in rows}
+    assert by_name["opposes"].mean.value == pytest.approx(-1.0)
+    assert tracking_table(rows).splitlines()[0] == "| measure | seeds | rank correlation with the gap over time |"
+
+
+def test_trajectory_iid_measures_results_and_figures(tmp_path):
+    config = tiny_config(tmp_path)
+    result = with_outcomes(tiny_sweep(), [1.0, 0.5, 0.5, 0.5, 1.0, 0.5], [0.5, 1.0, 0.5, 0.5, 0.5, 0.5])
+    groups = outcome_groups(result, 0.999)
+    trajectory = llc_over_training(result, groups, config, torch.Generator().manual_seed(0))
+    assert trajectory.epochs.tolist() == [0, 5, 10] and trajectory.llc.shape == (3, 3)
+    iid = iid_sweep(cyclic(6), dataclasses.replace(config, iid_instances=2), torch.Generator().manual_seed(0),
+                    progress=False)
+    over_time = measures_over_time(iid, config, torch.Generator().manual_seed(0))
+    assert over_time.gap.shape == (3, 2) and set(over_time.measures) >= {"llc", "path_norm", "train_loss"}
+    end = measure_end_of_training(result, torch.arange(6), groups, config, torch.Generator().manual_seed(1))
+    tracking = tracking_over_time(over_time, resamples=100, generator=torch.Generator().manual_seed(0))
+    summaries = outcome_summaries(end, resamples=100, generator=torch.Generator().manual_seed(0))
+    aucs = outcome_aucs(end, resamples=100, generator=torch.Generator().manual_seed(0))
+    results = chapter_results(end, summaries, measure_correlations(end), aucs, trajectory, tracking, {"seed": 0})
+    assert results["llc_over_training"]["epochs"] == [0, 5, 10] and results["seed"] == 0
+    norms = torch.linspace(1, 2, 4)[:, None].repeat(1, 2)
+    figures = [measure_scatter_figure(end), llc_spread_figure(end), llc_trajectory_figure(trajectory),
+               rescaling_figure(norms, norms, end, {"grokked S4": 0, "neither": 2}),
+               measures_over_time_figure(over_time)]
+    for fig in figures:
+        assert fig.layout.title.text and len(fig.data) > 0
+
+
+def test_the_regression_check_finds_half_the_dimension():
+    check = regression_check(torch.Generator().manual_seed(0))
+    assert check.learning_coefficient == 2.0 and check.passes
+    assert abs(check.expected - 2.0) < 0.05
+
+
+def test_comparisons_name_the_lower_group_and_whether_intervals_are_apart():
+    end = hand_end([1.0, 1.1, 1.2, 5.0, 5.1, 5.2], [0, 0, 0, 2, 2, 2])
+    summaries = outcome_summaries(end, resamples=200, generator=torch.Generator().manual_seed(0))
+    text = compare_outcomes(summaries, "llc", "grokked S4", "neither")
+    assert text.startswith("LLC 1.1 (") and "for grokked S4 (3 seeds), lower than 5.1 (" in text
+    assert text.endswith("the 95% intervals are apart")
+    assert compare_outcomes(summaries, "llc", "grokked S4", "grokked A4xZ2").endswith("not measured for both grokked S4 and grokked A4xZ2")
+
+
+def test_llc_runs_in_chunks_of_bounded_size(monkeypatch):
+    import lib.grokking.llc as llc
+    result = tiny_sweep(seeds=5, epochs=5)
+    train = (result.train_left, result.train_right, result.train_labels)
+    sgld = validate_parameters(Chapter5Parameters, {**DEFAULTS, "smoke": True}).sgld
+    whole = llc.mlp_llc_in_chunks(result.final_params, *train, sgld, torch.Generator().manual_seed(0))
+    plain = llc.mlp_llc(result.final_params, *train, sgld, torch.Generator().manual_seed(0))
+    assert torch.equal(whole.per_chain, plain.per_chain), "one chunk is exactly mlp_llc"
+    monkeypatch.setattr(llc, "MAX_SGLD_MODELS", 2 * sgld.chains)  # two instances per chunk
+    chunked = llc.mlp_llc_in_chunks(result.final_params, *train, sgld, torch.Generator().manual_seed(0))
+    assert chunked.per_chain.shape == whole.per_chain.shape == (5, sgld.chains)
+    assert chunked.loss_trace.shape == whole.loss_trace.shape == (sgld.steps, 5)
+    torch.testing.assert_close(chunked.init_loss, whole.init_loss)
+    # The noise of a chunk has another shape than the whole batch's, so only the loss at w*
+    # agrees exactly; the estimates are finite and deterministic for the seed.
+    again = llc.mlp_llc_in_chunks(result.final_params, *train, sgld, torch.Generator().manual_seed(0))
+    assert torch.equal(again.mean, chunked.mean) and torch.isfinite(chunked.mean).all()
