@@ -21,8 +21,8 @@ steps, same chains, same data). Both are timed in the same run, in interleaved r
 same torch thread count (each count given to `--threads` is its own comparison); medians over
 the rounds are reported, so that a busy machine slows both alike (absolute rates then are
 pessimistic). `--chunks` adds batched variants that call `mlp_llc` on `--chunks` instances at
-a time (0: all instances in one call, what `lib.grokking.llc.mlp_llc_in_chunks` does below 4,096
-models): smaller calls keep the activations, (chains x chunk, pairs, h) floats, nearer the
+a time (0: all instances in one call; `lib.grokking.llc.mlp_llc_in_chunks` makes calls of at
+most 256 models): smaller calls keep the activations, (chains x chunk, pairs, h) floats, nearer the
 cache.
 
 The instances are trained briefly first (`run_pair_sweep`, `--train-epochs` full-batch Adam

@@ -259,8 +259,8 @@ llc_trajectory_figure(trajectory).show()
 # ## Measures over time, where a group is always grokked
 #
 # Trained on a random part of S4's own table, with no second group to confuse it, the MLP
-# groks in the classic way. S4 is small (576 pairs), so the seeds here see 80% of its table by
-# default; the cell prints how many grokked and when. Along that training every
+# usually groks. S4 is small (576 pairs), so the seeds here see 80% of its table by default; the
+# cell prints how many grokked and when. Along that training every
 # measure of Jiang et al. [@jiang2019fantastic] (L2 norm, distance from initialization, inverse
 # margin, products of spectral and Frobenius norms, path norm, PAC-Bayes sharpness), the
 # training loss and the LLC are computed at each snapshot, next to the generalization gap

@@ -257,8 +257,10 @@ def mlp_llc(
     return estimate_llc(loss_fn, params, config, generator, n_data=left.numel())
 
 
-#: Most models (instances x chains) `mlp_llc_in_chunks` moves in one SGLD batch.
-MAX_SGLD_MODELS = 4096
+#: Most models (instances x chains) `mlp_llc_in_chunks` moves in one SGLD batch: calls of 10-50
+#: instances at 8 chains ran about twice as fast per model-step as one call of 200 (the
+#: activations stay nearer the cache; `benchmarks/bench_llc.py --chunks 0 25`).
+MAX_SGLD_MODELS = 256
 
 
 def mlp_llc_in_chunks(
@@ -267,8 +269,9 @@ def mlp_llc_in_chunks(
 ) -> LLCEstimate:
     """`mlp_llc` of every instance, in consecutive chunks of at most `MAX_SGLD_MODELS` models.
 
-    Memory grows with instances x chains; the chunks depend only on the counts, so a seed still
-    gives the same numbers (and with a single chunk exactly those of `mlp_llc`).
+    Smaller batches are faster here, and memory stays bounded at the published scale; the
+    chunks depend only on the counts, so a seed still gives the same numbers (and with a single
+    chunk exactly those of `mlp_llc`).
     """
     n = params["unembed"].shape[0]
     size = max(1, MAX_SGLD_MODELS // config.chains)
