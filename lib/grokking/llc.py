@@ -250,9 +250,8 @@ def mlp_llc(
     left, right, labels = (t.to(device) for t in (train_left, train_right, train_labels))
 
     def loss_fn(models: dict[str, torch.Tensor], batch: torch.Tensor | None) -> torch.Tensor:
-        if batch is None:
-            return instance_loss(models, left, right, labels)
-        return instance_loss(models, left[batch], right[batch], labels[batch])
+        pick = slice(None) if batch is None else batch
+        return instance_loss(models, left[pick], right[pick], labels[pick])
 
     return estimate_llc(loss_fn, params, config, generator, n_data=left.numel())
 
