@@ -48,6 +48,8 @@ lib.grokking   ambiguous grokking of finite groups (study 2)
   sweeps                 seed sweeps: train, classify, save, load [4-6]
   outcomes               which group each instance grokked, with intervals [4-6]
   llc                    local learning coefficient by SGLD, all instances and chains at once [5]
+  mlp_llc                the LLC of the MLPs: hand-written gradient, chunks over worker processes [5]
+  devinterp_llc          the same chains by devinterp, one model at a time (tests, benchmark) [5]
   circuit_efficiency     rescaled weights: training loss at a common weight norm [5]
   generalization_measures  Jiang et al.'s complexity measures, batched over instances [5]
 lib.chapters   glue of each chapter: its parameters, runs, summaries and figures
@@ -60,4 +62,5 @@ lib.chapters   glue of each chapter: its parameters, runs, summaries and figures
   ch4_results            typed outcomes of each pair and subsample, tables, the chapter's checks
   ch5, ch5_figures       complexity of the grokked solution
   ch5_results            summaries per outcome, correlations, AUCs, tracking over time
+  ch5_trajectory         the LLC along training: S4 seeds per outcome, S5 seeds as in the study
 """

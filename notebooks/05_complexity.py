@@ -53,7 +53,14 @@ iid_train_fraction = 0.8  # share of S4's table they train on
 iid_epochs = 2000  # epochs of those seeds
 iid_every = 100  # epochs between their measured snapshots
 grok_threshold = 0.999  # accuracy on a group's full table that counts as grokking it
-cpu_threads = 1  # torch threads on the CPU for the LLC and the measures
+s5_seeds = 1  # S5 vs A5 x Z2 seeds whose LLC is followed along training
+s5_dim = 128  # their embedding and hidden width d = h (the study: 128)
+s5_epochs = 2000  # their epochs (the study: 2,000)
+s5_every = 100  # epochs between their measured snapshots
+s5_llc_chains = 3  # SGLD chains per S5 snapshot (published: 100)
+s5_llc_steps = 200  # SGLD steps per chain at each S5 snapshot (published: 3,000)
+cpu_threads = 1  # torch threads of this process on the CPU (the measures)
+workers = 2  # single-threaded worker processes for the LLC chains and the training here, on a CPU
 
 # %%
 import dataclasses
@@ -67,13 +74,14 @@ from lib.book.plotting import configure_notebook_rendering
 from lib.book.reproducibility import seed_everything
 from lib.book.results import write_results
 from lib.chapters.ch5 import (
-    GROUPS, Chapter5Parameters, choose_seeds, iid_sweep, llc_over_training, measure_end_of_training,
-    measures_over_time, outcome_groups, regression_check, s4_sweep,
+    GROUPS, Chapter5Parameters, choose_seeds, iid_sweep, measure_end_of_training, measures_over_time,
+    outcome_groups, regression_check, s4_sweep,
 )
 from lib.chapters.ch5_figures import (
     llc_spread_figure, llc_trajectory_figure, measure_scatter_figure, measures_over_time_figure,
     rescaling_figure,
 )
+from lib.chapters.ch5_trajectory import llc_over_training, s5_llc_over_training
 from lib.chapters.ch5_results import (
     MEASURE_NAMES, auc_table, chapter_results, compare_outcomes, measure_correlations, outcome_aucs,
     outcome_summaries, summary_table, tracking_over_time, tracking_table,
@@ -94,13 +102,14 @@ print(config.sgld)
 # ## The published scale
 #
 # The defaults are a reduced run for a CPU: fewer chains and SGLD steps per seed, every grokker
-# but only a sample of the other seeds, and few seeds on the iid task. The study estimated the
-# LLC with 100 chains of 3,000 steps [@wu2025ambiguous]; on a GPU, after chapter 4 ran at the
-# published scale (10,000 seeds):
+# but only a sample of the other seeds, few seeds on the iid task, and one S5 seed with short
+# chains. The study estimated the LLC with 100 chains of 3,000 steps [@wu2025ambiguous] and
+# trained 100 S5 seeds; on a GPU, after chapter 4 ran at the published scale (10,000 seeds):
 #
 # ```
 # papermill 05_complexity.ipynb out.ipynb -p device cuda -p llc_chains 100 -p llc_steps 3000 \
-#     -p neither_sample 10000 -p iid_instances 32 -p iid_epochs 2000
+#     -p neither_sample 10000 -p iid_instances 32 -p iid_epochs 2000 \
+#     -p s5_seeds 100 -p s5_every 100 -p s5_llc_chains 100 -p s5_llc_steps 3000
 # ```
 
 # %% [markdown]
@@ -228,32 +237,44 @@ rescaling_figure(norms, losses, end, positions).show()
 #
 # The study followed the LLC of S5 seeds over training: it rose to about 4,500 early and fell to
 # 500-600 by the end, and for seeds that grokked it fell sharply when test accuracy rose
-# [@wu2025ambiguous]. Chapter 4 kept snapshots of the S4 seeds only every few hundred epochs, so
-# one seed per outcome is retrained here with the same code and seed, with a snapshot every
-# `trajectory_every` epochs, and its LLC estimated at each. The estimate assumes the weights sit
-# at a minimum of the training loss: before a seed fits its training set they do not, the
-# chains slide downhill and the estimate comes out negative, so the figure starts each curve at
-# the epoch its seed fits the training set.
+# [@wu2025ambiguous]. First the S4 seeds of this chapter. Chapter 4 kept their snapshots only
+# every few hundred epochs, so one seed per outcome is retrained here with the same code and
+# seed, with a snapshot every `trajectory_every` epochs, and its LLC estimated at each. The
+# estimate assumes the weights sit at a minimum of the training loss: before a seed fits its
+# training set they do not, the chains slide downhill and the estimate comes out negative, so
+# the figure starts each curve at the epoch its seed fits the training set.
 
 # %%
 started = time.perf_counter()
 trajectory = llc_over_training(result, groups, config, torch.Generator().manual_seed(config.seed + 4))
 seconds["llc_over_training"] = time.perf_counter() - started
 print(f"retrained seeds end with the outcome they had in the sweep: {trajectory.same_outcome}")
-for k, (name, seed_index) in enumerate(trajectory.seeds.items()):
-    fitted = int(trajectory.fitted_epoch[k])
-    after_fit = (trajectory.epochs >= fitted).nonzero().squeeze(1)
-    values = trajectory.llc[after_fit, k]
-    top = int(values.argmax())
-    line = (f"{name} (seed {seed_index}): fits its training set at epoch {fitted}; LLC "
-            f"{values[0]:.1f} at epoch {int(trajectory.epochs[after_fit[0]])}, highest {values[top]:.1f} "
-            f"at epoch {int(trajectory.epochs[after_fit[top]])}, {values[-1]:.1f} at the end")
-    around = trajectory.around_grokking(k)
-    if around:
-        line += (f"; groks at epoch {int(trajectory.grok_epoch[k])}: LLC {around[1]:.1f} at epoch "
-                 f"{around[0]}, {around[3]:.1f} at epoch {around[2]}")
-    print(line)
-llc_trajectory_figure(trajectory).show()
+for k in range(len(trajectory.labels)):
+    print(trajectory.describe(k))
+llc_trajectory_figure(trajectory, "The LLC along training, one S4 seed per outcome").show()
+
+# %% [markdown]
+# Then the study's own setting: S5 vs A5 x Z2 with d = h = 128, weight decay 2e-5, 2,000
+# epochs. An S5 model has 18 times the parameters of an S4 one and trains on 24 times the
+# pairs, so each SGLD step costs hundreds of times more: the defaults follow `s5_seeds` seed(s)
+# with `s5_llc_chains` chains of `s5_llc_steps` steps per snapshot, not the published 100 of
+# 3,000. Short chains start at w* and the loss is still climbing when they stop, so the
+# estimates here are lower bounds of what longer chains would give; the cell prints how much
+# the chain-averaged loss still rose between the two halves of the kept draws at the last
+# snapshot. Most S5 seeds memorize (about 90% in the study), and so, most likely, does this one.
+
+# %%
+started = time.perf_counter()
+s5_trajectory = s5_llc_over_training(config, torch.Generator().manual_seed(config.seed + 8))
+seconds["s5_llc_over_training"] = time.perf_counter() - started
+for k in range(len(s5_trajectory.labels)):
+    print(s5_trajectory.describe(k))
+s5_peak, s5_end = s5_trajectory.peak_and_end()
+drift = s5_trajectory.last_snapshot_drift()
+print(f"S5, mean over {len(s5_trajectory.labels)} seed(s): highest LLC {s5_peak:.0f}, final {s5_end:.0f} "
+      f"(the study: about 4,500 and 500-600); at the last snapshot the chain-averaged loss rose by "
+      f"{drift:.1%} of its climb from L(w*) between the first and second half of the kept draws")
+llc_trajectory_figure(s5_trajectory, f"The LLC along training of S5 vs A5 x Z2 seeds (d = h = {config.s5_dim})").show()
 
 # %% [markdown]
 # ## Measures over time, where a group is always grokked
@@ -295,7 +316,7 @@ settings = {"sgld": {k: getattr(config.sgld, k) for k in ("step_size", "n_beta",
             "iid_final_test_accuracy": final_test.tolist(), "iid_grok_epochs": iid_grok_epochs.tolist(),
             "seconds": seconds,
             "smoke": config.smoke, "seed": config.seed}
-results = chapter_results(end, summaries, correlations, aucs, trajectory, tracking, settings)
+results = chapter_results(end, summaries, correlations, aucs, trajectory, s5_trajectory, tracking, settings)
 path = write_results(config.results_dir, "05_complexity", results)
 print(f"results written to {path}")
 
@@ -325,6 +346,11 @@ display(Markdown("\n".join([
     f"- Along training on an iid part of S4's table, the measure that follows the generalization "
     f"gap most closely is {tracking[0].measure} (mean rank correlation {tracking[0].mean.value:.2f} "
     f"over {len(tracking[0].per_seed)} seeds).",
+    f"- The LLC of {len(s5_trajectory.labels)} S5 seed(s) (d = h = {config.s5_dim}, "
+    f"{config.s5_llc_chains} chains of {config.s5_llc_steps} steps) peaks at {s5_peak:.0f} on average "
+    f"and ends at {s5_end:.0f}; the study reports about 4,500 and 500-600 with 100 chains of 3,000 "
+    f"steps [@wu2025ambiguous] ({s5_peak / 4500:.2f} and {s5_end / 550:.2f} times those; the last "
+    f"snapshot's chains were still {drift:.0%} short of settled by the measure above).",
     f"- The LLC estimates of this run use {config.llc_chains} chains of {config.llc_steps} steps; "
     f"their standard errors (mean {sem:.2f}) would shrink about {(100 / config.llc_chains) ** 0.5:.1f} "
     "times with the published 100 chains.",

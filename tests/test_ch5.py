@@ -9,8 +9,10 @@ import torch
 from lib.book.params import ParameterError, read_parameters_cell, validate_parameters
 from lib.chapters.ch5 import (
     CHAPTER_4_SWEEP, S4_PAIR, Chapter5Parameters, EndOfTraining, MeasuresOverTime, choose_seeds,
-    iid_sweep, llc_over_training, measure_end_of_training, measures_over_time, outcome_groups,
-    regression_check, representative_seeds, s4_sweep,
+    iid_sweep, measure_end_of_training, measures_over_time, outcome_groups, regression_check, s4_sweep,
+)
+from lib.chapters.ch5_trajectory import (
+    Trajectory, llc_over_training, representative_seeds, s5_llc_over_training, snapshot_epochs,
 )
 from lib.chapters.ch5_figures import (
     llc_spread_figure, llc_trajectory_figure, measure_scatter_figure, measures_over_time_figure,
@@ -21,7 +23,7 @@ from lib.chapters.ch5_results import (
     summary_table, tracking_over_time, tracking_table,
 )
 from lib.grokking.groups import cyclic
-from lib.grokking.llc import LLCEstimate
+from lib.grokking.llc import LLCEstimate, SGLDConfig
 from lib.grokking.mlp import MLPConfig
 from lib.grokking.pairs import make_pair
 from lib.grokking.sweeps import run_pair_sweep, save_sweep
@@ -141,6 +143,17 @@ def test_trajectory_iid_measures_results_and_figures(tmp_path):
     groups = outcome_groups(result, 0.999)
     trajectory = llc_over_training(result, groups, config, torch.Generator().manual_seed(0))
     assert trajectory.epochs.tolist() == [0, 5, 10] and trajectory.llc.shape == (3, 3)
+    # One seed per outcome is retrained; in 10 epochs none groks (their outcomes in the sweep
+    # were made up), and the labels say what the retraining gave.
+    chosen = list(representative_seeds(result, groups).values())
+    assert list(trajectory.labels) == [f"neither (seed {int(result.seeds[i])})" for i in chosen]
+    assert trajectory.same_outcome is False
+    assert trajectory.loss_trace.shape == (config.llc_steps, 3, 3)
+    assert trajectory.describe(0) == "neither (seed 0): never fits its training set, so no snapshot has a meaningful LLC"
+    s5 = s5_llc_over_training(config, torch.Generator().manual_seed(0), progress=False)
+    assert s5.epochs.tolist() == list(snapshot_epochs(config.s5_epochs, config.s5_every))
+    assert s5.result.model_config.hidden_dim == config.s5_dim and s5.sgld.chains == config.s5_llc_chains
+    assert s5.group_names == ("S5", "A5xZ2") and s5.same_outcome is None
     iid = iid_sweep(cyclic(6), dataclasses.replace(config, iid_instances=2), torch.Generator().manual_seed(0),
                     progress=False)
     over_time = measures_over_time(iid, config, torch.Generator().manual_seed(0))
@@ -149,14 +162,41 @@ def test_trajectory_iid_measures_results_and_figures(tmp_path):
     tracking = tracking_over_time(over_time, resamples=100, generator=torch.Generator().manual_seed(0))
     summaries = outcome_summaries(end, resamples=100, generator=torch.Generator().manual_seed(0))
     aucs = outcome_aucs(end, resamples=100, generator=torch.Generator().manual_seed(0))
-    results = chapter_results(end, summaries, measure_correlations(end), aucs, trajectory, tracking, {"seed": 0})
+    results = chapter_results(end, summaries, measure_correlations(end), aucs, trajectory, s5, tracking,
+                              {"seed": 0})
     assert results["llc_over_training"]["epochs"] == [0, 5, 10] and results["seed"] == 0
+    assert results["s5_llc_over_training"]["chains"] == config.s5_llc_chains
     norms = torch.linspace(1, 2, 4)[:, None].repeat(1, 2)
-    figures = [measure_scatter_figure(end), llc_spread_figure(end), llc_trajectory_figure(trajectory),
+    figures = [measure_scatter_figure(end), llc_spread_figure(end), llc_trajectory_figure(trajectory, "S4"),
+               llc_trajectory_figure(s5, "S5"),
                rescaling_figure(norms, norms, end, {"grokked S4": 0, "neither": 2}),
                measures_over_time_figure(over_time)]
     for fig in figures:
         assert fig.layout.title.text and len(fig.data) > 0
+
+
+def test_a_trajectory_reads_its_course_from_the_fitting_epoch_on():
+    """Two seeds with hand-made LLCs at epochs 0-40: seed 0 fits at 10 and groks at 30, seed 1
+    fits at 20 and never groks. Chains of 10 steps, 4 kept; at the last snapshot the loss of
+    seed 0 climbs from L(w*) = 1 by 1 and then by 2 (half of its climb comes after the first
+    half of the draws), that of seed 1 is flat at 3 (settled)."""
+    llc = torch.tensor([[-5.0, -9.0], [100.0, -3.0], [400.0, 300.0], [200.0, 350.0], [150.0, 320.0]],
+                       dtype=torch.float64)
+    trace = torch.zeros(10, 5, 2, dtype=torch.float64)
+    trace[6:8, -1, 0], trace[8:, -1, 0], trace[6:, -1, 1] = 2.0, 3.0, 3.0
+    trajectory = Trajectory(
+        {"grokked S4 (seed 7)": 0, "neither (seed 9)": 1}, torch.tensor([0, 2]), ("S4", "A4xZ2"), None,
+        torch.arange(0, 50, 10), llc, torch.ones(5, 2), torch.tensor([10, 20]), torch.tensor([30, -1]),
+        SGLDConfig(steps=10, chains=2, burn_in=0.6), trace, torch.ones(5, 2, dtype=torch.float64))
+    epochs, values = trajectory.after_fitting(0)
+    assert epochs.tolist() == [10, 20, 30, 40] and values.tolist() == [100.0, 400.0, 200.0, 150.0]
+    assert trajectory.around_grokking(0) == (20, 400.0, 30, 200.0) and trajectory.around_grokking(1) is None
+    assert trajectory.describe(0) == ("grokked S4 (seed 7): fits its training set at epoch 10; LLC 100.0 "
+                                      "at epoch 10, highest 400.0 at epoch 20, 150.0 at the end (epoch 40); "
+                                      "groks at epoch 30: LLC 400.0 at epoch 20, 200.0 at epoch 30")
+    assert trajectory.peak_and_end() == (375.0, 235.0)
+    # seed 0: (3 - 2) / (3 - 1) = 0.5; seed 1: 0
+    assert trajectory.last_snapshot_drift() == pytest.approx(0.25)
 
 
 def test_the_regression_check_finds_half_the_dimension():
@@ -172,22 +212,3 @@ def test_comparisons_name_the_lower_group_and_whether_intervals_are_apart():
     assert text.startswith("LLC 1.1 (") and "for grokked S4 (3 seeds), lower than 5.1 (" in text
     assert text.endswith("the 95% intervals are apart")
     assert compare_outcomes(summaries, "llc", "grokked S4", "grokked A4xZ2").endswith("not measured for both grokked S4 and grokked A4xZ2")
-
-
-def test_llc_runs_in_chunks_of_bounded_size(monkeypatch):
-    import lib.grokking.llc as llc
-    result = tiny_sweep(seeds=5, epochs=5)
-    train = (result.train_left, result.train_right, result.train_labels)
-    sgld = validate_parameters(Chapter5Parameters, {**DEFAULTS, "smoke": True}).sgld
-    whole = llc.mlp_llc_in_chunks(result.final_params, *train, sgld, torch.Generator().manual_seed(0))
-    plain = llc.mlp_llc(result.final_params, *train, sgld, torch.Generator().manual_seed(0))
-    assert torch.equal(whole.per_chain, plain.per_chain), "one chunk is exactly mlp_llc"
-    monkeypatch.setattr(llc, "MAX_SGLD_MODELS", 2 * sgld.chains)  # two instances per chunk
-    chunked = llc.mlp_llc_in_chunks(result.final_params, *train, sgld, torch.Generator().manual_seed(0))
-    assert chunked.per_chain.shape == whole.per_chain.shape == (5, sgld.chains)
-    assert chunked.loss_trace.shape == whole.loss_trace.shape == (sgld.steps, 5)
-    torch.testing.assert_close(chunked.init_loss, whole.init_loss)
-    # The noise of a chunk has another shape than the whole batch's, so only the loss at w*
-    # agrees exactly; the estimates are finite and deterministic for the seed.
-    again = llc.mlp_llc_in_chunks(result.final_params, *train, sgld, torch.Generator().manual_seed(0))
-    assert torch.equal(again.mean, chunked.mean) and torch.isfinite(chunked.mean).all()

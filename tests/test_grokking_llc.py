@@ -15,7 +15,8 @@ import torch
 
 from lib.book.params import ParameterError
 from lib.grokking.groups import cyclic
-from lib.grokking.llc import SGLDConfig, estimate_llc, mlp_llc, mlp_single_llc, single_model_llc
+from lib.grokking.llc import SGLDConfig, estimate_llc, single_model_llc
+from lib.grokking.mlp_llc import mlp_llc, mlp_llc_in_chunks, mlp_single_llc
 from lib.grokking.mlp import MLPConfig, init_instances, instance_loss
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -141,6 +142,41 @@ def test_one_chain_follows_the_plain_loop_draw_for_draw(batch_size):
     torch.testing.assert_close(batched.loss_trace, single.loss_trace, rtol=1e-9, atol=1e-12)
     torch.testing.assert_close(batched.per_chain, single.per_chain, rtol=1e-8, atol=1e-8)
     torch.testing.assert_close(batched.init_loss, single.init_loss, rtol=1e-12, atol=1e-12)
+
+
+def test_full_batch_hand_written_gradient_follows_autograd():
+    """The full-batch path (the trainer's hand-written gradient) runs the same chains as the
+    generic autograd estimator: several instances and chains, float64, to rounding."""
+    params = _trained_mlps([0, 1, 2], torch.float64, steps=30)
+    config = SGLDConfig(steps=100, chains=3)
+
+    def loss_fn(models, batch):
+        return instance_loss(models, LEFT, RIGHT, LABELS)
+
+    fast = mlp_llc(params, LEFT, RIGHT, LABELS, config, torch.Generator().manual_seed(2))
+    generic = estimate_llc(loss_fn, params, config, torch.Generator().manual_seed(2))
+    torch.testing.assert_close(fast.loss_trace, generic.loss_trace, rtol=1e-9, atol=1e-12)
+    torch.testing.assert_close(fast.per_chain, generic.per_chain, rtol=1e-7, atol=1e-7)
+
+
+def test_chunks_give_the_same_numbers_with_any_number_of_workers(monkeypatch):
+    """Chunk k draws from its own generator, seeded from the caller's before any chunk runs: one
+    worker or two (processes), the numbers are the same, and each chunk's equal `mlp_llc` of
+    that chunk with its seed."""
+    # 2 instances per chunk: an instance is 4 chains x 36 pairs x 6 elements of activations
+    monkeypatch.setattr("lib.grokking.mlp_llc.MAX_SGLD_ACTIVATIONS", 2 * 4 * 36 * 6)
+    params = _trained_mlps([0, 1, 2, 3, 4], steps=20)
+    config = SGLDConfig(steps=40, chains=4)
+    runs = [mlp_llc_in_chunks(params, LEFT, RIGHT, LABELS, config, torch.Generator().manual_seed(9),
+                              workers=workers) for workers in (1, 2, 1)]
+    for field in ("mean", "std", "sem", "per_chain", "init_loss", "loss_trace"):
+        assert torch.equal(getattr(runs[0], field), getattr(runs[1], field)), field
+        assert torch.equal(getattr(runs[0], field), getattr(runs[2], field)), field
+    seeds = torch.randint(0, 2**62, (3,), generator=torch.Generator().manual_seed(9)).tolist()
+    last = mlp_llc({k: v[4:5] for k, v in params.items()}, LEFT, RIGHT, LABELS, config,
+                   torch.Generator().manual_seed(seeds[2]))
+    assert torch.equal(runs[0].per_chain[4:5], last.per_chain)
+    assert runs[0].loss_trace.shape == (40, 5)
 
 
 def test_batched_and_single_estimates_agree_within_their_errors():

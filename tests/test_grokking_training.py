@@ -36,6 +36,19 @@ def test_hand_written_gradient_equals_autograd(bias):
         assert torch.equal(value, params[name])
 
 
+@pytest.mark.parametrize("bias", [False, True])
+def test_gradient_only_step_reports_each_instance_loss(bias):
+    """Without an optimizer (chapter 5's SGLD) the step computes gradients and, on request, the
+    mean cross-entropy of each instance, and refuses to take an Adam step."""
+    params = init_instances([3, 4], MLPConfig(24, 8, 16, unembed_bias=bias))
+    stepper = ChunkStep(params, LEFT, RIGHT, LABELS, config=None)
+    losses = torch.empty(2)
+    stepper.compute_gradients(losses)
+    torch.testing.assert_close(losses, instance_loss(params, LEFT, RIGHT, LABELS), rtol=1e-5, atol=1e-6)
+    with pytest.raises(ValueError, match="without an optimizer"):
+        stepper.step()
+
+
 # Tiny models train fastest (and least disturbed by other processes) on one thread.
 pytestmark = pytest.mark.usefixtures("one_thread")
 

@@ -2,9 +2,10 @@
 
 The notebook `notebooks/05_complexity.py` validates `Chapter5Parameters`, gets chapter 4's S4
 sweep (`s4_sweep`: loaded, or trained here with the same code when missing), and measures its
-seeds: local learning coefficient (`lib.grokking.llc`), weight norm and circuit efficiency
+seeds: local learning coefficient (`lib.grokking.mlp_llc`), weight norm and circuit efficiency
 (`lib.grokking.circuit_efficiency`) at the end of training (`measure_end_of_training`), the LLC
-along the training of one seed per outcome (`llc_over_training`), and the generalization
+along training (`lib.chapters.ch5_trajectory`: one S4 seed per outcome, and S5 seeds as the
+study followed them), and the generalization
 measures of Jiang et al. along the training of seeds that grok one group from an iid part of its
 table (`measures_over_time`). What the chapter reports about these numbers (summaries per
 outcome, correlations, AUCs) is built in `lib.chapters.ch5_results`.
@@ -23,14 +24,15 @@ from lib.book.params import ChapterParameters, parameter
 from lib.grokking.circuit_efficiency import loss_at_norm
 from lib.grokking.generalization_measures import all_measures
 from lib.grokking.groups import Group
-from lib.grokking.llc import LLCEstimate, SGLDConfig, estimate_llc, mlp_llc_in_chunks
-from lib.grokking.mlp import MLPConfig, init_instances, instance_loss, parameter_norm, select_instances
-from lib.grokking.outcomes import GROKKED_G1, GROKKED_G2, first_epoch_at_or_above
+from lib.grokking.llc import LLCEstimate, SGLDConfig, estimate_llc
+from lib.grokking.mlp_llc import mlp_llc_in_chunks
+from lib.grokking.mlp import MLPConfig, instance_loss, parameter_norm, select_instances
+from lib.grokking.outcomes import GROKKED_G1, GROKKED_G2
 from lib.grokking.pairs import make_pair
 from lib.grokking.sweeps import (
-    load_sweep, pair_evaluations, run_group_sweep, run_pair_sweep, sweep_outcomes,
+    load_sweep, run_group_sweep, run_pair_sweep, sweep_outcomes,
 )
-from lib.grokking.training import SweepConfig, SweepResult, train_instances
+from lib.grokking.training import SweepConfig, SweepResult
 
 #: Chapter 4's saved S4 sweep, in `results_dir`.
 CHAPTER_4_SWEEP = "04_sweep_s4.pt"
@@ -87,8 +89,21 @@ class Chapter5Parameters(ChapterParameters):
                                smoke=_at_most(20))
     grok_threshold: float = parameter("accuracy on a group's full table that counts as grokking it",
                                       low=0.5, high=1.0)
-    cpu_threads: int = parameter("torch threads on the CPU for the LLC and the measures", low=1,
+    s5_seeds: int = parameter("S5 vs A5 x Z2 seeds whose LLC is followed along training", low=1,
+                              high=10_000, smoke=_at_most(1))
+    s5_dim: int = parameter("their embedding and hidden width d = h (the study: 128)", low=1,
+                            high=4096, smoke=_at_most(8))
+    s5_epochs: int = parameter("their epochs (the study: 2,000)", low=1, high=1_000_000,
+                               smoke=_at_most(20))
+    s5_every: int = parameter("epochs between their measured snapshots", low=1, smoke=_at_most(10))
+    s5_llc_chains: int = parameter("SGLD chains per S5 snapshot (published: 100)", low=2,
+                                   high=10_000, smoke=_at_most(2))
+    s5_llc_steps: int = parameter("SGLD steps per chain at each S5 snapshot (published: 3,000)",
+                                  low=2, high=1_000_000, smoke=_at_most(20))
+    cpu_threads: int = parameter("torch threads of this process on the CPU (the measures)", low=1,
                                  high=256)
+    workers: int = parameter("single-threaded worker processes for the LLC chains and the "
+                             "training here, on a CPU", low=1, high=256)
 
     @property
     def sgld(self) -> SGLDConfig:
@@ -126,7 +141,8 @@ def s4_sweep(config: Chapter5Parameters, progress: bool = True) -> S4Sweep:
     epochs = config.fallback_epochs
     marks = tuple(sorted({e for e in STUDY_S4_SCHEDULE.checkpoint_epochs if e <= epochs} | {epochs}))
     schedule = SweepConfig(epochs=epochs, log_every=min(STUDY_S4_SCHEDULE.log_every, epochs),
-                           weight_decay=STUDY_S4_SCHEDULE.weight_decay, checkpoint_epochs=marks)
+                           weight_decay=STUDY_S4_SCHEDULE.weight_decay, checkpoint_epochs=marks,
+                           workers=config.workers)
     seeds = [config.seed * 100_000 + i for i in range(config.fallback_instances)]
     result = run_pair_sweep(make_pair(S4_PAIR), seeds, STUDY_S4_MODEL, schedule,
                             device=config.device, progress=progress)
@@ -193,94 +209,12 @@ def measure_end_of_training(result: SweepResult, index: torch.Tensor, groups: to
         train_loss = instance_loss(params, *(t.to(device) for t in train)).double().cpu()
         norm = parameter_norm(params).double().cpu()
     started = time.perf_counter()
-    llc = mlp_llc_in_chunks(params, *train, config.sgld, generator)
+    llc = mlp_llc_in_chunks(params, *train, config.sgld, generator, workers=config.workers)
     seconds = time.perf_counter() - started
     common = float(norm.median())
     with torch.no_grad():
         efficiency = loss_at_norm(params, *(t.to(device) for t in train), common).double().cpu()
     return EndOfTraining(index, groups[index], train_loss, norm, llc, common, efficiency, seconds)
-
-
-# --- The LLC along training --------------------------------------------------------------
-
-
-@dataclass
-class Trajectory:
-    """One seed per outcome retrained with dense snapshots, and their LLC at every snapshot.
-
-    Attributes:
-        seeds: outcome name -> the seed's position in the sweep.
-        result: the retraining (same seeds, same code, snapshots every `trajectory_every`).
-        epochs: (E,) snapshot epochs; llc, llc_sem: (E, k) estimates and standard errors.
-        same_outcome: whether each retrained seed ends with the outcome it had in the sweep.
-        fitted_epoch: (k,) first logged epoch at which each seed fits its training set (the
-            LLC estimate means something only from there on: before, w is not a minimum and the
-            chains slide downhill, which makes the estimate negative).
-        grok_epoch: (k,) first logged epoch at which the seed's accuracy on all pairs against
-            either group reaches the threshold, -1 if never.
-    """
-
-    seeds: dict[str, int]
-    result: SweepResult
-    epochs: torch.Tensor
-    llc: torch.Tensor
-    llc_sem: torch.Tensor
-    same_outcome: bool
-    fitted_epoch: torch.Tensor
-    grok_epoch: torch.Tensor
-
-    def around_grokking(self, k: int) -> tuple[int, float, int, float] | None:
-        """(epoch, LLC) of the last snapshot before seed k groks and of the first one at or
-        after it; None if it never groks or no snapshot precedes it."""
-        grok = int(self.grok_epoch[k])
-        before = (self.epochs < grok).nonzero().squeeze(1)
-        after = (self.epochs >= grok).nonzero().squeeze(1)
-        if grok < 0 or not len(before) or not len(after):
-            return None
-        i, j = int(before[-1]), int(after[0])
-        return int(self.epochs[i]), float(self.llc[i, k]), int(self.epochs[j]), float(self.llc[j, k])
-
-
-def representative_seeds(result: SweepResult, groups: torch.Tensor) -> dict[str, int]:
-    """One seed per outcome group present: the one that fitted its training set at the median
-    epoch (as chapter 4 picks its typical seeds)."""
-    fitted = first_epoch_at_or_above(result.metrics["train_acc"], result.log_epochs, 0.999).float()
-    chosen = {}
-    for code, name in enumerate(GROUPS):
-        members = (groups == code).nonzero().squeeze(1)
-        if len(members):
-            order = fitted[members].argsort(stable=True)
-            chosen[name] = int(members[order[(len(members) - 1) // 2]])
-    return chosen
-
-
-def llc_over_training(result: SweepResult, groups: torch.Tensor, config: Chapter5Parameters,
-                      generator: torch.Generator) -> Trajectory:
-    """Retrain one seed per outcome with snapshots every `trajectory_every` epochs and estimate
-    the LLC at each snapshot, all snapshots of all seeds as one batch of models."""
-    seeds = representative_seeds(result, groups)
-    index = torch.tensor(list(seeds.values()))
-    epochs = result.training_config.epochs
-    marks = tuple(range(0, epochs + 1, config.trajectory_every)) + ((epochs,) if epochs % config.trajectory_every else ())
-    schedule = SweepConfig(epochs=epochs, log_every=result.training_config.log_every,
-                           weight_decay=result.training_config.weight_decay, checkpoint_epochs=marks)
-    initial = init_instances(result.seeds[index].tolist(), result.model_config, device=config.device)
-    pair = make_pair(S4_PAIR)
-    retrained = train_instances(initial, result.train_left, result.train_right, result.train_labels,
-                                pair_evaluations(pair), schedule, seeds=result.seeds[index],
-                                model_config=result.model_config)
-    same = bool(torch.equal(outcome_groups(retrained, config.grok_threshold), groups[index]))
-    stacked = {name: torch.cat([retrained.checkpoints[e][name] for e in marks])
-               for name in retrained.final_params}
-    estimate = mlp_llc_in_chunks(stacked, result.train_left, result.train_right, result.train_labels,
-                                 config.sgld, generator)
-    shape = (len(marks), len(seeds))
-    metrics, logged = retrained.metrics, retrained.log_epochs
-    fitted = first_epoch_at_or_above(metrics["train_acc"], logged, config.grok_threshold)
-    grokked = first_epoch_at_or_above(torch.maximum(metrics["acc_g1"], metrics["acc_g2"]), logged,
-                                      config.grok_threshold)
-    return Trajectory(seeds, retrained, torch.tensor(marks), estimate.mean.view(shape),
-                      estimate.sem.view(shape), same, fitted, grokked)
 
 
 # --- Measures over time -------------------------------------------------------------------
@@ -311,7 +245,8 @@ def iid_sweep(group: Group, config: Chapter5Parameters, generator: torch.Generat
     epochs = config.iid_epochs
     marks = tuple(range(0, epochs + 1, config.iid_every)) + ((epochs,) if epochs % config.iid_every else ())
     schedule = SweepConfig(epochs=epochs, log_every=math.gcd(config.iid_every, epochs),
-                           weight_decay=STUDY_S4_SCHEDULE.weight_decay, checkpoint_epochs=marks)
+                           weight_decay=STUDY_S4_SCHEDULE.weight_decay, checkpoint_epochs=marks,
+                           workers=config.workers)
     seeds = [config.seed * 100_000 + 50_000 + i for i in range(config.iid_instances)]
     model = MLPConfig(group.order, STUDY_S4_MODEL.embed_dim, STUDY_S4_MODEL.hidden_dim)
     return run_group_sweep(group, seeds, model, schedule, train_fraction=config.iid_train_fraction,
@@ -331,7 +266,7 @@ def measures_over_time(result: SweepResult, config: Chapter5Parameters,
         measures["train_loss"] = torch.stack([instance_loss(result.checkpoints[e], *train)
                                               for e in epochs]).double()
     stacked = {name: torch.cat([result.checkpoints[e][name] for e in epochs]) for name in init}
-    llc = mlp_llc_in_chunks(stacked, *train, config.sgld, generator)
+    llc = mlp_llc_in_chunks(stacked, *train, config.sgld, generator, workers=config.workers)
     measures["llc"] = llc.mean.view(len(epochs), -1)
     logged = {int(e): i for i, e in enumerate(result.log_epochs.tolist())}
     rows = torch.tensor([logged[e] for e in epochs])
@@ -394,7 +329,7 @@ def regression_check(generator: torch.Generator, dimension: int = 4, n_data: int
 
 __all__ = [
     "CHAPTER_4_SWEEP", "Chapter5Parameters", "EndOfTraining", "GROUPS", "MeasuresOverTime",
-    "S4Sweep", "STUDY_S4_MODEL", "STUDY_S4_SCHEDULE", "S4_PAIR", "Trajectory", "choose_seeds",
-    "iid_sweep", "llc_over_training", "measure_end_of_training", "measures_over_time",
-    "outcome_groups", "RegressionCheck", "regression_check", "representative_seeds", "s4_sweep",
+    "S4Sweep", "STUDY_S4_MODEL", "STUDY_S4_SCHEDULE", "S4_PAIR", "choose_seeds", "iid_sweep",
+    "measure_end_of_training", "measures_over_time", "outcome_groups", "RegressionCheck",
+    "regression_check", "s4_sweep",
 ]

@@ -7,7 +7,8 @@ import torch
 from plotly.subplots import make_subplots
 
 from lib.book.plotting import PALETTE, finish
-from lib.chapters.ch5 import GROUPS, EndOfTraining, MeasuresOverTime, Trajectory
+from lib.chapters.ch5 import GROUPS, EndOfTraining, MeasuresOverTime
+from lib.chapters.ch5_trajectory import Trajectory
 from lib.chapters.ch5_results import MEASURE_NAMES
 
 #: Colour of each outcome group.
@@ -65,32 +66,33 @@ def llc_spread_figure(end: EndOfTraining) -> go.Figure:
     return finish(fig, "How much the LLC estimate varies between chains", height=420)
 
 
-def llc_trajectory_figure(trajectory: Trajectory) -> go.Figure:
-    """The LLC of one seed per outcome along training (top) and its accuracy on all pairs
-    against each group (bottom)."""
+def llc_trajectory_figure(trajectory: Trajectory, title: str) -> go.Figure:
+    """The LLC of each seed of `trajectory` along training (top, from the epoch the seed fits
+    its training set), coloured by outcome, and its accuracy on all pairs against each of the
+    pair's groups (bottom)."""
     fig = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.55, 0.45],
                         vertical_spacing=0.08)
-    epochs = trajectory.epochs.tolist()
     metrics, logged = trajectory.result.metrics, trajectory.result.log_epochs.tolist()
-    for k, (name, seed) in enumerate(trajectory.seeds.items()):
-        colour = GROUP_COLOURS[name]
+    g1, g2 = trajectory.group_names
+    for label, k in trajectory.labels.items():
+        colour = GROUP_COLOURS[GROUPS[int(trajectory.outcome[k])]]
         # Before the seed fits its training set the estimate is meaningless (not a minimum).
-        shown = [i for i, e in enumerate(epochs) if e >= int(trajectory.fitted_epoch[k]) >= 0]
-        fig.add_trace(go.Scatter(x=[epochs[i] for i in shown], y=trajectory.llc[shown, k].tolist(),
-                                 mode="lines+markers", name=f"{name} (seed {seed})", legendgroup=name,
-                                 line={"color": colour},
+        epochs, llc = trajectory.after_fitting(k)
+        shown = (trajectory.epochs[:, None] == epochs[None, :]).any(dim=1)
+        fig.add_trace(go.Scatter(x=epochs.tolist(), y=llc.tolist(), mode="lines+markers", name=label,
+                                 legendgroup=label, line={"color": colour},
                                  error_y={"type": "data", "array": trajectory.llc_sem[shown, k].tolist()}),
                       row=1, col=1)
-        for metric, dash, label in (("acc_g1", "solid", "S4"), ("acc_g2", "dot", "A4xZ2")):
+        for metric, dash, group in (("acc_g1", "solid", g1), ("acc_g2", "dot", g2)):
             fig.add_trace(go.Scatter(x=logged, y=metrics[metric][:, k].tolist(), mode="lines",
-                                     name=f"{name}: accuracy vs {label}", legendgroup=name,
+                                     name=f"{label}: accuracy vs {group}", legendgroup=label,
                                      showlegend=False, line={"color": colour, "dash": dash},
-                                     hovertemplate=f"accuracy vs {label}: %{{y:.3f}}<extra>{name}</extra>"),
+                                     hovertemplate=f"accuracy vs {group}: %{{y:.3f}}<extra>{label}</extra>"),
                           row=2, col=1)
     fig.update_yaxes(title_text="LLC (from the epoch the seed fits)", row=1, col=1)
-    fig.update_yaxes(title_text="accuracy, all pairs (solid S4, dotted A4xZ2)", range=[0, 1.02], row=2, col=1)
+    fig.update_yaxes(title_text=f"accuracy, all pairs (solid {g1}, dotted {g2})", range=[0, 1.02], row=2, col=1)
     fig.update_xaxes(title_text="epoch", row=2, col=1)
-    return finish(fig, "The LLC along training, one seed per outcome", height=560)
+    return finish(fig, title, height=560)
 
 
 def rescaling_figure(norms: torch.Tensor, losses: torch.Tensor, end: EndOfTraining,

@@ -19,7 +19,8 @@ import torch
 
 from lib.book.statistics import Estimate, bootstrap, mean_estimate, pearson, roc_auc, spearman
 from lib.book.tables import format_value, markdown_table
-from lib.chapters.ch5 import GROUPS, EndOfTraining, MeasuresOverTime, Trajectory
+from lib.chapters.ch5 import GROUPS, EndOfTraining, MeasuresOverTime
+from lib.chapters.ch5_trajectory import Trajectory
 
 #: Display names of the end-of-training measures, in the chapter's order.
 MEASURE_NAMES = {"train_loss": "training loss", "weight_norm": "weight norm", "llc": "LLC",
@@ -166,9 +167,18 @@ def tracking_table(rows: list[Tracking]) -> str:
                           formats={2: _estimate_text})
 
 
+def trajectory_results(trajectory: Trajectory) -> dict:
+    """The LLC along training of each seed of `trajectory`, for the results JSON."""
+    return {"seeds": trajectory.labels, "epochs": trajectory.epochs.tolist(),
+            "llc": trajectory.llc.T.tolist(), "sem": trajectory.llc_sem.T.tolist(),
+            "fitted_epoch": trajectory.fitted_epoch.tolist(), "grok_epoch": trajectory.grok_epoch.tolist(),
+            "chains": trajectory.sgld.chains, "steps": trajectory.sgld.steps,
+            "same_outcome_as_sweep": trajectory.same_outcome}
+
+
 def chapter_results(end: EndOfTraining, summaries: list[OutcomeSummary],
                     correlations: list[Correlation], aucs: list[MeasureAuc], trajectory: Trajectory,
-                    tracking: list[Tracking], settings: dict) -> dict:
+                    s5_trajectory: Trajectory, tracking: list[Tracking], settings: dict) -> dict:
     """The chapter's results JSON: per outcome, the correlations, the AUCs, the trajectories."""
     return {
         "outcomes": [{"group": s.group, "count": s.count,
@@ -178,9 +188,8 @@ def chapter_results(end: EndOfTraining, summaries: list[OutcomeSummary],
         "efficiency_norm": end.efficiency_norm,
         "llc_spread": {"mean_std_over_chains": float(end.llc.std.mean()),
                        "mean_sem": float(end.llc.sem.mean()), "chains": end.llc.per_chain.shape[1]},
-        "llc_over_training": {"seeds": trajectory.seeds, "epochs": trajectory.epochs.tolist(),
-                              "llc": trajectory.llc.T.tolist(), "sem": trajectory.llc_sem.T.tolist(),
-                              "same_outcome_as_sweep": trajectory.same_outcome},
+        "llc_over_training": trajectory_results(trajectory),
+        "s5_llc_over_training": trajectory_results(s5_trajectory),
         "tracking_over_time": [{"measure": t.measure, "per_seed": list(t.per_seed), **asdict(t.mean)}
                                for t in tracking],
         **settings,
@@ -190,5 +199,5 @@ def chapter_results(end: EndOfTraining, summaries: list[OutcomeSummary],
 __all__ = [
     "CORRELATED_PAIRS", "Correlation", "MEASURE_NAMES", "MeasureAuc", "OutcomeSummary", "Tracking",
     "auc_table", "chapter_results", "compare_outcomes", "measure_correlations", "outcome_aucs", "outcome_summaries",
-    "summary_table", "tracking_over_time", "tracking_table",
+    "summary_table", "tracking_over_time", "tracking_table", "trajectory_results",
 ]

@@ -2,7 +2,8 @@
 
 `ChunkStep` holds the parameters of B instances (see `lib.grokking.mlp`), their gradients and
 Adam moments, and updates them in place: forward pass on the T training pairs, gradient of each
-instance's mean cross-entropy, Adam with coupled weight decay. The loss of the chunk is the sum
+instance's mean cross-entropy, Adam with coupled weight decay. Chapter 5's LLC estimator
+(`lib.grokking.mlp_llc`) uses the same gradient without Adam, for its SGLD steps. The loss of the chunk is the sum
 of the instances' losses and Adam acts elementwise, so every instance follows the trajectory it
 would follow if trained alone (`lib.grokking.training.train_single`; the tests compare them).
 The sweep trainer of `lib.grokking.training` runs one `ChunkStep` per chunk of a sweep.
@@ -44,7 +45,8 @@ class ChunkStep:
         params: initial parameters with a leading instances dimension (copied, not modified);
             their device and dtype are the ones trained in.
         left, right, labels: the T training pairs and their labels.
-        config: Adam's hyperparameters and the weight decay (the rest is not used here).
+        config: Adam's hyperparameters and the weight decay (the rest is not used here); None
+            for gradients only (`step` then has no optimizer to call).
 
     Attributes:
         param, grad: name -> view into the flat parameter or gradient buffer; the unembedding
@@ -52,7 +54,7 @@ class ChunkStep:
     """
 
     def __init__(self, params: dict[str, torch.Tensor], left: torch.Tensor, right: torch.Tensor,
-                 labels: torch.Tensor, config: SweepConfig):
+                 labels: torch.Tensor, config: SweepConfig | None):
         b, n, d = params["embed_left"].shape
         h = params["linear_left"].shape[2]
         t = left.numel()
@@ -86,12 +88,14 @@ class ChunkStep:
         self.grad_embeds = self.flat_grad[embeds].view(2 * b, n, d)
         self.grad_linears = self.flat_grad[linears].view(2 * b, d, h)
 
-        n_decayed = sum(sizes) - (b * n if self.has_bias else 0)  # the bias is stored last
-        decay_regions = [(slice(0, n_decayed), config.weight_decay)]
-        if self.has_bias:
-            decay_regions.append((slice(n_decayed, None), 0.0))
-        self.adam = FlatAdam(self.flat_param, self.flat_grad, decay_regions,
-                             config.lr, config.beta1, config.beta2, config.eps)
+        self.adam = None
+        if config is not None:
+            n_decayed = sum(sizes) - (b * n if self.has_bias else 0)  # the bias is stored last
+            decay_regions = [(slice(0, n_decayed), config.weight_decay)]
+            if self.has_bias:
+                decay_regions.append((slice(n_decayed, None), 0.0))
+            self.adam = FlatAdam(self.flat_param, self.flat_grad, decay_regions,
+                                 config.lr, config.beta1, config.beta2, config.eps)
 
         left, right = left.to(device), right.to(device)
         self.left, self.right = left, right
@@ -103,6 +107,7 @@ class ChunkStep:
         self.bag_offsets = torch.arange(0, 2 * b * t, 2, device=device, dtype=torch.int32)
         # Position of each pair's label in a flattened (N, T) slice, and the -1/T added there.
         self.label_index = labels.to(device) * t + torch.arange(t, device=device)
+        self.label_logits = torch.empty(b, t, **like)
         self.minus_one_over_t = torch.full((b, t), -1.0 / t, **like)
         self.tables = torch.empty(2, b, n, h, **like)
         self.logits = torch.empty(b, n, t, **like)
@@ -114,12 +119,15 @@ class ChunkStep:
     @torch.no_grad()
     def step(self) -> None:
         """One full-batch update of every instance: gradients, then Adam."""
+        if self.adam is None:
+            raise ValueError("this ChunkStep was made without an optimizer config (gradients only).")
         self.compute_gradients()
         self.adam.step()
 
     @torch.no_grad()
-    def compute_gradients(self) -> None:
-        """Gradient of each instance's mean cross-entropy on the training pairs, into `grad`."""
+    def compute_gradients(self, losses: torch.Tensor | None = None) -> None:
+        """Gradient of each instance's mean cross-entropy on the training pairs, into `grad`;
+        the (B,) mean cross-entropies themselves into `losses` when it is given."""
         param, grad, b, n, h, t = self.param, self.grad, self.b, self.n, self.h, self.t
         # Forward: hidden = relu(E_left[a] @ W_left + E_right[b] @ W_right), via the tables E @ W.
         torch.bmm(self.embeds, self.linears, out=self.tables.view(2 * b, n, h))
@@ -129,11 +137,16 @@ class ChunkStep:
         logits = torch.bmm(param["unembed_t"], hidden.transpose(1, 2), out=self.logits)
         if self.has_bias:
             logits += param["unembed_bias"][:, :, None]
+        if losses is not None:  # kept before the logits are overwritten below
+            torch.index_select(logits.view(b, -1), 1, self.label_index, out=self.label_logits)
         # Gradient w.r.t. the logits, (softmax - onehot) / T, in place: subtract the column max,
         # exponentiate, scale by 1 / (T * column sum), add -1/T at the labels.
         torch.amax(logits, dim=1, keepdim=True, out=self.col_max)
         logits.sub_(self.col_max).exp_()
         torch.sum(logits, dim=1, keepdim=True, out=self.col_sum)
+        if losses is not None:  # cross-entropy = max + log(sum of exp(logit - max)) - label logit
+            log_sum = self.col_sum.log().add_(self.col_max).view(b, t)
+            torch.mean(log_sum.sub_(self.label_logits), dim=1, out=losses)
         grad_logits = logits.mul_(self.col_sum.mul_(t).reciprocal_())
         grad_logits.view(b, -1).index_add_(1, self.label_index, self.minus_one_over_t)
         # Backward through the unembedding, the ReLU, the lookups and the tables E @ W.

@@ -42,8 +42,9 @@ numbers; per step it draws the batch (if any), then one noise tensor per paramet
 order. An instance's numbers therefore depend on the other instances run beside it (as
 training's depend on the chunking), and memory grows with B * chains: pass chunks of
 instances. `single_model_llc` is the plain loop over chains of one model, drawing in the same
-order, so one chain of one instance follows it draw for draw; `mlp_llc` and `mlp_single_llc`
-wrap both for the MLP of chapter 4.
+order, so one chain of one instance follows it draw for draw. `lib.grokking.mlp_llc` applies
+both to the MLP of chapter 4 (with a faster full-batch path that reuses the pieces of the step
+here: `sgld_drift_step`, `noise_like`, `ChainRecord`).
 """
 
 from __future__ import annotations
@@ -53,10 +54,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
-import torch.nn.functional as F
 
 from lib.book.params import ParameterError, check_float, check_int
-from lib.grokking.mlp import instance_loss, single_logits
 
 #: loss_fn(params, batch) -> losses: params hold M models (leading dim M), batch is None for
 #: all training points or a LongTensor of training-point indices; returns the (M,) mean losses.
@@ -145,14 +144,50 @@ def _draw_batch(config: SGLDConfig, n_data: int | None, generator: torch.Generat
     return torch.randperm(n_data, generator=generator, device=generator.device)[:config.batch_size].to(device)
 
 
-def _noise(like: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+def noise_like(like: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
     """Standard normal noise shaped like `like`, drawn on the generator's device."""
     return torch.randn(like.shape, generator=generator, device=generator.device,
                        dtype=like.dtype).to(like.device)
 
 
-def _summarise(per_chain: torch.Tensor, init_loss: torch.Tensor, trace: torch.Tensor,
-               burn_in_steps: int) -> LLCEstimate:
+def sgld_drift_step(value: torch.Tensor, grad: torch.Tensor, center: torch.Tensor,
+                    config: SGLDConfig) -> None:
+    """The deterministic half of an SGLD step, in place: value -= eps/2 * (n_beta * grad +
+    gamma * (value - center)). `grad` is overwritten (it becomes the drift)."""
+    drift = grad.mul_(config.n_beta).add_(value, alpha=config.localization)
+    drift.sub_(center, alpha=config.localization)
+    value.sub_(drift, alpha=config.step_size / 2)
+
+
+class ChainRecord:
+    """The losses of M = B * chains SGLD chains as they run (model m is chain m % chains of
+    instance m // chains): the chain-averaged trace of every step and the per-chain sums after
+    burn-in, turned into an `LLCEstimate` at the end."""
+
+    def __init__(self, config: SGLDConfig, n_models: int, device: torch.device):
+        self.config, self.n_models = config, n_models
+        self.trace = torch.empty(config.steps, n_models, dtype=torch.float64, device=device)
+        self.total = torch.zeros(n_models * config.chains, dtype=torch.float64, device=device)
+
+    def add(self, step: int, losses: torch.Tensor) -> None:
+        """Record the (M,) losses of step `step` (at w_t, before its update)."""
+        losses = losses.double()
+        self.trace[step] = losses.view(self.n_models, self.config.chains).mean(dim=1)
+        if step >= self.config.burn_in_steps:
+            self.total += losses
+
+    def estimate(self, init_loss: torch.Tensor) -> LLCEstimate:
+        """The estimate from the recorded steps, given the (B,) loss at w*."""
+        config, burn = self.config, self.config.burn_in_steps
+        mean_loss = (self.total / (config.steps - burn)).view(self.n_models, config.chains)
+        per_chain = config.n_beta * (mean_loss - init_loss.double()[:, None])
+        return summarise_chains(per_chain.cpu(), init_loss.double().cpu(), self.trace.cpu(), burn)
+
+
+def summarise_chains(per_chain: torch.Tensor, init_loss: torch.Tensor, trace: torch.Tensor,
+                     burn_in_steps: int) -> LLCEstimate:
+    """The `LLCEstimate` of B models from their (B, chains) per-chain estimates, (B,) losses at
+    w* and (steps, B) chain-averaged trace."""
     chains = per_chain.shape[1]
     std = per_chain.std(dim=1) if chains > 1 else torch.full_like(per_chain[:, 0], math.nan)
     return LLCEstimate(mean=per_chain.mean(dim=1), std=std, sem=std / math.sqrt(chains),
@@ -175,33 +210,24 @@ def estimate_llc(
     _check_batch(config, n_data)
     names = list(params)
     n_models = params[names[0]].shape[0]
-    chains, burn = config.chains, config.burn_in_steps
-    device = params[names[0]].device
+    chains, device = config.chains, params[names[0]].device
     if any(value.shape[0] != n_models for value in params.values()):
         raise ValueError("every parameter tensor needs the same leading instances dimension.")
     with torch.no_grad():
         init_loss = loss_fn({k: v.detach() for k, v in params.items()}, None).double()
     center = {k: v.detach().repeat_interleave(chains, dim=0) for k, v in params.items()}
     current = {k: v.clone().requires_grad_(True) for k, v in center.items()}
-    trace = torch.empty(config.steps, n_models, dtype=torch.float64, device=device)
-    total = torch.zeros(n_models * chains, dtype=torch.float64, device=device)
-    half_step, noise_scale = config.step_size / 2, math.sqrt(config.step_size)
+    record = ChainRecord(config, n_models, device)
     for step in range(config.steps):
         batch = _draw_batch(config, n_data, generator, device)
         losses = loss_fn(current, batch)
         grads = torch.autograd.grad(losses.sum(), [current[k] for k in names], materialize_grads=True)
         with torch.no_grad():
-            losses = losses.detach().double()
-            trace[step] = losses.view(n_models, chains).mean(dim=1)
-            if step >= burn:
-                total += losses
+            record.add(step, losses.detach())
             for name, grad in zip(names, grads):
-                value = current[name]
-                drift = grad.mul_(config.n_beta).add_(value - center[name], alpha=config.localization)
-                value.sub_(drift, alpha=half_step).add_(_noise(value, generator), alpha=noise_scale)
-    mean_loss = (total / (config.steps - burn)).view(n_models, chains)
-    per_chain = config.n_beta * (mean_loss - init_loss[:, None])
-    return _summarise(per_chain.cpu(), init_loss.cpu(), trace.cpu(), burn)
+                sgld_drift_step(current[name], grad, center[name], config)
+                current[name].add_(noise_like(current[name], generator), alpha=math.sqrt(config.step_size))
+    return record.estimate(init_loss)
 
 
 def single_model_llc(
@@ -231,68 +257,11 @@ def single_model_llc(
                 for name, value in w.items():
                     drift = config.n_beta * value.grad + config.localization * (value - center[name])
                     value -= config.step_size / 2 * drift
-                    value += math.sqrt(config.step_size) * _noise(value, generator)
+                    value += math.sqrt(config.step_size) * noise_like(value, generator)
                     value.grad = None
         traces.append(losses)
         kept = losses[config.burn_in_steps:]
         per_chain.append(config.n_beta * (sum(kept) / len(kept) - init_loss))
     trace = torch.tensor(traces, dtype=torch.float64).mean(dim=0)[:, None]
-    return _summarise(torch.tensor([per_chain], dtype=torch.float64),
+    return summarise_chains(torch.tensor([per_chain], dtype=torch.float64),
                       torch.tensor([init_loss], dtype=torch.float64), trace, config.burn_in_steps)
-
-
-def mlp_llc(
-    params: dict[str, torch.Tensor], train_left: torch.Tensor, train_right: torch.Tensor,
-    train_labels: torch.Tensor, config: SGLDConfig, generator: torch.Generator,
-) -> LLCEstimate:
-    """LLC of every MLP instance in `params` on its training pairs (mean cross-entropy)."""
-    device = params["unembed"].device
-    left, right, labels = (t.to(device) for t in (train_left, train_right, train_labels))
-
-    def loss_fn(models: dict[str, torch.Tensor], batch: torch.Tensor | None) -> torch.Tensor:
-        pick = slice(None) if batch is None else batch
-        return instance_loss(models, left[pick], right[pick], labels[pick])
-
-    return estimate_llc(loss_fn, params, config, generator, n_data=left.numel())
-
-
-#: Most models (instances x chains) `mlp_llc_in_chunks` moves in one SGLD batch: calls of 10-50
-#: instances at 8 chains ran about twice as fast per model-step as one call of 200 (the
-#: activations stay nearer the cache; `benchmarks/bench_llc.py --chunks 0 25`).
-MAX_SGLD_MODELS = 256
-
-
-def mlp_llc_in_chunks(
-    params: dict[str, torch.Tensor], train_left: torch.Tensor, train_right: torch.Tensor,
-    train_labels: torch.Tensor, config: SGLDConfig, generator: torch.Generator,
-) -> LLCEstimate:
-    """`mlp_llc` of every instance, in consecutive chunks of at most `MAX_SGLD_MODELS` models.
-
-    Smaller batches are faster here, and memory stays bounded at the published scale; the
-    chunks depend only on the counts, so a seed still gives the same numbers (and with a single
-    chunk exactly those of `mlp_llc`).
-    """
-    n = params["unembed"].shape[0]
-    size = max(1, MAX_SGLD_MODELS // config.chains)
-    parts = [mlp_llc({k: v[start:start + size] for k, v in params.items()}, train_left, train_right,
-                     train_labels, config, generator) for start in range(0, n, size)]
-    if len(parts) == 1:
-        return parts[0]
-    fields = ("mean", "std", "sem", "per_chain", "init_loss", "loss_trace")
-    return LLCEstimate(*(torch.cat([getattr(p, f) for p in parts], dim=1 if f == "loss_trace" else 0)
-                         for f in fields), parts[0].burn_in_steps)
-
-
-def mlp_single_llc(
-    params: dict[str, torch.Tensor], train_left: torch.Tensor, train_right: torch.Tensor,
-    train_labels: torch.Tensor, config: SGLDConfig, generator: torch.Generator,
-) -> LLCEstimate:
-    """LLC of one MLP (no instances dimension) by `single_model_llc`, its loss from `single_logits`."""
-    device = params["unembed"].device
-    left, right, labels = (t.to(device) for t in (train_left, train_right, train_labels))
-
-    def loss_fn(model: dict[str, torch.Tensor], batch: torch.Tensor | None) -> torch.Tensor:
-        pick = slice(None) if batch is None else batch
-        return F.cross_entropy(single_logits(model, left[pick], right[pick]), labels[pick])
-
-    return single_model_llc(loss_fn, params, config, generator, n_data=left.numel())

@@ -1,0 +1,211 @@
+"""The LLC along training: S4 seeds of each outcome, and S5 seeds as the study followed them (chapter 5).
+
+The study followed the LLC of S5 models (d = h = 128) over training: it rose to about 4,500
+early and fell to 500-600 by the end [@wu2025ambiguous]. Chapter 5 measures
+
+* `llc_over_training`: one seed per outcome of chapter 4's S4 sweep, retrained with the same
+  code and seed and a snapshot every `trajectory_every` epochs;
+* `s5_llc_over_training`: `s5_seeds` seeds of the S5 vs A5 x Z2 pair trained as the study did
+  (its model and schedule, `STUDY_S5_MODEL` and `STUDY_S5_SCHEDULE`), with a snapshot every
+  `s5_every` epochs; its SGLD chains are fewer and shorter (`s5_llc_chains`, `s5_llc_steps`):
+  an S5 model has 18 times the parameters and 24 times the training pairs of an S4 one.
+
+Both estimate the LLC at every snapshot of every seed as one batch of models
+(`llc_along_training`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import torch
+
+from lib.grokking.llc import SGLDConfig
+from lib.grokking.mlp import MLPConfig, init_instances
+from lib.grokking.mlp_llc import mlp_llc_in_chunks
+from lib.grokking.outcomes import first_epoch_at_or_above
+from lib.grokking.pairs import make_pair
+from lib.grokking.sweeps import pair_evaluations, run_pair_sweep
+from lib.grokking.training import SweepConfig, SweepResult, train_instances
+
+from lib.chapters.ch5 import GROUPS, S4_PAIR, Chapter5Parameters, outcome_groups
+
+#: The pair of the study's LLC trajectory, and its setting: d = h = 128, weight decay 2e-5,
+#: 2,000 full-batch epochs [@wu2025ambiguous] (chapter 4's S5 defaults).
+S5_PAIR = "S5_vs_A5xZ2"
+STUDY_S5_MODEL = MLPConfig(120, 128, 128)
+STUDY_S5_SCHEDULE = SweepConfig(epochs=2000, log_every=20, weight_decay=2e-5)
+
+
+@dataclass
+class Trajectory:
+    """Seeds of one pair with snapshots along training, and their LLC at every snapshot.
+
+    Attributes:
+        labels: a label per seed ("grokked S4 (seed 17)") -> the seed's column.
+        outcome: (k,) each seed's outcome at the end of training (index into `GROUPS`: grokked
+            the pair's first group, its second, neither).
+        group_names: the pair's two groups, as the accuracies in `result.metrics` name them
+            ("acc_g1", "acc_g2").
+        result: the training run (snapshots at `epochs`).
+        epochs: (E,) snapshot epochs; llc, llc_sem: (E, k) estimates and standard errors.
+        fitted_epoch: (k,) first logged epoch at which each seed fits its training set (the
+            LLC estimate means something only from there on: before, w is not a minimum and the
+            chains slide downhill, which makes the estimate negative).
+        grok_epoch: (k,) first logged epoch at which the seed's accuracy on all pairs against
+            either group reaches the threshold, -1 if never.
+        sgld: the SGLD settings of the estimates.
+        loss_trace: (steps, E, k) the chain-averaged loss at every SGLD step of every estimate;
+            init_loss: (E, k) the loss at w* of every snapshot.
+        same_outcome: for retrained seeds, whether each ends with the outcome it had in the
+            sweep it was taken from (None for seeds trained here first).
+    """
+
+    labels: dict[str, int]
+    outcome: torch.Tensor
+    group_names: tuple[str, str]
+    result: SweepResult
+    epochs: torch.Tensor
+    llc: torch.Tensor
+    llc_sem: torch.Tensor
+    fitted_epoch: torch.Tensor
+    grok_epoch: torch.Tensor
+    sgld: SGLDConfig
+    loss_trace: torch.Tensor
+    init_loss: torch.Tensor
+    same_outcome: bool | None = None
+
+    def around_grokking(self, k: int) -> tuple[int, float, int, float] | None:
+        """(epoch, LLC) of the last snapshot before seed k groks and of the first one at or
+        after it; None if it never groks or no snapshot precedes it."""
+        grok = int(self.grok_epoch[k])
+        before = (self.epochs < grok).nonzero().squeeze(1)
+        after = (self.epochs >= grok).nonzero().squeeze(1)
+        if grok < 0 or not len(before) or not len(after):
+            return None
+        i, j = int(before[-1]), int(after[0])
+        return int(self.epochs[i]), float(self.llc[i, k]), int(self.epochs[j]), float(self.llc[j, k])
+
+    def after_fitting(self, k: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """(epochs, LLC) of seed k's snapshots from the epoch it fits its training set on."""
+        kept = (self.epochs >= int(self.fitted_epoch[k])).nonzero().squeeze(1)
+        if int(self.fitted_epoch[k]) < 0:
+            kept = kept[:0]
+        return self.epochs[kept], self.llc[kept, k]
+
+
+    def describe(self, k: int) -> str:
+        """One line on seed k: when it fits its training set, its LLC then, at its highest and
+        at the end, and around the epoch it groks (if it does)."""
+        label = next(label for label, column in self.labels.items() if column == k)
+        epochs, llc = self.after_fitting(k)
+        if not len(epochs):
+            return f"{label}: never fits its training set, so no snapshot has a meaningful LLC"
+        top = int(llc.argmax())
+        line = (f"{label}: fits its training set at epoch {int(self.fitted_epoch[k])}; LLC "
+                f"{float(llc[0]):.1f} at epoch {int(epochs[0])}, highest {float(llc[top]):.1f} at "
+                f"epoch {int(epochs[top])}, {float(llc[-1]):.1f} at the end (epoch {int(epochs[-1])})")
+        around = self.around_grokking(k)
+        if around:
+            line += (f"; groks at epoch {int(self.grok_epoch[k])}: LLC {around[1]:.1f} at epoch "
+                     f"{around[0]}, {around[3]:.1f} at epoch {around[2]}")
+        return line
+
+    def last_snapshot_drift(self) -> float:
+        """How far the chains at the last snapshot were from settled, averaged over seeds: the
+        rise of the chain-averaged loss from the first to the second half of the kept draws, as
+        a share of its whole rise from L(w*) (0: flat, settled; near 1: still climbing)."""
+        kept = self.loss_trace[self.sgld.burn_in_steps:, -1, :]
+        half = kept.shape[0] // 2
+        if half == 0:
+            return float("nan")
+        first, second = kept[:half].mean(dim=0), kept[half:].mean(dim=0)
+        return float(((second - first) / (second - self.init_loss[-1])).mean())
+
+    def peak_and_end(self) -> tuple[float, float]:
+        """The mean over seeds of their highest LLC after fitting and of their final LLC (NaN
+        when no seed fits its training set)."""
+        courses = [self.after_fitting(k)[1] for k in range(len(self.labels))]
+        courses = [c for c in courses if len(c)]
+        if not courses:
+            return float("nan"), float("nan")
+        return (float(torch.stack([c.max() for c in courses]).mean()),
+                float(torch.stack([c[-1] for c in courses]).mean()))
+
+
+def snapshot_epochs(epochs: int, every: int) -> tuple[int, ...]:
+    """0, every, 2 every, ... and the last epoch."""
+    return tuple(sorted(set(range(0, epochs + 1, every)) | {epochs}))
+
+
+def llc_along_training(result: SweepResult, sgld: SGLDConfig, grok_threshold: float,
+                       generator: torch.Generator, workers: int) -> Trajectory:
+    """The LLC of every snapshot of every seed of `result` (all as one set of models), with
+    the epochs at which each seed fits its training set and groks; labels are the outcomes."""
+    marks = sorted(result.checkpoints)
+    stacked = {name: torch.cat([result.checkpoints[e][name] for e in marks]) for name in result.final_params}
+    estimate = mlp_llc_in_chunks(stacked, result.train_left, result.train_right, result.train_labels,
+                                 sgld, generator, workers=workers)
+    shape = (len(marks), result.n_instances)
+    metrics, logged = result.metrics, result.log_epochs
+    fitted = first_epoch_at_or_above(metrics["train_acc"], logged, grok_threshold)
+    grokked = first_epoch_at_or_above(torch.maximum(metrics["acc_g1"], metrics["acc_g2"]), logged,
+                                      grok_threshold)
+    outcome = outcome_groups(result, grok_threshold)
+    g1, g2 = result.info["g1"], result.info["g2"]
+    names = {0: f"grokked {g1}", 1: f"grokked {g2}", 2: "neither"}
+    labels = {f"{names[int(code)]} (seed {int(seed)})": k
+              for k, (code, seed) in enumerate(zip(outcome, result.seeds))}
+    return Trajectory(labels, outcome, (g1, g2), result, torch.tensor(marks), estimate.mean.view(shape),
+                      estimate.sem.view(shape), fitted, grokked, sgld,
+                      estimate.loss_trace.view(sgld.steps, *shape), estimate.init_loss.view(shape))
+
+
+def representative_seeds(result: SweepResult, groups: torch.Tensor) -> dict[str, int]:
+    """One seed per outcome group present: the one that fitted its training set at the median
+    epoch (as chapter 4 picks its typical seeds)."""
+    fitted = first_epoch_at_or_above(result.metrics["train_acc"], result.log_epochs, 0.999).float()
+    chosen = {}
+    for code, name in enumerate(GROUPS):
+        members = (groups == code).nonzero().squeeze(1)
+        if len(members):
+            order = fitted[members].argsort(stable=True)
+            chosen[name] = int(members[order[(len(members) - 1) // 2]])
+    return chosen
+
+
+def llc_over_training(result: SweepResult, groups: torch.Tensor, config: Chapter5Parameters,
+                      generator: torch.Generator) -> Trajectory:
+    """Retrain one seed per outcome of the S4 sweep `result` with snapshots every
+    `trajectory_every` epochs and estimate the LLC at each snapshot."""
+    index = torch.tensor(list(representative_seeds(result, groups).values()))
+    epochs = result.training_config.epochs
+    schedule = dataclasses.replace(result.training_config,
+                                   checkpoint_epochs=snapshot_epochs(epochs, config.trajectory_every))
+    initial = init_instances(result.seeds[index].tolist(), result.model_config, device=config.device)
+    retrained = train_instances(initial, result.train_left, result.train_right, result.train_labels,
+                                pair_evaluations(make_pair(S4_PAIR)), schedule, seeds=result.seeds[index],
+                                model_config=result.model_config, info=dict(result.info))
+    trajectory = llc_along_training(retrained, config.sgld, config.grok_threshold, generator, config.workers)
+    trajectory.same_outcome = bool(torch.equal(trajectory.outcome, groups[index]))
+    return trajectory
+
+
+def s5_llc_over_training(config: Chapter5Parameters, generator: torch.Generator,
+                         progress: bool = True) -> Trajectory:
+    """Train `s5_seeds` seeds of the S5 pair at the study's setting (width `s5_dim`, epochs
+    `s5_epochs`) with snapshots every `s5_every` epochs, and estimate the LLC at each snapshot
+    with `s5_llc_chains` chains of `s5_llc_steps` steps (the other SGLD settings as for S4)."""
+    model = dataclasses.replace(STUDY_S5_MODEL, embed_dim=config.s5_dim, hidden_dim=config.s5_dim)
+    schedule = dataclasses.replace(
+        STUDY_S5_SCHEDULE, epochs=config.s5_epochs, log_every=min(STUDY_S5_SCHEDULE.log_every, config.s5_every),
+        checkpoint_epochs=snapshot_epochs(config.s5_epochs, config.s5_every), workers=config.workers)
+    seeds = [config.seed * 100_000 + 70_000 + i for i in range(config.s5_seeds)]
+    result = run_pair_sweep(make_pair(S5_PAIR), seeds, model, schedule, device=config.device, progress=progress)
+    sgld = dataclasses.replace(config.sgld, chains=config.s5_llc_chains, steps=config.s5_llc_steps)
+    return llc_along_training(result, sgld, config.grok_threshold, generator, config.workers)
+
+
+__all__ = ["S5_PAIR", "STUDY_S5_MODEL", "STUDY_S5_SCHEDULE", "Trajectory", "llc_along_training",
+           "llc_over_training", "representative_seeds", "s5_llc_over_training", "snapshot_epochs"]
