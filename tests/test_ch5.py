@@ -195,6 +195,9 @@ def test_a_trajectory_reads_its_course_from_the_fitting_epoch_on():
                                       "at epoch 10, highest 400.0 at epoch 20, 150.0 at the end (epoch 40); "
                                       "groks at epoch 30: LLC 400.0 at epoch 20, 200.0 at epoch 30")
     assert trajectory.peak_and_end() == (375.0, 235.0)
+    assert trajectory.grokking_summaries() == [
+        "grokked S4 (seed 7) groks at epoch 30: its LLC goes from 400.0 (epoch 20) to 200.0 (epoch 30), "
+        "-50% in one snapshot (before that it had moved +0% from its highest value, 400.0)"]
     # seed 0: (3 - 2) / (3 - 1) = 0.5; seed 1: 0
     assert trajectory.last_snapshot_drift() == pytest.approx(0.25)
 

@@ -123,6 +123,23 @@ class Trajectory:
         first, second = kept[:half].mean(dim=0), kept[half:].mean(dim=0)
         return float(((second - first) / (second - self.init_loss[-1])).mean())
 
+    def grokking_summaries(self) -> list[str]:
+        """For each seed that groks, how its LLC moved across grokking, next to how it moved
+        from its highest value to the snapshot before grokking."""
+        lines = []
+        for label, k in self.labels.items():
+            around = self.around_grokking(k)
+            if around is None:
+                continue
+            epochs, llc = self.after_fitting(k)
+            before = (epochs <= around[0]).nonzero().squeeze(1)
+            peak = float(llc[before].max()) if len(before) else around[1]
+            lines.append(f"{label} groks at epoch {int(self.grok_epoch[k])}: its LLC goes from "
+                         f"{around[1]:.1f} (epoch {around[0]}) to {around[3]:.1f} (epoch {around[2]}), "
+                         f"{around[3] / around[1] - 1:+.0%} in one snapshot (before that it had moved "
+                         f"{around[1] / peak - 1:+.0%} from its highest value, {peak:.1f})")
+        return lines
+
     def peak_and_end(self) -> tuple[float, float]:
         """The mean over seeds of their highest LLC after fitting and of their final LLC (NaN
         when no seed fits its training set)."""
