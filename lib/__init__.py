@@ -14,6 +14,7 @@ lib.book       what every chapter uses
   params                 papermill parameters: declared once, validated by one function [all]
   results                atomic JSON and checkpoint writes [all]
   plotting               plotly conventions and the static slider over precomputed steps [all]
+  live                   the live ipywidgets panels: a slider's range, a panel with a run button [1-2]
   tables                 markdown tables from rows of numbers [all]
   statistics             ROC AUC, rank and linear correlation, bootstrap intervals [5]
   reproducibility        seeding [all]

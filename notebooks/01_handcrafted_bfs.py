@@ -53,7 +53,6 @@ study_draws = 3  # random draws of the study's own damage: one Q/K/V matrix -> N
 study_steps = 300  # Adam steps of retraining in the study's setting (the study: 5,000; about 0.1 s each here)
 
 # %%
-import ipywidgets as widgets
 import torch
 from IPython.display import Markdown, display
 
@@ -71,7 +70,7 @@ from lib.chapters.ch1 import (
 )
 from lib.chapters.ch1_figures import (
     attention_figure, graph_figure, reach_by_layer, reach_slider_figure, recovery_slider_figure,
-    recovery_summary_figure, sharpness_figure,
+    recovery_summary_figure, scale_panel, sharpness_figure,
 )
 
 config = validate_parameters(Chapter1Parameters, globals())
@@ -287,19 +286,7 @@ display(Markdown(
 
 # %%
 rerun = PerturbationRerun(model, config, seed=config.seed + 3)
-
-
-def show_rerun(log10_scale: float, mode: str) -> None:
-    record = rerun(log10_scale, mode, seed=config.seed + 4)
-    recovery_slider_figure([record]).show()
-    print(f"{record['what']}: MSE {record['loss_before']:.3g} -> {record['loss_after']:.3g}")
-
-
-if not config.smoke:
-    widgets.interact_manual(
-        show_rerun,
-        log10_scale=widgets.FloatSlider(value=-2.0, min=-4.0, max=1.0, step=0.25, description="log10 scale"),
-        mode=widgets.Dropdown(options=list(config.perturbation_modes), description="damage"))
+display(scale_panel(rerun, config.perturbation_modes, seed=config.seed + 4))
 
 # %%
 results = {

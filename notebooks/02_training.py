@@ -54,7 +54,6 @@ cpu_threads = 1  # torch threads on the CPU (one is fastest for this small model
 # %%
 import math
 
-import ipywidgets as widgets
 import torch
 from IPython.display import Markdown, display
 
@@ -67,8 +66,8 @@ from lib.chapters.ch2 import (
     transition_sentence,
 )
 from lib.chapters.ch2_figures import (
-    confusion_figure, confusion_slider_figure, label_histogram_figure, learning_rate_figure,
-    loss_by_length_figure, total_loss_figure,
+    checkpoint_panel, confusion_figure, confusion_slider_figure, label_histogram_figure,
+    learning_rate_figure, loss_by_length_figure, total_loss_figure,
 )
 from lib.paths.model import PathTransformer, PathTransformerConfig, count_parameters
 from lib.paths.phase_transitions import order_of_learning
@@ -260,17 +259,8 @@ confusion_slider_figure(run.snapshot_steps, run.snapshot_predictions, run.eval_l
 # checkpoint (press "Run Interact"; the static book shows the plotly slider above instead).
 
 # %%
-def show_checkpoint(checkpoint_index):
-    step = run.snapshot_steps[checkpoint_index]
-    confusion_figure(run.snapshot_predictions[checkpoint_index], run.eval_labels, n_labels,
-                     title=f"Predicted against true distance at step {step}",
-                     unreachable_label=sampler.unreachable_label).show()
-
-
-if not config.smoke:
-    widgets.interact_manual(show_checkpoint, checkpoint_index=widgets.IntSlider(
-        value=len(run.snapshot_steps) - 1, min=0, max=len(run.snapshot_steps) - 1,
-        description="checkpoint"))
+display(checkpoint_panel(run.snapshot_steps, run.snapshot_predictions, run.eval_labels, n_labels,
+                         unreachable_label=sampler.unreachable_label))
 
 # %% [markdown]
 # ## Numbers and checks

@@ -7,13 +7,21 @@ test` installs Chromium when it is missing; without it this test fails rather th
 
 import functools
 import http.server
+import json
+import os
+import secrets
 import shutil
+import socket
 import subprocess
 import sys
 import threading
+import time
+import urllib.request
 from pathlib import Path
 
 import pytest
+
+from lib.book.live import RUN_BUTTON
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -103,4 +111,128 @@ def test_perturbation_slider_changes_the_plotted_data(browser, book_url):
     after = page.evaluate(visible_data)
     assert before and after and before != after
     assert not errors, errors
+    page.close()
+
+
+# --- The live sliders in JupyterLab ---------------------------------------------------------
+
+#: The chapters with live panels: the menu choice (if any) and the key that moves the slider
+#: to the other end of its range (chapter 1: the largest scale of Gaussian noise, which
+#: visibly damages even the smoke-sized model; chapter 2: the first checkpoint).
+LIVE_CHAPTERS = {"01_handcrafted_bfs": ("gaussian", "End"), "02_training": (None, "Home")}
+
+
+@pytest.fixture(scope="module")
+def jupyterlab(tmp_path_factory):
+    """JupyterLab from this venv on 127.0.0.1, with a token, serving smoke copies of the chapters
+    with live panels (papermill sets `smoke` and a private `results_dir`) and a fresh workspace
+    and settings folder; its kernels and the server are shut down afterwards."""
+    import papermill
+
+    folder = tmp_path_factory.mktemp("lab")
+    for name in LIVE_CHAPTERS:
+        papermill.execute_notebook(str(ROOT / "notebooks" / f"{name}.ipynb"), str(folder / f"{name}.ipynb"),
+                                   parameters={"smoke": True, "results_dir": str(folder / "results")},
+                                   prepare_only=True, progress_bar=False)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    token = secrets.token_hex(16)
+    command = [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
+               "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}",
+               f"--ServerApp.root_dir={folder}", f"--LabApp.workspaces_dir={folder / 'workspaces'}",
+               f"--LabApp.user_settings_dir={folder / 'settings'}"]
+    if os.geteuid() == 0:
+        command.append("--allow-root")
+    # No "Jupyter news?" prompt over the page (its check would also try the network).
+    notifications = folder / "settings" / "@jupyterlab" / "apputils-extension"
+    notifications.mkdir(parents=True)
+    (notifications / "notification.jupyterlab-settings").write_text(
+        json.dumps({"fetchNews": "false", "checkForUpdates": False}))
+    server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=2)
+                break
+            except OSError:
+                assert server.poll() is None, f"JupyterLab did not start: {server.stderr.read()}"
+                assert time.monotonic() < deadline, "JupyterLab did not answer within 60 s"
+                time.sleep(0.5)
+        yield url, token
+    finally:
+        try:
+            for kernel in json.load(urllib.request.urlopen(f"{url}/api/kernels?token={token}", timeout=5)):
+                request = urllib.request.Request(f"{url}/api/kernels/{kernel['id']}?token={token}",
+                                                 method="DELETE")
+                urllib.request.urlopen(request, timeout=10)
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+
+
+def wait_for_idle_kernel(url: str, token: str, notebook: str) -> None:
+    """Wait until the kernel of `notebook`'s session has started and is idle (REST API)."""
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        sessions = json.load(urllib.request.urlopen(f"{url}/api/sessions?token={token}", timeout=5))
+        states = [s["kernel"]["execution_state"] for s in sessions if s["path"].endswith(notebook)]
+        if states == ["idle"]:
+            return
+        time.sleep(0.5)
+    raise AssertionError(f"no idle kernel for {notebook} within 120 s")
+
+
+def live_figure_data(page):
+    """The plotted values of the figure inside the live panel (None while there is none)."""
+    return page.evaluate("""() => {
+        const plot = document.querySelector('.widget-interact .js-plotly-plot');
+        return plot && plot.data ? JSON.stringify(plot.data.map(t => [t.x, t.y, t.z])) : null; }""")
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("name", list(LIVE_CHAPTERS))
+def test_live_slider_recomputes_the_figure_in_jupyterlab(browser, jupyterlab, name):
+    """Open the chapter, run all its cells, press the panel's button, move its slider with the
+    keyboard, press again: the figure's plotted data change and no cell errors."""
+    url, token = jupyterlab
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.goto(f"{url}/lab/tree/{name}.ipynb?reset&token={token}", wait_until="load")
+    page.wait_for_selector(".jp-NotebookPanel .jp-Cell", timeout=60_000)
+    wait_for_idle_kernel(url, token, f"{name}.ipynb")
+    page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
+    page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
+    # Every code cell has run when each prompt shows an execution count.
+    page.wait_for_function("""() => {
+        const prompts = [...document.querySelectorAll('.jp-CodeCell .jp-InputPrompt')];
+        return prompts.length > 0 && prompts.every(p => /\\[\\d+\\]/.test(p.textContent)); }""",
+                           timeout=240_000)
+    tracebacks = page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']",
+                              has_text="Traceback")
+    assert tracebacks.count() == 0, tracebacks.first.inner_text()
+
+    choice, key = LIVE_CHAPTERS[name]
+    panel = page.locator(".widget-interact").first
+    panel.scroll_into_view_if_needed()
+    if choice:
+        panel.locator("select").select_option(choice)
+    button = panel.locator("button", has_text=RUN_BUTTON)
+    button.click()
+    page.wait_for_function("() => !!document.querySelector('.widget-interact .js-plotly-plot')",
+                           timeout=120_000)
+    before = live_figure_data(page)
+    readout = panel.locator(".widget-readout").first.inner_text()
+    handle = panel.locator(".noUi-handle").first
+    handle.focus()
+    handle.press(key)
+    assert panel.locator(".widget-readout").first.inner_text() != readout, "the slider did not move"
+    button.click()
+    page.wait_for_function("""(old) => {
+        const plot = document.querySelector('.widget-interact .js-plotly-plot');
+        return plot && plot.data && JSON.stringify(plot.data.map(t => [t.x, t.y, t.z])) !== old; }""",
+                           arg=before, timeout=120_000)
+    assert live_figure_data(page) != before
+    assert panel.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']").count() == 0
     page.close()

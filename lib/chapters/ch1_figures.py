@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+import ipywidgets as widgets
 import networkx as nx
 import plotly.graph_objects as go
 import torch
 
 from lib.bfs.perturbation import head_name
 from lib.bfs.transformer import BFSTransformer
+from lib.book.live import SliderRange, manual_panel
 from lib.book.plotting import PALETTE, finish, slider_over_steps
 
 
@@ -102,6 +106,28 @@ def recovery_slider_figure(records: list[dict]) -> go.Figure:
     fig.update_xaxes(title_text="retraining step")
     fig.update_yaxes(title_text="held-out MSE", type="log")
     return finish(fig, "Recovery after perturbation (move the slider to change the scale)", height=480)
+
+
+#: The live slider of chapter 1: log10 of the perturbation scale.
+SCALE_SLIDER = SliderRange(low=-4.0, high=1.0, step=0.25, start=-2.0)
+
+
+def rerun_figure(rerun, log10_scale: float, mode: str, seed: int) -> go.Figure:
+    """The live slider's view (chapter 1): perturb the model at scale 10**log10_scale in `mode`,
+    retrain it (`lib.chapters.ch1.PerturbationRerun`), and draw its recovery curve; the title
+    gives the held-out MSE right after the damage and after retraining."""
+    record = rerun(log10_scale, mode, seed=seed)
+    fig = recovery_slider_figure([record])
+    fig.update_layout(title_text=f"{record['what']}: held-out MSE {record['loss_before']:.3g} after "
+                                 f"the damage, {record['loss_after']:.3g} after retraining")
+    return fig
+
+
+def scale_panel(rerun, modes: Sequence[str], seed: int) -> widgets.interactive:
+    """Chapter 1's live panel: the scale slider, a menu of damage modes and the run button."""
+    return manual_panel(lambda log10_scale, mode: rerun_figure(rerun, log10_scale, mode, seed),
+                        log10_scale=SCALE_SLIDER.float_slider("log10 scale"),
+                        mode=widgets.Dropdown(options=list(modes), description="damage"))
 
 
 def recovery_summary_figure(records: list[dict]) -> go.Figure:

@@ -10,11 +10,13 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+import ipywidgets as widgets
 import plotly.graph_objects as go
 import torch
 
-from lib.paths.training import TrainingLog
+from lib.book.live import SliderRange, manual_panel
 from lib.book.plotting import PALETTE, finish, slider_over_steps
+from lib.paths.training import TrainingLog
 
 
 def _colour(index: int) -> str:
@@ -163,3 +165,25 @@ def label_histogram_figure(labels: torch.Tensor, unreachable_label: int, *,
     fig.update_xaxes(title="distance from vertex 1 to the target", type="category")
     fig.update_yaxes(title="share of examples")
     return finish(fig, title, height=340)
+
+
+def checkpoint_slider(n_checkpoints: int) -> SliderRange:
+    """The live slider of chapter 2: the index of a stored checkpoint, starting at the last."""
+    return SliderRange(low=0, high=n_checkpoints - 1, step=1, start=n_checkpoints - 1)
+
+
+def checkpoint_figure(steps: Sequence[int], predictions: Sequence[torch.Tensor], labels: torch.Tensor,
+                      n_labels: int, checkpoint_index: int,
+                      unreachable_label: int | None = None) -> go.Figure:
+    """The live slider's view (chapter 2): the confusion histogram at one stored checkpoint."""
+    return confusion_figure(predictions[checkpoint_index], labels, n_labels,
+                            title=f"Predicted against true distance at step {steps[checkpoint_index]}",
+                            unreachable_label=unreachable_label)
+
+
+def checkpoint_panel(steps: Sequence[int], predictions: Sequence[torch.Tensor], labels: torch.Tensor,
+                     n_labels: int, unreachable_label: int | None = None) -> widgets.interactive:
+    """Chapter 2's live panel: the checkpoint slider and the run button."""
+    slider = checkpoint_slider(len(steps)).int_slider("checkpoint")
+    return manual_panel(lambda checkpoint_index: checkpoint_figure(
+        steps, predictions, labels, n_labels, checkpoint_index, unreachable_label), checkpoint_index=slider)
