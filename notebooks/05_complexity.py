@@ -74,8 +74,8 @@ from lib.book.plotting import configure_notebook_rendering
 from lib.book.reproducibility import seed_everything
 from lib.book.results import write_results
 from lib.chapters.ch5 import (
-    GROUPS, Chapter5Parameters, choose_seeds, iid_sweep, measure_end_of_training, measures_over_time,
-    outcome_groups, regression_check, s4_sweep,
+    GROUPS, Chapter5Parameters, choose_seeds, first_seed_per_outcome, iid_sweep,
+    measure_end_of_training, measures_over_time, outcome_groups, regression_check, s4_sweep,
 )
 from lib.chapters.ch5_figures import (
     llc_spread_figure, llc_trajectory_figure, measure_scatter_figure, measures_over_time_figure,
@@ -84,7 +84,7 @@ from lib.chapters.ch5_figures import (
 from lib.chapters.ch5_trajectory import llc_over_training, s5_llc_over_training
 from lib.chapters.ch5_results import (
     MEASURE_NAMES, auc_table, chapter_results, compare_outcomes, measure_correlations, outcome_aucs,
-    outcome_summaries, summary_table, tracking_over_time, tracking_table,
+    outcome_summaries, strongest_separator, summary_table, tracking_over_time, tracking_table,
 )
 from lib.grokking.circuit_efficiency import loss_along_rescaling
 from lib.grokking.groups import symmetric_coset_labelled
@@ -224,8 +224,7 @@ display(Markdown(auc_table(aucs)))
 # every seed is read.
 
 # %%
-positions = {name: int((end.group == code).nonzero()[0]) for code, name in enumerate(GROUPS)
-             if (end.group == code).any()}
+positions = first_seed_per_outcome(end)
 subset = select_instances(result.final_params, end.index[list(positions.values())])
 alphas = torch.linspace(0.4, 1.6, 25)
 losses, norms = loss_along_rescaling(subset, result.train_left, result.train_right,
@@ -326,8 +325,7 @@ print(f"results written to {path}")
 # What this run measured (every number from the cells above):
 
 # %%
-best_auc = max(aucs, key=lambda row: abs(row.either_vs_neither.value - 0.5)
-               if row.either_vs_neither.value == row.either_vs_neither.value else -1)
+best_auc = strongest_separator(aucs)
 loss_llc, loss_norm = correlations[0], correlations[1]
 display(Markdown("\n".join([
     f"- The batched SGLD estimator gives {check.estimate:.3f} +- {check.sem:.3f} on linear regression "

@@ -9,7 +9,8 @@ import torch
 from lib.book.params import ParameterError, read_parameters_cell, validate_parameters
 from lib.chapters.ch5 import (
     CHAPTER_4_SWEEP, S4_PAIR, Chapter5Parameters, EndOfTraining, MeasuresOverTime, choose_seeds,
-    iid_sweep, measure_end_of_training, measures_over_time, outcome_groups, regression_check, s4_sweep,
+    first_seed_per_outcome, iid_sweep, measure_end_of_training, measures_over_time, outcome_groups,
+    regression_check, s4_sweep,
 )
 from lib.chapters.ch5_trajectory import (
     Trajectory, llc_over_training, representative_seeds, s5_llc_over_training, snapshot_epochs,
@@ -18,8 +19,9 @@ from lib.chapters.ch5_figures import (
     llc_spread_figure, llc_trajectory_figure, measure_scatter_figure, measures_over_time_figure,
     rescaling_figure,
 )
+from lib.book.statistics import Estimate
 from lib.chapters.ch5_results import (
-    auc_table, chapter_results, compare_outcomes, measure_correlations, outcome_aucs, outcome_summaries,
+    MeasureAuc, strongest_separator, auc_table, chapter_results, compare_outcomes, measure_correlations, outcome_aucs, outcome_summaries,
     summary_table, tracking_over_time, tracking_table,
 )
 from lib.grokking.groups import cyclic
@@ -123,6 +125,16 @@ def test_aucs_and_correlations_on_hand_made_measures():
     correlations = {(c.first, c.second): c for c in measure_correlations(end)}
     assert correlations[("train_loss", "weight_norm")].pearson == pytest.approx(1.0)
     assert correlations[("train_loss", "llc")].spearman == pytest.approx(1.0)
+
+
+def test_the_strongest_separator_and_one_seed_per_outcome():
+    def row(measure, value):
+        return MeasureAuc(measure, Estimate(value, value, value, 0.95), Estimate(0.5, 0.5, 0.5, 0.95))
+    rows = [row("llc", 0.3), row("weight_norm", 0.85), row("train_loss", float("nan")), row("x", 0.2)]
+    assert strongest_separator(rows).measure == "weight_norm"          # |0.85 - 0.5| > |0.2 - 0.5|
+    assert strongest_separator([row("train_loss", float("nan")), row("llc", 0.5)]).measure == "llc"
+    end = hand_end([1.0, 2.0, 3.0, 4.0], [2, 0, 2, 0])
+    assert first_seed_per_outcome(end) == {"grokked S4": 1, "neither": 0}
 
 
 def test_tracking_ranks_measures_by_how_they_follow_the_gap():

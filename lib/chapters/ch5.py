@@ -199,6 +199,13 @@ class EndOfTraining:
                 "llc": self.llc.mean, "efficiency_loss": self.efficiency_loss}
 
 
+def first_seed_per_outcome(end: EndOfTraining) -> dict[str, int]:
+    """Outcome name -> position in `end` of its first measured seed (outcomes present only);
+    the seeds whose rescaling curves chapter 5 draws."""
+    return {name: int((end.group == code).nonzero()[0]) for code, name in enumerate(GROUPS)
+            if (end.group == code).any()}
+
+
 def measure_end_of_training(result: SweepResult, index: torch.Tensor, groups: torch.Tensor,
                             config: Chapter5Parameters, generator: torch.Generator) -> EndOfTraining:
     """Training loss, weight norm, LLC and circuit efficiency of the seeds at `index`."""
@@ -329,7 +336,8 @@ def regression_check(generator: torch.Generator, dimension: int = 4, n_data: int
 
 __all__ = [
     "CHAPTER_4_SWEEP", "Chapter5Parameters", "EndOfTraining", "GROUPS", "MeasuresOverTime",
-    "S4Sweep", "STUDY_S4_MODEL", "STUDY_S4_SCHEDULE", "S4_PAIR", "choose_seeds", "iid_sweep",
+    "S4Sweep", "STUDY_S4_MODEL", "STUDY_S4_SCHEDULE", "S4_PAIR", "choose_seeds",
+    "first_seed_per_outcome", "iid_sweep",
     "measure_end_of_training", "measures_over_time", "outcome_groups", "RegressionCheck",
     "regression_check", "s4_sweep",
 ]

@@ -134,6 +134,15 @@ def auc_table(rows: list[MeasureAuc]) -> str:
         formats={1: _estimate_text, 2: _estimate_text})
 
 
+def strongest_separator(rows: list[MeasureAuc]) -> MeasureAuc:
+    """The measure whose grokked-vs-neither AUC lies farthest from chance (0.5), in either
+    direction; measures whose AUC is undefined (NaN: a class is empty) come last."""
+    def distance(row: MeasureAuc) -> float:
+        value = row.either_vs_neither.value
+        return abs(value - 0.5) if value == value else -1.0
+    return max(rows, key=distance)
+
+
 @dataclass(frozen=True)
 class Tracking:
     """How one measure moves with the generalization gap along training.
@@ -198,6 +207,6 @@ def chapter_results(end: EndOfTraining, summaries: list[OutcomeSummary],
 
 __all__ = [
     "CORRELATED_PAIRS", "Correlation", "MEASURE_NAMES", "MeasureAuc", "OutcomeSummary", "Tracking",
-    "auc_table", "chapter_results", "compare_outcomes", "measure_correlations", "outcome_aucs", "outcome_summaries",
+    "auc_table", "chapter_results", "strongest_separator", "compare_outcomes", "measure_correlations", "outcome_aucs", "outcome_summaries",
     "summary_table", "tracking_over_time", "tracking_table", "trajectory_results",
 ]
