@@ -25,8 +25,8 @@ REQUIRED_KEYS = {
     "03_finetuning_generalization": {"finetune_loss_before", "finetune_loss_after", "generalization",
                                      "length_generalization"},
     "04_ambiguous_grokking": {"pairs", "subsample", "intersection_sizes", "published_intersection_sizes"},
-    "05_complexity": {"outcomes", "correlations", "aucs", "llc_over_training", "tracking_over_time",
-                      "regression_check", "sgld"},
+    "05_complexity": {"outcomes", "correlations", "aucs", "llc_over_training", "s5_llc_over_training",
+                      "tracking_over_time", "regression_check", "sgld"},
 }
 
 
@@ -50,6 +50,8 @@ def check_chapter_results(name: str, results: dict) -> None:
                    for o in results["outcomes"])
         assert sum(o["count"] for o in results["outcomes"]) == results["n_measured"]
         assert {t["measure"] for t in results["tracking_over_time"]} >= {"llc", "train_loss", "path_norm"}
+        s5 = results["s5_llc_over_training"]
+        assert len(s5["llc"]) == len(s5["seeds"]) and all(len(row) == len(s5["epochs"]) for row in s5["llc"])
     if name == "04_ambiguous_grokking":
         assert results["intersection_sizes"] == results["published_intersection_sizes"]
         for pair in results["pairs"]:
@@ -74,6 +76,43 @@ def test_chapter_runs_headless_in_smoke_mode(notebook, tmp_path):
          "--nbval-kernel-name", "python3", "--nbval-cell-timeout", "300", str(executed)],
         cwd=notebook.parent, capture_output=True, text=True)
     assert nbval.returncode == 0, nbval.stdout[-4000:] + nbval.stderr[-2000:]
+
+
+#: Parts of the names of results keys that measure time (seconds, rates per second, elapsed
+#: time, chapter 2's share of the time spent drawing graphs): they differ between two runs.
+TIMING_WORDS = ("second", "elapsed", "sampling_share")
+
+
+def without_timings(value):
+    """`value` (parsed JSON) without the entries whose keys name a timing, at any depth."""
+    if isinstance(value, dict):
+        return {k: without_timings(v) for k, v in value.items()
+                if not any(word in k for word in TIMING_WORDS)}
+    if isinstance(value, list):
+        return [without_timings(v) for v in value]
+    return value
+
+
+#: Chapters whose smoke run is repeated: chapter 2 streams its graphs from DataLoader worker
+#: processes, chapter 5 spreads its SGLD chains and its training over worker processes.
+RERUN_CHAPTERS = ["02_training", "05_complexity"]
+
+
+@pytest.mark.notebook
+@pytest.mark.parametrize("name", RERUN_CHAPTERS)
+def test_same_seed_gives_the_same_results_twice(name, tmp_path):
+    """Two smoke runs of a chapter with one seed write the same results JSON, number for number
+    (timings aside)."""
+    notebook = ROOT / "notebooks" / f"{name}.ipynb"
+    runs = []
+    for run in ("first", "second"):
+        results_dir = tmp_path / run
+        papermill.execute_notebook(
+            str(notebook), str(tmp_path / f"{run}.ipynb"),
+            parameters={"smoke": True, "results_dir": str(results_dir)},
+            kernel_name="python3", cwd=str(notebook.parent), progress_bar=False)
+        runs.append(without_timings(json.loads((results_dir / f"{name}.json").read_text())))
+    assert runs[0] == runs[1]
 
 
 @pytest.mark.notebook
