@@ -1,0 +1,123 @@
+"""Perturbation sensitivity and total variation (chapter 6's library), on known answers."""
+
+import math
+
+import pytest
+import torch
+
+from lib.book.params import ParameterError
+from lib.grokking.mlp import MLPConfig, init_instances
+from lib.grokking.pairs import make_pair
+from lib.grokking.perturbation import (
+    change_probability, continue_training, decision_epoch, final_outcomes, perturbed_copies,
+)
+from lib.grokking.sweeps import intersection_training_set
+from lib.grokking.total_variation import argmax_flip_rate, snapshot_logits, total_variation
+from lib.grokking.training import SweepConfig
+
+pytestmark = pytest.mark.usefixtures("one_thread")
+
+
+# --- Perturbed copies -----------------------------------------------------------------------
+
+def test_copies_have_the_requested_absolute_scale_and_order():
+    params = init_instances([0, 1], MLPConfig(24, 16, 16))
+    scales = [0.0, 1e-3, 0.5]
+    copies = perturbed_copies(params, scales, copies=50, generator=torch.Generator().manual_seed(0))
+    for name, value in params.items():
+        grouped = copies[name].view(2, 3, 50, *value.shape[1:])
+        noise = grouped - value[:, None, None]
+        assert torch.equal(grouped[:, 0], value[:, None].expand_as(grouped[:, 0])), "scale 0 copies are exact"
+        for s, scale in enumerate(scales[1:], start=1):
+            std = float(noise[:, s].std())
+            assert abs(std / scale - 1) < 0.05, (name, scale, std)       # thousands of draws each
+    # Row (b * S + s) * K + k: copies 0 and 1 of instance 0 at scale 1e-3 get different noise.
+    assert not torch.equal(copies["unembed"][50], copies["unembed"][51])
+    assert torch.allclose(copies["unembed"][50], params["unembed"][0], atol=0.01)
+
+
+def test_relative_scale_follows_each_tensors_size():
+    params = init_instances([0], MLPConfig(24, 16, 16))
+    params["unembed"] = params["unembed"] * 100                      # a tensor 100 times larger
+    copies = perturbed_copies(params, [0.01], copies=40, generator=torch.Generator().manual_seed(1), relative=True)
+    for name, value in params.items():
+        rms = float(value.pow(2).mean().sqrt())
+        std = float((copies[name] - value).std())
+        assert abs(std / (0.01 * rms) - 1) < 0.05, (name, std, rms)
+
+
+def test_bad_copies_and_scales_are_refused():
+    params = init_instances([0], MLPConfig(6, 4, 4))
+    with pytest.raises(ParameterError, match="`copies`"):
+        perturbed_copies(params, [0.1], copies=0, generator=torch.Generator())
+    with pytest.raises(ParameterError, match="`scales`"):
+        perturbed_copies(params, [-0.1], copies=1, generator=torch.Generator())
+    with pytest.raises(ParameterError, match="`scales`"):
+        perturbed_copies(params, [math.nan], copies=1, generator=torch.Generator())
+
+
+def test_zero_scale_copies_continue_exactly_as_the_unperturbed_model():
+    """In float64, a scale-0 copy continued beside noisy ones ends where the unperturbed
+    checkpoint continued alone ends (to rounding), and the noisy ones end elsewhere."""
+    pair = make_pair("S4_vs_A4xZ2")
+    train = intersection_training_set(pair)
+    params = {k: v.double() for k, v in init_instances([3], MLPConfig(24, 8, 8)).items()}
+    schedule = SweepConfig(epochs=30, log_every=10)
+    alone = continue_training(params, pair, train, schedule, epochs=30)
+    copies = perturbed_copies(params, [0.0, 0.1], copies=2, generator=torch.Generator().manual_seed(0))
+    together = continue_training(copies, pair, train, schedule, epochs=30)
+    for name, value in alone.final_params.items():
+        torch.testing.assert_close(together.final_params[name][:2], value.expand(2, *value.shape[1:]),
+                                   rtol=1e-10, atol=1e-12)
+        assert not torch.allclose(together.final_params[name][2], value[0])
+    outcomes = final_outcomes(together, n_scales=2, copies=2, grok_threshold=0.999)
+    assert outcomes.shape == (1, 2, 2)
+
+
+# --- Outcome changes and decision epochs ------------------------------------------------------
+
+def test_change_probability_counts_copies_that_differ():
+    outcomes = torch.tensor([[[0, 0, 0, 0], [0, 1, 2, 0]], [[2, 2, 2, 2], [1, 1, 2, 2]]])
+    reference = torch.tensor([0, 2])
+    assert change_probability(outcomes, reference).tolist() == [[0.0, 0.5], [0.0, 0.5]]
+
+
+def test_decision_epoch_is_where_the_probability_stays_low():
+    # columns: settles at 500; settles at 0; never settles; dips at 500 but rises again, settles at 1500
+    probability = torch.tensor([[0.5, 0.0, 0.9, 0.4],
+                                [0.2, 0.0, 0.8, 0.0],
+                                [0.0, 0.0, 0.7, 0.3],
+                                [0.0, 0.0, 0.6, 0.0]])
+    epochs = [0, 500, 1000, 1500]
+    assert decision_epoch(probability, epochs).tolist() == [1000, 0, -1, 1500]
+    assert decision_epoch(probability, epochs, tolerance=0.25).tolist() == [500, 0, -1, 1500]
+
+
+# --- Total variation --------------------------------------------------------------------------
+
+def test_total_variation_of_a_constant_trajectory_is_zero():
+    logits = torch.randn(1, 3, 5, 4, generator=torch.Generator().manual_seed(0)).expand(6, 3, 5, 4)
+    assert torch.equal(total_variation(logits), torch.zeros(3, dtype=torch.float64))
+    assert torch.equal(argmax_flip_rate(logits), torch.zeros(3, dtype=torch.float64))
+
+
+def test_total_variation_and_flips_on_hand_made_logits():
+    """One model, two pairs, three classes, three snapshots. Pair 0 moves by (3, 4, 0) and then
+    back (distance 5 twice); pair 1 stays. The argmax of pair 0 flips from class 0 to 1 and back."""
+    logits = torch.zeros(3, 1, 2, 3)
+    logits[:, 0, 0] = torch.tensor([[1.0, 0.0, 0.0], [4.0, 4.0 + 0.5, 0.0], [1.0, 0.0, 0.0]])
+    logits[1, 0, 0] = torch.tensor([4.0, 4.5, 0.0])
+    logits[:, 0, 1] = torch.tensor([0.0, 0.0, 2.0])
+    expected = 2 * math.hypot(3.0, 4.5) / 2                     # mean over the 2 pairs, summed over 2 steps
+    assert float(total_variation(logits)[0]) == pytest.approx(expected)
+    assert float(argmax_flip_rate(logits)[0]) == pytest.approx(2 / 4)   # 2 flips in 2 steps x 2 pairs
+
+
+def test_snapshot_logits_stack_every_snapshot_and_short_inputs_are_refused():
+    snapshots = [init_instances([s, s + 1], MLPConfig(6, 4, 4)) for s in range(3)]
+    left, right = torch.tensor([0, 1, 2]), torch.tensor([3, 4, 5])
+    logits = snapshot_logits(snapshots, left, right)
+    assert logits.shape == (3, 2, 3, 6)
+    assert float(total_variation(logits).min()) > 0
+    with pytest.raises(ValueError, match="snapshots >= 2"):
+        total_variation(logits[:1])
