@@ -55,6 +55,7 @@ lib.grokking   ambiguous grokking of finite groups (study 2)
   generalization_measures  Jiang et al.'s complexity measures, batched over instances [5]
   perturbation           noisy copies of instances, continued anew; outcome changes, decision epochs [6]
   total_variation        total variation of logits over snapshots, argmax flip rate [6]
+  training_jacobian      d theta_T / d theta_0 of unrolled GD or Adam by torch.func, finite-difference check [6]
 lib.chapters   glue of each chapter: its parameters, runs, summaries and figures
   ch1, ch1_figures       the hand-built BFS transformer
   ch2, ch2_figures       training with phase transitions

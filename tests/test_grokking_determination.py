@@ -13,7 +13,11 @@ from lib.grokking.perturbation import (
 )
 from lib.grokking.sweeps import intersection_training_set
 from lib.grokking.total_variation import argmax_flip_rate, snapshot_logits, total_variation
-from lib.grokking.training import SweepConfig
+from lib.grokking.training import SweepConfig, train_single
+from lib.grokking.training_jacobian import (
+    adam, adam_start, finite_difference_error, flatten, gradient_descent, mlp_loss, training_jacobian,
+    training_map,
+)
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -121,3 +125,51 @@ def test_snapshot_logits_stack_every_snapshot_and_short_inputs_are_refused():
     assert float(total_variation(logits).min()) > 0
     with pytest.raises(ValueError, match="snapshots >= 2"):
         total_variation(logits[:1])
+
+
+# --- Training Jacobian --------------------------------------------------------------------------
+
+def test_jacobian_of_gradient_descent_on_linear_regression_is_its_closed_form():
+    """L(theta) = |X theta - y|^2 / 2n; a step is theta <- A theta + lr X^T y / n with
+    A = I - lr X^T X / n, so after T steps d theta_T / d theta_0 is A to the power T."""
+    gen = torch.Generator().manual_seed(0)
+    n, d, lr, steps = 40, 5, 0.1, 25
+    x = torch.randn(n, d, generator=gen, dtype=torch.float64)
+    y = torch.randn(n, generator=gen, dtype=torch.float64)
+    train = training_map(gradient_descent(lambda theta: (x @ theta - y).pow(2).sum() / (2 * n), lr),
+                         lambda theta: (theta,), steps)
+    jacobian = training_jacobian(train, torch.randn(d, generator=gen, dtype=torch.float64))
+    a = torch.eye(d, dtype=torch.float64) - lr * x.T @ x / n
+    torch.testing.assert_close(jacobian, torch.linalg.matrix_power(a, steps), rtol=1e-10, atol=1e-12)
+
+
+def tiny_mlp():
+    pair = make_pair("S4_vs_A4xZ2")
+    left, right, labels = intersection_training_set(pair)
+    config = MLPConfig(24, 4, 4, unembed_bias=True)
+    params = {k: v[0].double() for k, v in init_instances([5], config).items()}
+    loss, mask = mlp_loss({k: tuple(v.shape) for k, v in params.items()}, left, right, labels)
+    return params, loss, mask, (left, right, labels), config
+
+
+def test_functional_adam_follows_the_books_trainer():
+    """Twenty steps of the functional Adam (weight decay on all but the bias) land where
+    torch.optim.Adam in `train_single` lands, in float64."""
+    params, loss, mask, train, config = tiny_mlp()
+    schedule = SweepConfig(epochs=20, weight_decay=0.01)
+    step = adam(loss, schedule.lr, (schedule.beta1, schedule.beta2), schedule.eps, schedule.weight_decay, mask.double())
+    ours = training_map(step, adam_start, 20)(flatten(params))
+    reference, _, _ = train_single(5, config, *train, schedule, dtype=torch.float64)
+    torch.testing.assert_close(ours, flatten({k: v.detach() for k, v in reference.items()}), rtol=1e-9, atol=1e-11)
+
+
+def test_mlp_training_jacobian_agrees_with_finite_differences():
+    params, loss, mask, _, _ = tiny_mlp()
+    step = adam(loss, 0.01, (0.9, 0.98), 1e-8, 2e-5, mask.double())
+    train = training_map(step, adam_start, 15)
+    theta0 = flatten(params)
+    jacobian = training_jacobian(train, theta0)
+    assert jacobian.shape == (theta0.numel(), theta0.numel()) and torch.isfinite(jacobian).all()
+    error = finite_difference_error(train, theta0, jacobian, directions=3, h=1e-6,
+                                    generator=torch.Generator().manual_seed(0))
+    assert error < 1e-5, error
