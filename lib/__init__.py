@@ -56,6 +56,8 @@ lib.grokking   ambiguous grokking of finite groups (study 2)
   perturbation           noisy copies of instances, continued anew; outcome changes, decision epochs [6]
   total_variation        total variation of logits over snapshots, argmax flip rate [6]
   training_jacobian      d theta_T / d theta_0 of unrolled GD or Adam by torch.func, finite-difference check [6]
+  transplant             train on one group's own data, then on the intersection: who ungroks [6]
+  early_prediction       held-out logistic regression of the final outcome from epoch-t features [6]
 lib.chapters   glue of each chapter: its parameters, runs, summaries and figures
   ch1, ch1_figures       the hand-built BFS transformer
   ch2, ch2_figures       training with phase transitions

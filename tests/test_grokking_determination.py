@@ -1,4 +1,5 @@
-"""Perturbation sensitivity and total variation (chapter 6's library), on known answers."""
+"""Chapter 6's library on known answers: perturbed copies and decision epochs, total variation,
+training Jacobian, transplant fates, early prediction of the outcome."""
 
 import math
 
@@ -11,7 +12,9 @@ from lib.grokking.pairs import make_pair
 from lib.grokking.perturbation import (
     change_probability, continue_training, decision_epoch, final_outcomes, perturbed_copies,
 )
+from lib.grokking.early_prediction import fit_logistic, held_out_auc, held_out_scores
 from lib.grokking.sweeps import intersection_training_set
+from lib.grokking.transplant import transplant, transplant_fates
 from lib.grokking.total_variation import argmax_flip_rate, snapshot_logits, total_variation
 from lib.grokking.training import SweepConfig, train_single
 from lib.grokking.training_jacobian import (
@@ -173,3 +176,52 @@ def test_mlp_training_jacobian_agrees_with_finite_differences():
     error = finite_difference_error(train, theta0, jacobian, directions=3, h=1e-6,
                                     generator=torch.Generator().manual_seed(0))
     assert error < 1e-5, error
+
+
+# --- Transplant -----------------------------------------------------------------------------------
+
+def test_transplant_runs_both_phases_and_reads_fates_from_the_curves():
+    pair = make_pair("S4_vs_A4xZ2")
+    schedule = SweepConfig(epochs=20, log_every=10)
+    run = transplant(pair, "g2", [0, 1, 2], MLPConfig(24, 8, 8), schedule, schedule, 0.5,
+                     torch.Generator().manual_seed(0))
+    assert run.first.info["group"] == pair.g2.name and run.second.n_instances == 3
+    assert run.second.train_left.numel() == int(pair.mask.sum())
+    # The second phase starts from the first phase's final weights.
+    torch.testing.assert_close(run.second.metrics["acc_g2"][0], run.first.final("acc_test"))
+    with pytest.raises(ValueError, match="'g1' or 'g2'"):
+        transplant(pair, "S4", [0], MLPConfig(24, 8, 8), schedule, schedule, 0.5, torch.Generator())
+
+    # Hand-made curves: seed 0 groks then keeps the group; seed 1 ungroks while fitting the
+    # intersection, then regroks; seed 2 ungroks and stays so; seed 3 never grokked it at all.
+    run.first.metrics = {"acc_test": torch.tensor([[1.0, 1.0, 1.0, 0.5]])}
+    run.second.metrics = {"acc_g2": torch.tensor([[1.0, 1.0, 1.0, 0.5], [1.0, 0.8, 0.9, 0.5], [1.0, 1.0, 0.7, 0.5]]),
+                          "train_acc": torch.ones(3, 4)}
+    fates = transplant_fates(run, 0.999)
+    assert fates.grokked.tolist() == [True, True, True, False]
+    assert fates.ungrokked.tolist() == [False, True, True, False]
+    assert fates.regrokked.tolist() == [False, True, False, False]
+    assert fates.fractions() == {"grokked_first": 3, "ungrokked": 2 / 3, "regrokked": 1 / 2}
+    # Losing the group while no longer fitting the intersection is not ungrokking.
+    run.second.metrics["train_acc"] = torch.tensor([[1.0] * 4, [1.0, 0.5, 1.0, 1.0], [1.0, 1.0, 0.5, 1.0]])
+    assert transplant_fates(run, 0.999).ungrokked.tolist() == [False, False, True, False]
+
+
+# --- Early prediction --------------------------------------------------------------------------------
+
+def test_held_out_auc_is_one_on_a_separable_case_and_near_chance_on_noise():
+    gen = torch.Generator().manual_seed(0)
+    n = 200
+    positive = torch.arange(n) % 3 == 0
+    features = torch.randn(n, 3, generator=gen, dtype=torch.float64)
+    separable = features.clone()
+    separable[:, 0] += 6.0 * positive                          # class means 6 standard deviations apart
+    assert held_out_auc(separable, positive, folds=5, generator=torch.Generator().manual_seed(1)) == 1.0
+    chance = held_out_auc(features, positive, folds=5, generator=torch.Generator().manual_seed(1))
+    assert 0.35 < chance < 0.65, chance
+    model = fit_logistic(separable, positive)
+    probability = model.probability(separable)
+    assert probability[positive].min() > probability[~positive].max()      # ranks every seed right
+    assert probability[positive].mean() > 0.5 > probability[~positive].mean()
+    with pytest.raises(ValueError, match="folds"):
+        held_out_scores(features, positive, folds=1, generator=gen)
