@@ -149,7 +149,9 @@ def jupyterlab(tmp_path_factory):
     notifications.mkdir(parents=True)
     (notifications / "notification.jupyterlab-settings").write_text(
         json.dumps({"fetchNews": "false", "checkForUpdates": False}))
-    server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    # The server's log goes to a file: a pipe nobody reads would fill up and stall the server.
+    log = folder / "jupyterlab.log"
+    server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=log.open("w"))
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 60
@@ -158,7 +160,7 @@ def jupyterlab(tmp_path_factory):
                 urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=2)
                 break
             except OSError:
-                assert server.poll() is None, f"JupyterLab did not start: {server.stderr.read()}"
+                assert server.poll() is None, f"JupyterLab did not start: {log.read_text()[-3000:]}"
                 assert time.monotonic() < deadline, "JupyterLab did not answer within 60 s"
                 time.sleep(0.5)
         yield url, token

@@ -2,11 +2,11 @@
 
 `ChunkStep` holds the parameters of B instances (see `lib.grokking.mlp`), their gradients and
 Adam moments, and updates them in place: forward pass on the T training pairs, gradient of each
-instance's mean cross-entropy, Adam with coupled weight decay. Chapter 5's LLC estimator
-(`lib.grokking.mlp_llc`) uses the same gradient without Adam, for its SGLD steps. The loss of the chunk is the sum
+instance's mean cross-entropy, Adam with coupled weight decay. The loss of the chunk is the sum
 of the instances' losses and Adam acts elementwise, so every instance follows the trajectory it
 would follow if trained alone (`lib.grokking.training.train_single`; the tests compare them).
-The sweep trainer of `lib.grokking.training` runs one `ChunkStep` per chunk of a sweep.
+The sweep trainer of `lib.grokking.training` runs one `ChunkStep` per chunk of a sweep; chapter
+5's LLC estimator (`lib.grokking.mlp_llc`) uses the same gradient without Adam for its SGLD.
 
 Why by hand: without an autograd graph nothing is allocated inside the epoch loop except the
 gathered hidden layer, and the embedding lookups fuse with the linear maps (a lookup in E @ W

@@ -44,7 +44,8 @@ class OneMLP(torch.nn.Module):
 
     def __init__(self, params: dict[str, torch.Tensor]):
         super().__init__()
-        self.p = torch.nn.ParameterDict({k: torch.nn.Parameter(v.detach().clone()) for k, v in params.items()})
+        self.p = torch.nn.ParameterDict({k: torch.nn.Parameter(v.detach().clone())
+                                         for k, v in params.items()})
 
     def forward(self, pairs: torch.Tensor) -> torch.Tensor:
         return single_logits(dict(self.p), pairs[:, 0], pairs[:, 1])

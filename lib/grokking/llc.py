@@ -264,4 +264,4 @@ def single_model_llc(
         per_chain.append(config.n_beta * (sum(kept) / len(kept) - init_loss))
     trace = torch.tensor(traces, dtype=torch.float64).mean(dim=0)[:, None]
     return summarise_chains(torch.tensor([per_chain], dtype=torch.float64),
-                      torch.tensor([init_loss], dtype=torch.float64), trace, config.burn_in_steps)
+                            torch.tensor([init_loss], dtype=torch.float64), trace, config.burn_in_steps)

@@ -44,7 +44,8 @@ def perturbed_copies(params: dict[str, torch.Tensor], scales: Sequence[float], c
     if copies < 1:
         raise ParameterError(f"Parameter `copies` must be an integer of at least 1; got {copies!r}.")
     if any(not scale >= 0 for scale in scales):
-        raise ParameterError(f"Parameter `scales` must be a list of numbers of at least 0; got {list(scales)!r}.")
+        raise ParameterError(f"Parameter `scales` must be a list of numbers of at least 0; "
+                             f"got {list(scales)!r}.")
     b, s, k = next(iter(params.values())).shape[0], len(scales), copies
     scale = torch.tensor(scales, dtype=torch.float64)
     out = {}

@@ -32,7 +32,8 @@ def snapshot_logits(snapshots: Sequence[dict[str, torch.Tensor]], left: torch.Te
 
 def _check(logits: torch.Tensor) -> None:
     if logits.dim() != 4 or logits.shape[0] < 2:
-        raise ValueError(f"logits must be (snapshots >= 2, models, pairs, classes); got shape {tuple(logits.shape)}.")
+        raise ValueError(f"logits must be (snapshots >= 2, models, pairs, classes); "
+                         f"got shape {tuple(logits.shape)}.")
 
 
 def total_variation(logits: torch.Tensor) -> torch.Tensor:

@@ -118,7 +118,8 @@ def mlp_loss(shapes: dict[str, tuple[int, ...]], left: torch.Tensor, right: torc
         params = {name: part.view(shapes[name]) for name, part in zip(names, theta.split(sizes))}
         return F.cross_entropy(single_logits(params, left, right), labels)
 
-    mask = torch.cat([torch.full((size,), 0.0 if name in NO_DECAY else 1.0) for name, size in zip(names, sizes)])
+    mask = torch.cat([torch.full((size,), 0.0 if name in NO_DECAY else 1.0)
+                      for name, size in zip(names, sizes)])
     return loss, mask
 
 
