@@ -1,0 +1,46 @@
+"""Chapter 6's perturbation study on a tiny sweep, and its decision epochs on a hand-made study."""
+
+import pytest
+import torch
+
+from lib.chapters.ch6 import PerturbationStudy, perturbation_study
+from lib.grokking.mlp import MLPConfig
+from lib.grokking.pairs import make_pair
+from lib.grokking.sweeps import run_pair_sweep, sweep_outcomes
+from lib.grokking.training import SweepConfig
+
+pytestmark = pytest.mark.usefixtures("one_thread")
+
+
+def test_perturbation_study_on_a_tiny_sweep():
+    schedule = SweepConfig(epochs=20, log_every=5, checkpoint_epochs=(0, 10, 20))
+    result = run_pair_sweep(make_pair("S4_vs_A4xZ2"), [0, 1, 2], MLPConfig(24, 8, 8), schedule, progress=False)
+    index = torch.tensor([0, 2])
+    study = perturbation_study(result, index, log2_scales=[-20, 3], copies=2,
+                               generator=torch.Generator().manual_seed(0), grok_threshold=0.999)
+    assert study.checkpoints.tolist() == [0, 10]                      # the last epoch is not perturbed
+    assert study.outcomes.shape == (2, 2, 2, 2) and study.probability.shape == (2, 2, 2)
+    # Continued from epoch 0 with a fresh optimizer, the unperturbed copy retraces the sweep.
+    assert torch.equal(study.reference[0], sweep_outcomes(result)[index])
+    assert torch.equal(study.sweep_outcome, sweep_outcomes(result)[index])
+    # Noise of 2^-20 changes no outcome in 20 epochs.
+    assert torch.equal(study.probability[:, :, 0], torch.zeros(2, 2, dtype=torch.float64))
+    assert study.decision_epochs(up_to_scale=-20).tolist() == [0, 0]
+    again = perturbation_study(result, index, log2_scales=[-20, 3], copies=2,
+                               generator=torch.Generator().manual_seed(0), grok_threshold=0.999)
+    assert torch.equal(again.outcomes, study.outcomes)
+
+
+def test_decision_epochs_take_the_worst_scale_up_to_the_chosen_one():
+    # One seed, three snapshots, scales 2^-10 and 2^0: the small scale stops changing the
+    # outcome from epoch 500, the large one only from epoch 1000.
+    probability = torch.tensor([[[0.5, 1.0]], [[0.0, 0.5]], [[0.0, 0.0]]], dtype=torch.float64)
+    study = PerturbationStudy(
+        index=torch.tensor([7]), sweep_outcome=torch.tensor([0]), checkpoints=torch.tensor([0, 500, 1000]),
+        log2_scales=torch.tensor([-10, 0]), copies=2, outcomes=torch.zeros(3, 1, 2, 2, dtype=torch.long),
+        reference=torch.zeros(3, 1, dtype=torch.long), probability=probability, choice_epoch=torch.tensor([1400]))
+    assert study.decision_epochs(up_to_scale=-10).tolist() == [500]
+    assert study.decision_epochs(up_to_scale=0).tolist() == [1000]
+    assert study.decision_epochs(up_to_scale=0, tolerance=0.5).tolist() == [500]
+    with pytest.raises(ValueError, match="at most 2\\*\\*-20"):
+        study.decision_epochs(up_to_scale=-20)
