@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from lib.chapters.ch6 import PerturbationStudy, perturbation_study
+from lib.chapters.ch6 import PerturbationStudy, perturbation_study, total_variation_study
 from lib.grokking.mlp import MLPConfig
 from lib.grokking.pairs import make_pair
 from lib.grokking.sweeps import run_pair_sweep, sweep_outcomes
@@ -44,3 +44,20 @@ def test_decision_epochs_take_the_worst_scale_up_to_the_chosen_one():
     assert study.decision_epochs(up_to_scale=0, tolerance=0.5).tolist() == [500]
     with pytest.raises(ValueError, match="at most 2\\*\\*-20"):
         study.decision_epochs(up_to_scale=-20)
+
+
+def test_total_variation_study_retraces_the_seeds_and_measures_the_window():
+    schedule = SweepConfig(epochs=20, log_every=5, checkpoint_epochs=(0, 20))
+    result = run_pair_sweep(make_pair("S4_vs_A4xZ2"), [0, 1, 2], MLPConfig(24, 8, 8), schedule, progress=False)
+    index = torch.tensor([1, 2])
+    study = total_variation_study(result, index, window=10, every=5, grok_threshold=0.999)
+    assert study.epochs.tolist() == [10, 15, 20] and study.same_outcome
+    for values in (study.test_tv, study.test_flips, study.train_tv, study.train_flips, study.train_accuracy):
+        assert values.shape == (2,) and torch.all(values >= 0)
+    assert torch.all(study.test_tv > 0)                      # 10 epochs of training move the logits
+    torch.testing.assert_close(study.train_accuracy, result.metrics["train_acc"][2, index])   # epoch 10
+    # One step over the whole window: at most the sum of the two steps (triangle inequality).
+    coarse = total_variation_study(result, index, window=10, every=10, grok_threshold=0.999)
+    assert coarse.epochs.tolist() == [10, 20] and torch.all(coarse.test_tv <= study.test_tv + 1e-9)
+    with pytest.raises(ValueError, match="every <= window"):
+        total_variation_study(result, index, window=30, every=5, grok_threshold=0.999)

@@ -1,11 +1,16 @@
 """Runs of chapter 6 (determination): when does a seed decide which group it groks?
 
-This module holds the chapter's perturbation study on a sweep with snapshots (chapter 4's S4
-sweep): for chosen seeds, at every snapshot but the last, noisy copies at every scale
-(`lib.grokking.perturbation`) are continued to the end of training as one batch of instances,
-and their outcomes compared with the unperturbed continuation. The notebook, its parameters and
-the other studies of the chapter (total variation, transplant, training Jacobian, early
-prediction; each in its `lib.grokking` module) join it in `notebooks/06_determination.py`.
+This module holds two of the chapter's studies on a sweep (chapter 4's S4 sweep):
+
+* `perturbation_study`: for chosen seeds, at every snapshot but the last, noisy copies at every
+  scale (`lib.grokking.perturbation`) are continued to the end of training as one batch of
+  instances, and their outcomes compared with the unperturbed continuation;
+* `total_variation_study`: chosen seeds retrained with the same code and seeds, with dense
+  snapshots over the last epochs, and the total variation and argmax flips of their logits
+  there (`lib.grokking.total_variation`), on the pairs outside the training set and on it.
+
+The notebook, its parameters and the chapter's other studies (transplant, training Jacobian,
+early prediction; each in its `lib.grokking` module) join them in `notebooks/06_determination.py`.
 """
 
 from __future__ import annotations
@@ -16,14 +21,15 @@ from dataclasses import dataclass
 
 import torch
 
-from lib.grokking.mlp import select_instances
+from lib.grokking.mlp import init_instances, select_instances
 from lib.grokking.outcomes import first_epoch_at_or_above
-from lib.grokking.pairs import make_pair
+from lib.grokking.pairs import make_pair, pairs_in_mask
 from lib.grokking.perturbation import (
     change_probability, continue_training, decision_epoch, final_outcomes, perturbed_copies,
 )
-from lib.grokking.sweeps import sweep_outcomes
-from lib.grokking.training import SweepResult
+from lib.grokking.sweeps import pair_evaluations, sweep_outcomes
+from lib.grokking.total_variation import argmax_flip_rate, snapshot_logits, total_variation
+from lib.grokking.training import SweepResult, train_instances
 
 
 @dataclass
@@ -93,4 +99,63 @@ def perturbation_study(result: SweepResult, index: torch.Tensor, log2_scales: Se
         choice_epoch=first_epoch_at_or_above(either, result.log_epochs, grok_threshold))
 
 
-__all__ = ["PerturbationStudy", "perturbation_study"]
+@dataclass
+class TotalVariationStudy:
+    """Total variation of chosen seeds' logits over the last epochs of training.
+
+    Attributes:
+        index: (B,) the seeds' positions in the sweep; outcome: (B,) their outcome codes in the
+            retraining; same_outcome: whether those equal the sweep's.
+        epochs: (E,) the snapshot epochs of the window.
+        test_tv, test_flips: (B,) total variation and argmax flip rate on the pairs outside the
+            training set; train_tv, train_flips: the same on the training pairs.
+        train_accuracy: (B,) training accuracy at the start of the window.
+    """
+
+    index: torch.Tensor
+    outcome: torch.Tensor
+    same_outcome: bool
+    epochs: torch.Tensor
+    test_tv: torch.Tensor
+    test_flips: torch.Tensor
+    train_tv: torch.Tensor
+    train_flips: torch.Tensor
+    train_accuracy: torch.Tensor
+
+
+def total_variation_study(result: SweepResult, index: torch.Tensor, window: int, every: int,
+                          grok_threshold: float, workers: int = 1) -> TotalVariationStudy:
+    """Retrain the seeds at `index` of `result` (same code, seeds and schedule) with a snapshot
+    every `every` epochs over the last `window` epochs, and measure their logits' total
+    variation and argmax flips there, off and on the training set."""
+    epochs = result.training_config.epochs
+    if not 0 < window <= epochs or not 0 < every <= window:
+        raise ValueError(f"need 0 < every <= window <= the sweep's {epochs} epochs; got every={every}, "
+                         f"window={window}.")
+    marks = tuple(range(epochs - window, epochs + 1, every))
+    marks = marks + ((epochs,) if marks[-1] != epochs else ())
+    schedule = dataclasses.replace(result.training_config, checkpoint_epochs=marks, workers=workers)
+    pair = make_pair(result.info["pair"])
+    initial = init_instances(result.seeds[index].tolist(), result.model_config)
+    retrained = train_instances(initial, result.train_left, result.train_right, result.train_labels,
+                                pair_evaluations(pair), schedule, seeds=result.seeds[index],
+                                model_config=result.model_config, info=dict(result.info))
+    trained = torch.zeros(pair.n_elements, pair.n_elements, dtype=torch.bool)
+    trained[result.train_left, result.train_right] = True
+    snapshots = [retrained.checkpoints[e] for e in marks]
+    test_logits = snapshot_logits(snapshots, *pairs_in_mask(~trained))
+    train_logits = snapshot_logits(snapshots, result.train_left, result.train_right)
+    outcome = sweep_outcomes(retrained, grok_threshold, grok_threshold)
+    logged = retrained.log_epochs.tolist()
+    start = logged.index(marks[0]) if marks[0] in logged else None
+    accuracy = (retrained.metrics["train_acc"][start] if start is not None
+                else torch.full((len(index),), float("nan")))
+    return TotalVariationStudy(
+        index=index, outcome=outcome,
+        same_outcome=bool(torch.equal(outcome, sweep_outcomes(result, grok_threshold, grok_threshold)[index])),
+        epochs=torch.tensor(marks), test_tv=total_variation(test_logits), test_flips=argmax_flip_rate(test_logits),
+        train_tv=total_variation(train_logits), train_flips=argmax_flip_rate(train_logits),
+        train_accuracy=accuracy)
+
+
+__all__ = ["PerturbationStudy", "TotalVariationStudy", "perturbation_study", "total_variation_study"]
