@@ -71,7 +71,8 @@ class PerturbationStudy:
 
 
 def perturbation_study(result: SweepResult, index: torch.Tensor, log2_scales: Sequence[int], copies: int,
-                       generator: torch.Generator, grok_threshold: float, workers: int = 1) -> PerturbationStudy:
+                       generator: torch.Generator, grok_threshold: float,
+                       workers: int = 1) -> PerturbationStudy:
     """Perturb the seeds at `index` of `result` at each of its snapshots (but the last) with
     Gaussian noise of scale 2**k for every k of `log2_scales`, `copies` times each, continue all
     of them to the sweep's last epoch with its schedule (optimizer anew), and compare outcomes."""
@@ -146,14 +147,15 @@ def total_variation_study(result: SweepResult, index: torch.Tensor, window: int,
     test_logits = snapshot_logits(snapshots, *pairs_in_mask(~trained))
     train_logits = snapshot_logits(snapshots, result.train_left, result.train_right)
     outcome = sweep_outcomes(retrained, grok_threshold, grok_threshold)
+    in_sweep = sweep_outcomes(result, grok_threshold, grok_threshold)[index]
     logged = retrained.log_epochs.tolist()
     start = logged.index(marks[0]) if marks[0] in logged else None
     accuracy = (retrained.metrics["train_acc"][start] if start is not None
                 else torch.full((len(index),), float("nan")))
     return TotalVariationStudy(
         index=index, outcome=outcome,
-        same_outcome=bool(torch.equal(outcome, sweep_outcomes(result, grok_threshold, grok_threshold)[index])),
-        epochs=torch.tensor(marks), test_tv=total_variation(test_logits), test_flips=argmax_flip_rate(test_logits),
+        same_outcome=bool(torch.equal(outcome, in_sweep)), epochs=torch.tensor(marks),
+        test_tv=total_variation(test_logits), test_flips=argmax_flip_rate(test_logits),
         train_tv=total_variation(train_logits), train_flips=argmax_flip_rate(train_logits),
         train_accuracy=accuracy)
 
