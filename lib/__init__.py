@@ -69,5 +69,5 @@ lib.chapters   glue of each chapter: its parameters, runs, summaries and figures
   ch5, ch5_figures       complexity of the grokked solution
   ch5_results            summaries per outcome, correlations, AUCs, tracking over time
   ch5_trajectory         the LLC along training: S4 seeds per outcome, S5 seeds as in the study
-  ch6                    determination: perturbation and total-variation studies of a sweep (in progress)
+  ch6                    determination: perturbation, total variation, Jacobian spectra (in progress)
 """

@@ -3,7 +3,9 @@
 import pytest
 import torch
 
-from lib.chapters.ch6 import PerturbationStudy, perturbation_study, total_variation_study
+from lib.chapters.ch6 import (
+    PerturbationStudy, jacobian_spectra, perturbation_study, total_variation_study,
+)
 from lib.grokking.mlp import MLPConfig
 from lib.grokking.pairs import make_pair
 from lib.grokking.sweeps import run_pair_sweep, sweep_outcomes
@@ -61,3 +63,20 @@ def test_total_variation_study_retraces_the_seeds_and_measures_the_window():
     assert coarse.epochs.tolist() == [10, 20] and torch.all(coarse.test_tv <= study.test_tv + 1e-9)
     with pytest.raises(ValueError, match="every <= window"):
         total_variation_study(result, index, window=30, every=5, grok_threshold=0.999)
+
+
+def test_jacobian_spectra_start_at_the_identity_and_pass_the_finite_difference_check():
+    spectra = jacobian_spectra("S4_vs_A4xZ2", MLPConfig(24, 2, 2), seed=0, schedule=SweepConfig(),
+                               lengths=[0, 3, 6], weight_decays=[0.0, 0.01],
+                               dtypes=[torch.float64, torch.float32], generator=torch.Generator().manual_seed(0))
+    assert spectra.n_parameters == 24 * 2 * 2 + 2 * 2 * 2 + 2 * 24
+    assert set(spectra.singular_values) == {(0.0, "float64"), (0.0, "float32"), (0.01, "float64"), (0.01, "float32")}
+    for key, values in spectra.singular_values.items():
+        assert values.shape == (3, spectra.n_parameters)
+        # No training: the Jacobian is the identity, every singular value 1.
+        torch.testing.assert_close(values[0], torch.ones(spectra.n_parameters, dtype=torch.float64))
+        assert spectra.near_one(key)[0] == 1.0
+        assert torch.all(values[:, :-1] >= values[:, 1:])                    # descending
+    torch.testing.assert_close(spectra.singular_values[0.0, "float32"], spectra.singular_values[0.0, "float64"],
+                               rtol=1e-3, atol=1e-4)
+    assert spectra.finite_difference_error < 1e-5

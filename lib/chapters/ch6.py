@@ -1,16 +1,19 @@
 """Runs of chapter 6 (determination): when does a seed decide which group it groks?
 
-This module holds two of the chapter's studies on a sweep (chapter 4's S4 sweep):
+This module holds three of the chapter's studies, two of them on a sweep (chapter 4's S4 sweep):
 
 * `perturbation_study`: for chosen seeds, at every snapshot but the last, noisy copies at every
   scale (`lib.grokking.perturbation`) are continued to the end of training as one batch of
   instances, and their outcomes compared with the unperturbed continuation;
 * `total_variation_study`: chosen seeds retrained with the same code and seeds, with dense
   snapshots over the last epochs, and the total variation and argmax flips of their logits
-  there (`lib.grokking.total_variation`), on the pairs outside the training set and on it.
+  there (`lib.grokking.total_variation`), on the pairs outside the training set and on it;
+* `jacobian_spectra`: the singular values of the training Jacobian of one small MLP on a pair's
+  intersection (`lib.grokking.training_jacobian`) after several training lengths, with and
+  without weight decay, in float64 and float32.
 
-The notebook, its parameters and the chapter's other studies (transplant, training Jacobian,
-early prediction; each in its `lib.grokking` module) join them in `notebooks/06_determination.py`.
+The notebook, its parameters and the chapter's other studies (transplant, early prediction; each
+in its `lib.grokking` module) join them in `notebooks/06_determination.py`.
 """
 
 from __future__ import annotations
@@ -21,15 +24,18 @@ from dataclasses import dataclass
 
 import torch
 
-from lib.grokking.mlp import init_instances, select_instances
+from lib.grokking.mlp import MLPConfig, init_single, init_instances, select_instances
 from lib.grokking.outcomes import first_epoch_at_or_above
 from lib.grokking.pairs import make_pair, pairs_in_mask
 from lib.grokking.perturbation import (
     change_probability, continue_training, decision_epoch, final_outcomes, perturbed_copies,
 )
-from lib.grokking.sweeps import pair_evaluations, sweep_outcomes
+from lib.grokking.sweeps import intersection_training_set, pair_evaluations, sweep_outcomes
 from lib.grokking.total_variation import argmax_flip_rate, snapshot_logits, total_variation
-from lib.grokking.training import SweepResult, train_instances
+from lib.grokking.training import SweepConfig, SweepResult, train_instances
+from lib.grokking.training_jacobian import (
+    adam, adam_start, finite_difference_error, flatten, mlp_loss, training_jacobian, training_map,
+)
 
 
 @dataclass
@@ -160,4 +166,54 @@ def total_variation_study(result: SweepResult, index: torch.Tensor, window: int,
         train_accuracy=accuracy)
 
 
-__all__ = ["PerturbationStudy", "TotalVariationStudy", "perturbation_study", "total_variation_study"]
+@dataclass
+class JacobianSpectra:
+    """Singular values of the training Jacobian of one MLP after several training lengths.
+
+    Attributes:
+        n_parameters: P, the size of the (P, P) Jacobians.
+        lengths: the numbers of training steps (full-batch epochs), ascending.
+        singular_values: (weight decay, dtype name) -> (len(lengths), P), descending per row.
+        finite_difference_error: the largest relative error of the first setting's Jacobian
+            at the shortest nonzero length against central differences (float64 only).
+    """
+
+    n_parameters: int
+    lengths: list[int]
+    singular_values: dict[tuple[float, str], torch.Tensor]
+    finite_difference_error: float
+
+    def near_one(self, key: tuple[float, str], tolerance: float = 0.1) -> torch.Tensor:
+        """(len(lengths),) share of singular values within `tolerance` of 1 (the "bulk")."""
+        return ((self.singular_values[key] - 1).abs() <= tolerance).double().mean(dim=1)
+
+
+def jacobian_spectra(pair_name: str, model: MLPConfig, seed: int, schedule: SweepConfig,
+                     lengths: Sequence[int], weight_decays: Sequence[float],
+                     dtypes: Sequence[torch.dtype], generator: torch.Generator) -> JacobianSpectra:
+    """The training Jacobian of seed `seed`'s MLP trained on the intersection of `pair_name`
+    with `schedule`'s Adam settings, for `lengths` steps, each weight decay and dtype; its
+    singular values, and a finite-difference check of the first float64 setting."""
+    left, right, labels = intersection_training_set(make_pair(pair_name))
+    params = init_single(seed, model)
+    shapes = {name: tuple(value.shape) for name, value in params.items()}
+    loss, mask = mlp_loss(shapes, left, right, labels)
+    spectra, error = {}, float("nan")
+    for decay in weight_decays:
+        for dtype in dtypes:
+            theta0 = flatten(params).to(dtype)
+            step = adam(loss, schedule.lr, (schedule.beta1, schedule.beta2), schedule.eps, decay,
+                        mask.to(dtype))
+            rows = []
+            for length in lengths:
+                train = training_map(step, adam_start, length)
+                jacobian = training_jacobian(train, theta0)
+                rows.append(torch.linalg.svdvals(jacobian.double()))
+                if error != error and dtype == torch.float64 and length > 0:
+                    error = finite_difference_error(train, theta0, jacobian, 3, 1e-6, generator)
+            spectra[decay, str(dtype).removeprefix("torch.")] = torch.stack(rows)
+    return JacobianSpectra(int(flatten(params).numel()), list(lengths), spectra, error)
+
+
+__all__ = ["JacobianSpectra", "PerturbationStudy", "TotalVariationStudy", "jacobian_spectra",
+           "perturbation_study", "total_variation_study"]
