@@ -13,7 +13,7 @@ from lib.chapters.ch5 import (
     regression_check, s4_sweep,
 )
 from lib.chapters.ch5_trajectory import (
-    Trajectory, llc_over_training, representative_seeds, s5_llc_over_training, snapshot_epochs,
+    Trajectory, llc_over_training, representative_seeds, s5_llc_over_training,
 )
 from lib.chapters.ch5_figures import (
     llc_spread_figure, llc_trajectory_figure, measure_scatter_figure, measures_over_time_figure,
@@ -163,7 +163,7 @@ def test_trajectory_iid_measures_results_and_figures(tmp_path):
     assert trajectory.loss_trace.shape == (config.llc_steps, 3, 3)
     assert trajectory.describe(0) == "neither (seed 0): never fits its training set, so no snapshot has a meaningful LLC"
     s5 = s5_llc_over_training(config, torch.Generator().manual_seed(0), progress=False)
-    assert s5.epochs.tolist() == list(snapshot_epochs(config.s5_epochs, config.s5_every))
+    assert (config.s5_epochs, config.s5_every) == (20, 10) and s5.epochs.tolist() == [0, 10, 20]
     assert s5.result.model_config.hidden_dim == config.s5_dim and s5.sgld.chains == config.s5_llc_chains
     assert s5.group_names == ("S5", "A5xZ2") and s5.same_outcome is None
     iid = iid_sweep(cyclic(6), dataclasses.replace(config, iid_instances=2), torch.Generator().manual_seed(0),

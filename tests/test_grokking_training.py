@@ -9,7 +9,7 @@ from lib.grokking.pairs import make_pair, pairs_in_mask
 from lib.grokking import parallel
 from lib.grokking.chunk_step import ChunkStep
 from lib.grokking.training import (
-    Evaluation, SweepConfig, evaluate_instances, plan_sweep, train_instances, train_single,
+    Evaluation, SweepConfig, evaluate_instances, plan_sweep, snapshot_epochs, train_instances, train_single,
 )
 from lib.grokking.mlp import MLPConfig, init_instances, instance_loss
 
@@ -34,6 +34,12 @@ def test_hand_written_gradient_equals_autograd(bias):
     # lr = 0 leaves the parameters where they were.
     for name, value in stepper.params().items():
         assert torch.equal(value, params[name])
+
+
+def test_snapshot_epochs_step_from_the_start_and_end_at_the_last_epoch():
+    assert snapshot_epochs(2000, 500) == (0, 500, 1000, 1500, 2000)
+    assert snapshot_epochs(25, 10) == (0, 10, 20, 25)
+    assert snapshot_epochs(20, 5, start=10) == (10, 15, 20)
 
 
 @pytest.mark.parametrize("bias", [False, True])

@@ -16,7 +16,7 @@ import torch
 from lib.grokking.pairs import GroupPair, make_pair
 from lib.grokking.outcomes import first_epoch_at_or_above, typical_instances
 from lib.grokking.sweeps import run_pair_sweep, save_sweep, sweep_outcomes, sweep_summary
-from lib.grokking.training import SweepResult, SweepConfig
+from lib.grokking.training import SweepResult, SweepConfig, snapshot_epochs
 from lib.grokking.mlp import MLPConfig
 from lib.book.params import KEEP, ChapterParameters, ParameterError, parameter
 
@@ -159,8 +159,7 @@ class Chapter4Parameters(ChapterParameters):
         """The training schedule of one sweep; only the S4 sweep keeps parameter snapshots."""
         marks = ()
         if checkpoints and self.checkpoint_every:
-            every = self.checkpoint_every
-            marks = tuple(sorted(set(range(0, self.epochs + 1, every)) | {self.epochs}))
+            marks = snapshot_epochs(self.epochs, self.checkpoint_every)
         return SweepConfig(epochs=self.epochs, log_every=self.log_every, weight_decay=weight_decay,
                            checkpoint_epochs=marks)
 

@@ -32,7 +32,7 @@ from lib.grokking.pairs import make_pair
 from lib.grokking.sweeps import (
     load_sweep, run_group_sweep, run_pair_sweep, sweep_outcomes,
 )
-from lib.grokking.training import SweepConfig, SweepResult
+from lib.grokking.training import SweepConfig, SweepResult, snapshot_epochs
 
 #: Chapter 4's saved S4 sweep, in `results_dir`.
 CHAPTER_4_SWEEP = "04_sweep_s4.pt"
@@ -250,7 +250,7 @@ def iid_sweep(group: Group, config: Chapter5Parameters, generator: torch.Generat
     """`iid_instances` seeds of the study's S4 model trained on a random `iid_train_fraction`
     of `group`'s table, with snapshots every `iid_every` epochs."""
     epochs = config.iid_epochs
-    marks = tuple(range(0, epochs + 1, config.iid_every)) + ((epochs,) if epochs % config.iid_every else ())
+    marks = snapshot_epochs(epochs, config.iid_every)
     schedule = SweepConfig(epochs=epochs, log_every=math.gcd(config.iid_every, epochs),
                            weight_decay=STUDY_S4_SCHEDULE.weight_decay, checkpoint_epochs=marks,
                            workers=config.workers)

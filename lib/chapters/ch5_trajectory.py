@@ -27,7 +27,7 @@ from lib.grokking.mlp_llc import mlp_llc_in_chunks
 from lib.grokking.outcomes import first_epoch_at_or_above
 from lib.grokking.pairs import make_pair
 from lib.grokking.sweeps import pair_evaluations, run_pair_sweep
-from lib.grokking.training import SweepConfig, SweepResult, train_instances
+from lib.grokking.training import SweepConfig, SweepResult, snapshot_epochs, train_instances
 
 from lib.chapters.ch5 import GROUPS, S4_PAIR, Chapter5Parameters, outcome_groups
 
@@ -94,7 +94,6 @@ class Trajectory:
             kept = kept[:0]
         return self.epochs[kept], self.llc[kept, k]
 
-
     def describe(self, k: int) -> str:
         """One line on seed k: when it fits its training set, its LLC then, at its highest and
         at the end, and around the epoch it groks (if it does)."""
@@ -149,11 +148,6 @@ class Trajectory:
             return float("nan"), float("nan")
         return (float(torch.stack([c.max() for c in courses]).mean()),
                 float(torch.stack([c[-1] for c in courses]).mean()))
-
-
-def snapshot_epochs(epochs: int, every: int) -> tuple[int, ...]:
-    """0, every, 2 every, ... and the last epoch."""
-    return tuple(sorted(set(range(0, epochs + 1, every)) | {epochs}))
 
 
 def llc_along_training(result: SweepResult, sgld: SGLDConfig, grok_threshold: float,
@@ -225,4 +219,4 @@ def s5_llc_over_training(config: Chapter5Parameters, generator: torch.Generator,
 
 
 __all__ = ["S5_PAIR", "STUDY_S5_MODEL", "STUDY_S5_SCHEDULE", "Trajectory", "llc_along_training",
-           "llc_over_training", "representative_seeds", "s5_llc_over_training", "snapshot_epochs"]
+           "llc_over_training", "representative_seeds", "s5_llc_over_training"]

@@ -32,7 +32,7 @@ from lib.grokking.perturbation import (
 )
 from lib.grokking.sweeps import intersection_training_set, pair_evaluations, sweep_outcomes
 from lib.grokking.total_variation import argmax_flip_rate, snapshot_logits, total_variation
-from lib.grokking.training import SweepConfig, SweepResult, train_instances
+from lib.grokking.training import SweepConfig, SweepResult, snapshot_epochs, train_instances
 from lib.grokking.training_jacobian import (
     adam, adam_start, finite_difference_error, flatten, mlp_loss, training_jacobian, training_map,
 )
@@ -139,8 +139,7 @@ def total_variation_study(result: SweepResult, index: torch.Tensor, window: int,
     if not 0 < window <= epochs or not 0 < every <= window:
         raise ValueError(f"need 0 < every <= window <= the sweep's {epochs} epochs; got every={every}, "
                          f"window={window}.")
-    marks = tuple(range(epochs - window, epochs + 1, every))
-    marks = marks + ((epochs,) if marks[-1] != epochs else ())
+    marks = snapshot_epochs(epochs, every, start=epochs - window)
     schedule = dataclasses.replace(result.training_config, checkpoint_epochs=marks, workers=workers)
     pair = make_pair(result.info["pair"])
     initial = init_instances(result.seeds[index].tolist(), result.model_config)

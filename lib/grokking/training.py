@@ -68,6 +68,12 @@ class SweepConfig:
         return epochs if epochs[-1] == self.epochs else epochs + [self.epochs]
 
 
+def snapshot_epochs(epochs: int, every: int, start: int = 0) -> tuple[int, ...]:
+    """Checkpoint epochs start, start + every, ... and the last epoch, for `SweepConfig`
+    (chapters 4-6)."""
+    return tuple(sorted(set(range(start, epochs + 1, every)) | {epochs}))
+
+
 @dataclass
 class SweepResult:
     """Everything a sweep produced: per-instance metrics over time and parameter snapshots.
@@ -342,6 +348,6 @@ def train_single(
 
 
 __all__ = [
-    "SweepConfig", "SweepResult", "Evaluation", "evaluate_instances", "auto_chunk_size",
+    "SweepConfig", "SweepResult", "snapshot_epochs", "Evaluation", "evaluate_instances", "auto_chunk_size",
     "SweepPlan", "plan_sweep", "SweepOutputs", "train_chunk", "train_instances", "train_single",
 ]
