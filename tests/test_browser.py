@@ -118,8 +118,10 @@ def test_perturbation_slider_changes_the_plotted_data(browser, book_url):
 
 #: The chapters with live panels: the menu choice (if any) and the key that moves the slider
 #: to the other end of its range (chapter 1: the largest scale of Gaussian noise, which
-#: visibly damages even the smoke-sized model; chapter 2: the first checkpoint).
-LIVE_CHAPTERS = {"01_handcrafted_bfs": ("gaussian", "End"), "02_training": (None, "Home")}
+#: visibly damages even the smoke-sized model; chapter 2: the first checkpoint; chapter 6: the
+#: largest perturbation scale, 2^5, whose copies end far from the seed's own run).
+LIVE_CHAPTERS = {"01_handcrafted_bfs": ("gaussian", "End"), "02_training": (None, "Home"),
+                 "06_determination": (None, "End")}
 
 
 @pytest.fixture(scope="module")

@@ -1,10 +1,15 @@
-"""Chapter 6's perturbation study on a tiny sweep, and its decision epochs on a hand-made study."""
+"""Chapter 6's studies on tiny sweeps, its parameters, and its decision epochs on a hand-made study."""
+
+from pathlib import Path
 
 import pytest
 import torch
 
+from lib.book.params import ParameterError, read_parameters_cell, validate_parameters
 from lib.chapters.ch6 import (
-    PerturbationStudy, jacobian_spectra, perturbation_study, total_variation_study,
+    Chapter6Parameters, EarlyPrediction, PerturbationStudy, choose_per_outcome, early_prediction,
+    jacobian_spectra, perturbation_study, retrain_with_snapshots, total_variation_study,
+    transplant_both_ways,
 )
 from lib.grokking.mlp import MLPConfig
 from lib.grokking.pairs import make_pair
@@ -12,6 +17,9 @@ from lib.grokking.sweeps import run_pair_sweep, sweep_outcomes
 from lib.grokking.training import SweepConfig
 
 pytestmark = pytest.mark.usefixtures("one_thread")
+
+DEFAULTS = {**read_parameters_cell(Path(__file__).parents[1] / "notebooks" / "06_determination.py"),
+            "device": "cpu", "results_dir": "/tmp/results"}
 
 
 def test_perturbation_study_on_a_tiny_sweep():
@@ -40,7 +48,8 @@ def test_decision_epochs_take_the_worst_scale_up_to_the_chosen_one():
     study = PerturbationStudy(
         index=torch.tensor([7]), sweep_outcome=torch.tensor([0]), checkpoints=torch.tensor([0, 500, 1000]),
         log2_scales=torch.tensor([-10, 0]), copies=2, outcomes=torch.zeros(3, 1, 2, 2, dtype=torch.long),
-        reference=torch.zeros(3, 1, dtype=torch.long), probability=probability, choice_epoch=torch.tensor([1400]))
+        reference=torch.zeros(3, 1, dtype=torch.long), probability=probability,
+        accuracy_shift=torch.zeros(3, 1, 2, dtype=torch.float64), choice_epoch=torch.tensor([1400]))
     assert study.decision_epochs(up_to_scale=-10).tolist() == [500]
     assert study.decision_epochs(up_to_scale=0).tolist() == [1000]
     assert study.decision_epochs(up_to_scale=0, tolerance=0.5).tolist() == [500]
@@ -52,17 +61,22 @@ def test_total_variation_study_retraces_the_seeds_and_measures_the_window():
     schedule = SweepConfig(epochs=20, log_every=5, checkpoint_epochs=(0, 20))
     result = run_pair_sweep(make_pair("S4_vs_A4xZ2"), [0, 1, 2], MLPConfig(24, 8, 8), schedule, progress=False)
     index = torch.tensor([1, 2])
-    study = total_variation_study(result, index, window=10, every=5, grok_threshold=0.999)
+    study = total_variation_study(result, index, epochs=20, window=10, every=5, grok_threshold=0.999)
     assert study.epochs.tolist() == [10, 15, 20] and study.same_outcome
     for values in (study.test_tv, study.test_flips, study.train_tv, study.train_flips, study.train_accuracy):
         assert values.shape == (2,) and torch.all(values >= 0)
     assert torch.all(study.test_tv > 0)                      # 10 epochs of training move the logits
     torch.testing.assert_close(study.train_accuracy, result.metrics["train_acc"][2, index])   # epoch 10
     # One step over the whole window: at most the sum of the two steps (triangle inequality).
-    coarse = total_variation_study(result, index, window=10, every=10, grok_threshold=0.999)
+    coarse = total_variation_study(result, index, epochs=20, window=10, every=10, grok_threshold=0.999)
     assert coarse.epochs.tolist() == [10, 20] and torch.all(coarse.test_tv <= study.test_tv + 1e-9)
+    # Trained on past the sweep's end, the same trajectories go on: the window moves to the end.
+    longer = total_variation_study(result, index, epochs=30, window=10, every=5, grok_threshold=0.999)
+    assert longer.epochs.tolist() == [20, 25, 30] and longer.same_outcome
     with pytest.raises(ValueError, match="every <= window"):
-        total_variation_study(result, index, window=30, every=5, grok_threshold=0.999)
+        total_variation_study(result, index, epochs=20, window=30, every=5, grok_threshold=0.999)
+    with pytest.raises(ValueError, match="at least the sweep's 20"):
+        total_variation_study(result, index, epochs=10, window=5, every=5, grok_threshold=0.999)
 
 
 def test_jacobian_spectra_start_at_the_identity_and_pass_the_finite_difference_check():
@@ -80,3 +94,71 @@ def test_jacobian_spectra_start_at_the_identity_and_pass_the_finite_difference_c
     torch.testing.assert_close(spectra.singular_values[0.0, "float32"], spectra.singular_values[0.0, "float64"],
                                rtol=1e-3, atol=1e-4)
     assert spectra.finite_difference_error < 1e-5
+
+
+def test_perturbation_study_measures_how_far_the_copies_end_from_the_reference():
+    schedule = SweepConfig(epochs=30, log_every=10, checkpoint_epochs=(0, 15, 30))
+    result = run_pair_sweep(make_pair("S4_vs_A4xZ2"), [0, 1], MLPConfig(24, 8, 8), schedule, progress=False)
+    study = perturbation_study(result, torch.tensor([0, 1]), log2_scales=[-25, 5], copies=2,
+                               generator=torch.Generator().manual_seed(0), grok_threshold=0.999)
+    assert study.accuracy_shift.shape == (2, 2, 2)
+    assert torch.all(study.accuracy_shift[:, :, 0] < 1e-3)        # 2^-25: the copies end where the seed does
+    assert torch.all(study.accuracy_shift[:, :, 1] > 1e-3)        # 2^5: somewhere else
+
+
+def test_choose_per_outcome_takes_up_to_k_seeds_of_each_group_in_group_order():
+    groups = torch.tensor([2, 0, 2, 1, 2, 0, 2])
+    chosen = choose_per_outcome(groups, 2, torch.Generator().manual_seed(0))
+    assert groups[chosen].tolist() == [0, 0, 1, 2, 2]
+    assert set(chosen[:2].tolist()) == {1, 5} and chosen[2] == 3
+    assert set(chosen[3:].tolist()) <= {0, 2, 4, 6} and chosen[3] < chosen[4]
+    assert torch.equal(chosen, choose_per_outcome(groups, 2, torch.Generator().manual_seed(0)))
+
+
+def test_retraining_retraces_the_sweep_with_the_snapshots_asked_for():
+    schedule = SweepConfig(epochs=20, log_every=5, checkpoint_epochs=(0, 20))
+    result = run_pair_sweep(make_pair("S4_vs_A4xZ2"), [3, 4, 5], MLPConfig(24, 8, 8), schedule, progress=False)
+    index = torch.tensor([2, 0])
+    again = retrain_with_snapshots(result, index, (0, 5, 10, 20))
+    assert sorted(again.checkpoints) == [0, 5, 10, 20] and again.seeds.tolist() == [5, 3]
+    for name, value in result.final_params.items():
+        torch.testing.assert_close(again.checkpoints[20][name], value[index], rtol=0, atol=1e-6)
+    torch.testing.assert_close(again.metrics["train_loss"], result.metrics["train_loss"][:, index])
+
+
+def test_chapter_6_parameters_refuse_unordered_lists_and_a_decision_scale_off_the_grid():
+    smoke = dict(DEFAULTS)
+    with pytest.raises(ParameterError, match="`jacobian_lengths` must be increasing"):
+        validate_parameters(Chapter6Parameters, {**smoke, "jacobian_lengths": [10, 0]})
+    with pytest.raises(ParameterError, match="`log2_scales` must be increasing"):
+        validate_parameters(Chapter6Parameters, {**smoke, "log2_scales": [0, -10, -10]})
+    with pytest.raises(ParameterError, match="`decision_log2_scale` must be at least"):
+        validate_parameters(Chapter6Parameters, {**smoke, "log2_scales": [-10, 0], "decision_log2_scale": -12})
+
+
+def test_early_prediction_reads_a_planted_outcome_and_finds_when_it_becomes_readable():
+    schedule = SweepConfig(epochs=20, log_every=5)
+    result = run_pair_sweep(make_pair("S4_vs_A4xZ2"), list(range(12)), MLPConfig(24, 8, 8), schedule, progress=False)
+    # Plant the outcome in the final training loss: the six seeds with the lowest loss "grokked".
+    groups = torch.full((12,), 2)
+    groups[result.final("train_loss").argsort()[:6]] = 0
+    prediction = early_prediction(result, groups, every=10, folds=3, generator=torch.Generator().manual_seed(0))
+    assert prediction.epochs.tolist() == [0, 10, 20] and prediction.folds == (3, 0)
+    assert prediction.auc_either[-1] >= 0.9                       # the loss itself is a feature
+    assert torch.isnan(prediction.auc_group).all()                # no A4xZ2 grokker to tell apart
+    made_up = EarlyPrediction(torch.tensor([0, 10, 20, 30]), torch.tensor([0.95, 0.5, 0.92, 0.97]),
+                              torch.tensor([0.5] * 4), (3, 3))
+    assert made_up.first_epoch_at_or_above(0.9) == 20            # stays above only from epoch 20
+    assert made_up.first_epoch_at_or_above(0.99) == -1
+
+
+def test_transplant_both_ways_at_smoke_scale():
+    config = validate_parameters(Chapter6Parameters, {**DEFAULTS, "smoke": True, "workers": 1})
+    study = transplant_both_ways(config, torch.Generator().manual_seed(0), progress=False)
+    assert list(study.runs) == ["g1", "g2"]
+    for group, run in study.runs.items():
+        assert run.first.n_instances == config.transplant_seeds
+        assert run.first.train_left.numel() == round(config.transplant_train_fraction * 24 * 24)
+        assert run.second.train_left.numel() == 336 and run.second.training_config.epochs == config.transplant_second_epochs
+        fates = study.fates[group]
+        assert torch.all(fates.ungrokked <= fates.grokked) and torch.all(fates.regrokked <= fates.ungrokked)

@@ -19,7 +19,7 @@ from lib.grokking.total_variation import argmax_flip_rate, snapshot_logits, tota
 from lib.grokking.training import SweepConfig, train_single
 from lib.grokking.training_jacobian import (
     adam, adam_start, finite_difference_error, flatten, gradient_descent, mlp_loss, training_jacobian,
-    training_map,
+    training_map, training_snapshots,
 )
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -176,6 +176,22 @@ def test_mlp_training_jacobian_agrees_with_finite_differences():
     error = finite_difference_error(train, theta0, jacobian, directions=3, h=1e-6,
                                     generator=torch.Generator().manual_seed(0))
     assert error < 1e-5, error
+
+
+def test_snapshots_of_one_run_give_the_training_map_and_jacobian_of_every_length():
+    params, loss, mask, _, _ = tiny_mlp()
+    step = adam(loss, 0.01, (0.9, 0.98), 1e-8, 2e-5, mask.double())
+    theta0 = flatten(params)
+    lengths = [0, 3, 7]
+    snapshots = training_snapshots(step, adam_start, lengths)
+    jacobians = training_jacobian(snapshots, theta0)
+    assert jacobians.shape == (3, theta0.numel(), theta0.numel())
+    for i, length in enumerate(lengths):
+        train = training_map(step, adam_start, length)
+        torch.testing.assert_close(snapshots(theta0)[i], train(theta0), rtol=0, atol=0)
+        torch.testing.assert_close(jacobians[i], training_jacobian(train, theta0), rtol=1e-12, atol=1e-12)
+    with pytest.raises(ValueError, match="increasing"):
+        training_snapshots(step, adam_start, [5, 2])
 
 
 # --- Transplant -----------------------------------------------------------------------------------

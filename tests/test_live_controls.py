@@ -1,6 +1,6 @@
 """The live panels' callbacks, called as the sliders call them: both ends of the range and the middle.
 
-The browser test (tests/test_jupyterlab.py) moves the real sliders in JupyterLab; these tests
+The browser test (tests/test_browser.py) moves the real sliders in JupyterLab; these tests
 call the same `lib` callbacks and panels without a browser, and check that the figure follows
 the slider's value.
 """
@@ -119,3 +119,47 @@ def test_chapter_2_panel_starts_at_the_last_checkpoint_and_redraws():
     panel.update()
     assert plotted(panel.result) == plotted(checkpoint_figure(steps, predictions, labels, n_labels, 0))
     assert plotted(panel.result) != last
+
+
+@pytest.fixture(scope="module")
+def tiny_s4_sweep():
+    """Three S4 vs A4xZ2 seeds (d = h = 8) trained 30 epochs, snapshots at 0, 15 and 30."""
+    from lib.grokking.mlp import MLPConfig
+    from lib.grokking.pairs import make_pair
+    from lib.grokking.sweeps import run_pair_sweep
+    from lib.grokking.training import SweepConfig
+    schedule = SweepConfig(epochs=30, log_every=10, checkpoint_epochs=(0, 15, 30))
+    return run_pair_sweep(make_pair("S4_vs_A4xZ2"), [0, 1, 2], MLPConfig(24, 8, 8), schedule, progress=False)
+
+
+def test_chapter_6_rerun_follows_the_scale(tiny_s4_sweep):
+    """At the slider's lowest scale the noisy copies end where the seed does; in the middle and
+    at the top they end further and further away."""
+    from lib.chapters.ch6_figures import SCALE_SLIDER as PERTURBATION_SLIDER, rerun_perturbation
+    figures = [rerun_perturbation(tiny_s4_sweep, 1, k, copies=2, seed=0, grok_threshold=0.999)
+               for k in PERTURBATION_SLIDER.ends_and_middle()]
+    curves = [plotted(fig) for fig in figures]
+    assert curves[0] != curves[1] != curves[2] and curves[0] != curves[2]
+    shifts = [max(fig.data[1].y) for fig in figures]               # mean |change of final accuracy|
+    assert shifts[0] < 1e-3 < shifts[2] and shifts[1] <= shifts[2], shifts
+    assert all(f"2^{int(k)}" in fig.layout.title.text for fig, k in zip(figures, PERTURBATION_SLIDER.ends_and_middle()))
+    assert plotted(rerun_perturbation(tiny_s4_sweep, 1, PERTURBATION_SLIDER.low, 2, 0, 0.999)) == curves[0]
+
+
+def test_chapter_6_panel_runs_its_callback_with_the_controls_values(tiny_s4_sweep):
+    from lib.chapters.ch6_figures import SCALE_SLIDER as PERTURBATION_SLIDER, perturbation_panel, rerun_perturbation
+    labels = ["first", "second", "third"]
+    panel = perturbation_panel(tiny_s4_sweep, labels, copies=2, seed=0, grok_threshold=0.999)
+    found = controls(panel)
+    assert found["button"].description == RUN_BUTTON
+    assert (found["slider"].min, found["slider"].max, found["slider"].step, found["slider"].value) == (
+        PERTURBATION_SLIDER.low, PERTURBATION_SLIDER.high, PERTURBATION_SLIDER.step, PERTURBATION_SLIDER.start)
+    assert list(found["menu"].options) == [(label, b) for b, label in enumerate(labels)]
+    results = []
+    for value in (PERTURBATION_SLIDER.low, PERTURBATION_SLIDER.high):
+        found["slider"].value = value
+        found["menu"].value = 2
+        panel.update()
+        results.append(panel.result)
+    assert plotted(results[0]) == plotted(rerun_perturbation(tiny_s4_sweep, 2, PERTURBATION_SLIDER.low, 2, 0, 0.999))
+    assert plotted(results[0]) != plotted(results[1])

@@ -27,6 +27,8 @@ REQUIRED_KEYS = {
     "04_ambiguous_grokking": {"pairs", "subsample", "intersection_sizes", "published_intersection_sizes"},
     "05_complexity": {"outcomes", "correlations", "aucs", "llc_over_training", "s5_llc_over_training",
                       "tracking_over_time", "regression_check", "sgld"},
+    "06_determination": {"decision_epochs", "total_variation", "transplant", "jacobian", "early_prediction",
+                         "perturbation", "outcome_counts"},
 }
 
 
@@ -52,6 +54,17 @@ def check_chapter_results(name: str, results: dict) -> None:
         assert {t["measure"] for t in results["tracking_over_time"]} >= {"llc", "train_loss", "path_norm"}
         s5 = results["s5_llc_over_training"]
         assert len(s5["llc"]) == len(s5["seeds"]) and all(len(row) == len(s5["epochs"]) for row in s5["llc"])
+    if name == "06_determination":
+        assert all({"seed", "outcome", "choice_epoch", "decision_epoch", "lead_epochs"} <= r.keys()
+                   for r in results["decision_epochs"])
+        assert {r["first_group"] for r in results["transplant"]} == {"S4", "A4xZ2"}
+        assert all({"ungrokked_share", "regrokked_share"} <= r.keys() for r in results["transplant"])
+        jacobian = results["jacobian"]
+        assert jacobian["finite_difference_error"] < 1e-4
+        assert all(r["top_singular_value"] == 1.0 for r in jacobian["spectra"] if r["length"] == 0)
+        prediction = results["early_prediction"]
+        assert len(prediction["auc_either"]) == len(prediction["epochs"]) == len(prediction["auc_group"])
+        assert all("published_flip_rate" in r for r in results["total_variation"]["by_outcome"])
     if name == "04_ambiguous_grokking":
         assert results["intersection_sizes"] == results["published_intersection_sizes"]
         for pair in results["pairs"]:

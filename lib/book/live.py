@@ -1,11 +1,11 @@
-"""The live controls of the chapters: ipywidgets panels that recompute a figure (chapters 1, 2).
+"""The live controls of the chapters: ipywidgets panels that recompute a figure (chapters 1, 2, 6).
 
 In a live kernel a chapter offers a slider (and sometimes a menu) with a "Run Interact" button;
 pressing it calls a `lib` function with the controls' values and shows the plotly figure it
 returns. The static book shows a plotly slider over precomputed values instead
 (`lib.book.plotting.slider_over_steps`). Each chapter's panel is built by a function of its
 `lib.chapters` module from a `SliderRange` defined there, so that the unit tests call the same
-callback over the same range as the slider, and the browser test (tests/test_jupyterlab.py)
+callback over the same range as the slider, and the browser test (tests/test_browser.py)
 moves the real slider in JupyterLab.
 """
 

@@ -44,6 +44,9 @@ def slider_over_steps(
     *,
     slider_prefix: str,
     active: int = 0,
+    figure: go.Figure | None = None,
+    row: int | None = None,
+    col: int | None = None,
 ) -> go.Figure:
     """A static figure whose slider shows one precomputed group of traces per step.
 
@@ -57,21 +60,25 @@ def slider_over_steps(
         step_labels: the label under each slider step.
         slider_prefix: text before the current step's label, e.g. "layer: ".
         active: the step shown first.
+        figure: a figure to add the steps to (for example subplots whose other panels do
+            not change); its own traces stay visible at every step. A new figure if None.
+        row, col: the subplot of `figure` that the steps' traces go to (chapter 6).
     """
     if len(traces_per_step) != len(step_labels) or not traces_per_step:
         raise ValueError("need one non-empty list of step labels matching traces_per_step")
-    fig = go.Figure()
+    fig = go.Figure() if figure is None else figure
+    fixed = len(fig.data)  # traces already there, shown at every step
     owner: list[int] = []
     for step, traces in enumerate(traces_per_step):
         for trace in traces:
             trace.visible = step == active
-            fig.add_trace(trace)
+            fig.add_trace(trace, row=row, col=col)
             owner.append(step)
     steps = [
         {
             "method": "update",
             "label": label,
-            "args": [{"visible": [o == step for o in owner]}],
+            "args": [{"visible": [True] * fixed + [o == step for o in owner]}],
         }
         for step, label in enumerate(step_labels)
     ]

@@ -17,6 +17,7 @@ import math
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 import torch
 
@@ -126,8 +127,20 @@ class S4Sweep:
     seconds: float
 
 
-def s4_sweep(config: Chapter5Parameters, progress: bool = True) -> S4Sweep:
-    """Chapter 4's S4 sweep from `results_dir`, or the same sweep trained here when missing.
+class FallbackSweepParameters(Protocol):
+    """The parameters `s4_sweep` reads (chapters 5 and 6 both have them)."""
+
+    seed: int
+    device: str
+    results_dir: str
+    fallback_instances: int
+    fallback_epochs: int
+    workers: int
+
+
+def s4_sweep(config: FallbackSweepParameters, progress: bool = True) -> S4Sweep:
+    """Chapter 4's S4 sweep from `results_dir`, or the same sweep trained here when missing
+    (chapters 5 and 6).
 
     The fallback trains `fallback_instances` seeds with chapter 4's code (`run_pair_sweep`) at the
     study's setting (`STUDY_S4_MODEL`, `STUDY_S4_SCHEDULE`, its epochs replaced by
@@ -335,7 +348,8 @@ def regression_check(generator: torch.Generator, dimension: int = 4, n_data: int
 
 
 __all__ = [
-    "CHAPTER_4_SWEEP", "Chapter5Parameters", "EndOfTraining", "GROUPS", "MeasuresOverTime",
+    "CHAPTER_4_SWEEP", "Chapter5Parameters", "EndOfTraining", "FallbackSweepParameters", "GROUPS",
+    "MeasuresOverTime",
     "S4Sweep", "STUDY_S4_MODEL", "STUDY_S4_SCHEDULE", "S4_PAIR", "choose_seeds",
     "first_seed_per_outcome", "iid_sweep",
     "measure_end_of_training", "measures_over_time", "outcome_groups", "RegressionCheck",

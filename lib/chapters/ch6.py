@@ -1,19 +1,26 @@
-"""Runs of chapter 6 (determination): when does a seed decide which group it groks?
+"""Parameters and runs of chapter 6 (determination): when does a seed decide which group it groks?
 
-This module holds three of the chapter's studies, two of them on a sweep (chapter 4's S4 sweep):
+The notebook `notebooks/06_determination.py` validates `Chapter6Parameters`, gets chapter 4's S4
+sweep (`lib.chapters.ch5.s4_sweep`: loaded, or trained with the same code when missing) and runs
+the chapter's studies on it:
 
-* `perturbation_study`: for chosen seeds, at every snapshot but the last, noisy copies at every
-  scale (`lib.grokking.perturbation`) are continued to the end of training as one batch of
+* `perturbation_study`: for chosen seeds (`choose_per_outcome`, retrained with dense snapshots
+  by `retrain_with_snapshots`), at every snapshot but the last, noisy copies at every scale
+  (`lib.grokking.perturbation`) are continued to the end of training as one batch of
   instances, and their outcomes compared with the unperturbed continuation;
 * `total_variation_study`: chosen seeds retrained with the same code and seeds, with dense
   snapshots over the last epochs, and the total variation and argmax flips of their logits
   there (`lib.grokking.total_variation`), on the pairs outside the training set and on it;
+* `transplant_both_ways`: seeds that grokked one group of the pair on an iid part of its table,
+  continued on the pair's intersection (`lib.grokking.transplant`), for each group;
 * `jacobian_spectra`: the singular values of the training Jacobian of one small MLP on a pair's
   intersection (`lib.grokking.training_jacobian`) after several training lengths, with and
-  without weight decay, in float64 and float32.
+  without weight decay, in float64 and float32;
+* `early_prediction`: how well the final outcome of every seed of the sweep can be read from
+  its logged metrics at each epoch (`lib.grokking.early_prediction`).
 
-The notebook, its parameters and the chapter's other studies (transplant, early prediction; each
-in its `lib.grokking` module) join them in `notebooks/06_determination.py`.
+Tables and the results JSON are built in `lib.chapters.ch6_results`, figures in
+`lib.chapters.ch6_figures`.
 """
 
 from __future__ import annotations
@@ -24,18 +31,126 @@ from dataclasses import dataclass
 
 import torch
 
+from lib.book.params import ChapterParameters, ParameterError, parameter
+from lib.chapters.ch5 import S4_PAIR, STUDY_S4_MODEL, STUDY_S4_SCHEDULE
+from lib.grokking.early_prediction import held_out_auc
 from lib.grokking.mlp import MLPConfig, init_single, init_instances, select_instances
-from lib.grokking.outcomes import first_epoch_at_or_above
+from lib.grokking.outcomes import classify_outcomes, first_epoch_at_or_above
 from lib.grokking.pairs import make_pair, pairs_in_mask
 from lib.grokking.perturbation import (
-    change_probability, continue_training, decision_epoch, final_outcomes, perturbed_copies,
+    change_probability, continue_training, decision_epoch, perturbed_copies,
 )
 from lib.grokking.sweeps import intersection_training_set, pair_evaluations, sweep_outcomes
 from lib.grokking.total_variation import argmax_flip_rate, snapshot_logits, total_variation
 from lib.grokking.training import SweepConfig, SweepResult, snapshot_epochs, train_instances
 from lib.grokking.training_jacobian import (
     adam, adam_start, finite_difference_error, flatten, mlp_loss, training_jacobian, training_map,
+    training_snapshots,
 )
+from lib.grokking.transplant import Transplant, TransplantFates, transplant, transplant_fates
+
+#: The published argmax-flip rates of the test-set logits over a late interval, per outcome
+#: [@wu2025ambiguous] (in the order of `lib.chapters.ch5.GROUPS`).
+PUBLISHED_FLIP_RATES = {"grokked S4": 5.4e-5, "grokked A4xZ2": 4e-4, "neither": 6.5e-3}
+#: The published share of transplanted seeds that partially ungrok their group, per group
+#: grokked first [@wu2025ambiguous] ("about 7%" one way, "8%" with the roles swapped; the text
+#: does not say which group came first in which experiment).
+PUBLISHED_UNGROK_SHARES = (0.07, 0.08)
+
+
+def _at_most(cap):
+    return lambda value: min(value, cap)
+
+
+@dataclass(frozen=True)
+class Chapter6Parameters(ChapterParameters):
+    """The papermill parameters of chapter 6, each with its type, bounds, help and smoke value."""
+
+    fallback_instances: int = parameter(
+        "seeds of the S4 sweep trained here when chapter 4's is missing (chapter 4: 1,000)", low=1,
+        high=1_000_000, smoke=_at_most(16))
+    fallback_epochs: int = parameter("epochs of that sweep (the study: 2,000)", low=1,
+                                     high=1_000_000, smoke=_at_most(40))
+    grok_threshold: float = parameter("accuracy on a group's full table that counts as grokking it",
+                                      low=0.5, high=1.0)
+    perturb_per_outcome: int = parameter("seeds of each outcome whose weights are perturbed", low=1,
+                                         high=1000, smoke=_at_most(1))
+    perturb_every: int = parameter("epochs between the checkpoints at which they are perturbed",
+                                   low=1, smoke=_at_most(20))
+    log2_scales: tuple[int, ...] = parameter(
+        "noise scales as powers of two, k in 2^k (the study: -25 .. 5)", low=-60, high=10,
+        smoke=(-20, 0))
+    copies: int = parameter("noisy copies per seed, checkpoint and scale", low=1, high=10_000,
+                            smoke=_at_most(2))
+    decision_log2_scale: int = parameter(
+        "decision epoch: perturbations up to 2^k no longer change the outcome", low=-60, high=10)
+    tv_per_outcome: int = parameter("seeds of each outcome whose logits' total variation is measured",
+                                    low=1, high=100_000, smoke=_at_most(2))
+    tv_epochs: int = parameter("epochs those seeds are trained for (the study: 3,000)", low=1,
+                               high=1_000_000, smoke=_at_most(40))
+    tv_window: int = parameter("the late interval of the total variation, its last epochs", low=1,
+                               smoke=_at_most(20))
+    tv_every: int = parameter("epochs between the snapshots inside that interval", low=1,
+                              smoke=_at_most(10))
+    transplant_seeds: int = parameter("seeds transplanted in each direction", low=1, high=100_000,
+                                      smoke=_at_most(4))
+    transplant_train_fraction: float = parameter(
+        "share of the group's table they first train on", low=0.0, high=1.0, low_inclusive=False)
+    transplant_first_epochs: int = parameter("epochs on that iid part", low=1, high=1_000_000,
+                                             smoke=_at_most(40))
+    transplant_second_epochs: int = parameter("epochs on the intersection after the transplant",
+                                              low=1, high=1_000_000, smoke=_at_most(40))
+    jacobian_dim: int = parameter("embedding and hidden width (d and h) of the MLP whose "
+                                  "training Jacobian is computed", low=1, high=64, smoke=_at_most(2))
+    jacobian_lengths: tuple[int, ...] = parameter(
+        "training lengths (full-batch Adam steps) of the Jacobians", low=0, high=100_000,
+        smoke=(0, 3))
+    jacobian_weight_decays: tuple[float, ...] = parameter(
+        "weight decays of the Jacobians (0 and the study's 2e-5)", low=0.0, high=1.0)
+    predict_every: int = parameter("epochs between the epochs at which the outcome is predicted",
+                                   low=1, smoke=_at_most(20))
+    predict_folds: int = parameter("folds of the held-out predictions", low=2, high=1000)
+    cpu_threads: int = parameter("torch threads of this process on the CPU", low=1, high=256)
+    workers: int = parameter("single-threaded worker processes training the perturbed copies and "
+                             "the retrained seeds, on a CPU", low=1, high=256)
+
+    def check_consistency(self) -> None:
+        if list(self.jacobian_lengths) != sorted(set(self.jacobian_lengths)):
+            raise ParameterError(f"Parameter `jacobian_lengths` must be increasing without repeats; "
+                             f"got {list(self.jacobian_lengths)!r}.")
+        if list(self.log2_scales) != sorted(set(self.log2_scales)):
+            raise ParameterError(f"Parameter `log2_scales` must be increasing without repeats; "
+                             f"got {list(self.log2_scales)!r}.")
+        if self.decision_log2_scale < self.log2_scales[0]:
+            raise ParameterError(f"Parameter `decision_log2_scale` must be at least the smallest of "
+                             f"`log2_scales` ({self.log2_scales[0]}); got {self.decision_log2_scale}.")
+
+
+# --- Seeds and their dense snapshots ---------------------------------------------------------
+
+
+def choose_per_outcome(groups: torch.Tensor, per_outcome: int, generator: torch.Generator) -> torch.Tensor:
+    """Up to `per_outcome` seeds of each outcome group (`lib.chapters.ch5.outcome_groups`),
+    drawn at random, as sweep indices ordered by group and then by index."""
+    chosen = []
+    for code in groups.unique().tolist():
+        members = (groups == code).nonzero().squeeze(1)
+        chosen.append(members[torch.randperm(len(members), generator=generator)[:per_outcome]].sort().values)
+    return torch.cat(chosen)
+
+
+def retrain_with_snapshots(result: SweepResult, index: torch.Tensor, marks: Sequence[int],
+                           workers: int = 1, epochs: int | None = None) -> SweepResult:
+    """The seeds at `index` of `result` trained again from their initial weights with the same
+    code, seeds and schedule (so along the same trajectories), keeping snapshots at `marks`;
+    for `epochs` epochs when given (longer runs extend the same trajectories)."""
+    schedule = dataclasses.replace(result.training_config, checkpoint_epochs=tuple(marks), workers=workers,
+                                   epochs=epochs or result.training_config.epochs)
+    pair = make_pair(result.info["pair"])
+    initial = init_instances(result.seeds[index].tolist(), result.model_config)
+    return train_instances(initial, result.train_left, result.train_right, result.train_labels,
+                           pair_evaluations(pair), schedule, seeds=result.seeds[index],
+                           model_config=result.model_config, info=dict(result.info))
 
 
 @dataclass
@@ -51,6 +166,9 @@ class PerturbationStudy:
         outcomes: (C, B, S, K) outcome code of every continued copy.
         reference: (C, B) outcome of the unperturbed continuation from each snapshot.
         probability: (C, B, S) share of copies whose outcome differs from the reference.
+        accuracy_shift: (C, B, S) how far the copies end from the reference in function: the
+            absolute difference of final accuracy against each group, averaged over both
+            groups and the copies (moves with the scale even where no outcome changes).
         choice_epoch: (B,) first logged epoch at which the seed's accuracy on all pairs against
             either group reaches the threshold (when its choice shows), -1 if never.
     """
@@ -63,7 +181,14 @@ class PerturbationStudy:
     outcomes: torch.Tensor
     reference: torch.Tensor
     probability: torch.Tensor
+    accuracy_shift: torch.Tensor
     choice_epoch: torch.Tensor
+
+    @property
+    def sweep_group(self) -> torch.Tensor:
+        """(B,) each seed's outcome group in the sweep (index into `lib.chapters.ch5.GROUPS`:
+        grokked S4, grokked A4xZ2, neither)."""
+        return self.sweep_outcome.clamp(max=2)
 
     def decision_epochs(self, up_to_scale: int, tolerance: float = 0.0) -> torch.Tensor:
         """(B,) first snapshot from which no perturbation up to 2**up_to_scale changes the
@@ -81,21 +206,27 @@ def perturbation_study(result: SweepResult, index: torch.Tensor, log2_scales: Se
                        workers: int = 1) -> PerturbationStudy:
     """Perturb the seeds at `index` of `result` at each of its snapshots (but the last) with
     Gaussian noise of scale 2**k for every k of `log2_scales`, `copies` times each, continue all
-    of them to the sweep's last epoch with its schedule (optimizer anew), and compare outcomes."""
+    of them and one noiseless copy per seed to the sweep's last epoch with its schedule
+    (optimizer anew, `lib.grokking.perturbation`), and compare the outcomes."""
     pair = make_pair(result.info["pair"])
     train = (result.train_left, result.train_right, result.train_labels)
     epochs = result.training_config.epochs
     schedule = dataclasses.replace(result.training_config, workers=workers)
     checkpoints = [e for e in sorted(result.checkpoints) if e < epochs]
-    scales = [0.0] + [2.0 ** k for k in log2_scales]                # scale 0: the reference
-    outcomes, reference = [], []
+    scales = [2.0 ** k for k in log2_scales]
+    outcomes, reference, shift = [], [], []
     for epoch in checkpoints:
         params = select_instances(result.checkpoints[epoch], index)
-        copied = perturbed_copies(params, scales, copies, generator)
-        continued = continue_training(copied, pair, train, schedule, epochs - epoch)
-        codes = final_outcomes(continued, len(scales), copies, grok_threshold)   # (B, 1 + S, K)
-        reference.append(codes[:, 0, 0])
-        outcomes.append(codes[:, 1:])
+        # One noiseless copy per seed (the reference) and the noisy ones, trained as one batch.
+        copied = [perturbed_copies(params, [0.0], 1, generator), perturbed_copies(params, scales, copies, generator)]
+        both = {name: torch.cat([c[name] for c in copied]) for name in params}
+        continued = continue_training(both, pair, train, schedule, epochs - epoch)
+        codes = sweep_outcomes(continued, grok_threshold, grok_threshold)
+        reference.append(codes[:len(index)])
+        outcomes.append(codes[len(index):].view(len(index), len(scales), copies))
+        accuracy = torch.stack([continued.final("acc_g1"), continued.final("acc_g2")]).double()   # (2, n)
+        noisy = accuracy[:, len(index):].view(2, len(index), len(scales), copies)
+        shift.append((noisy - accuracy[:, :len(index), None, None]).abs().mean(dim=(0, 3)))
     outcomes, reference = torch.stack(outcomes), torch.stack(reference)
     probability = torch.stack([change_probability(o, r) for o, r in zip(outcomes, reference)])
     either = torch.maximum(result.metrics["acc_g1"], result.metrics["acc_g2"])[:, index]
@@ -103,7 +234,7 @@ def perturbation_study(result: SweepResult, index: torch.Tensor, log2_scales: Se
         index=index, sweep_outcome=sweep_outcomes(result, grok_threshold, grok_threshold)[index],
         checkpoints=torch.tensor(checkpoints), log2_scales=torch.tensor(list(log2_scales)), copies=copies,
         outcomes=outcomes, reference=reference, probability=probability,
-        choice_epoch=first_epoch_at_or_above(either, result.log_epochs, grok_threshold))
+        accuracy_shift=torch.stack(shift), choice_epoch=first_epoch_at_or_above(either, result.log_epochs, grok_threshold))
 
 
 @dataclass
@@ -129,40 +260,55 @@ class TotalVariationStudy:
     train_flips: torch.Tensor
     train_accuracy: torch.Tensor
 
+    @property
+    def group(self) -> torch.Tensor:
+        """(B,) each seed's outcome group in the retraining (index into `lib.chapters.ch5.GROUPS`)."""
+        return self.outcome.clamp(max=2)
 
-def total_variation_study(result: SweepResult, index: torch.Tensor, window: int, every: int,
+
+def total_variation_study(result: SweepResult, index: torch.Tensor, epochs: int, window: int, every: int,
                           grok_threshold: float, workers: int = 1) -> TotalVariationStudy:
-    """Retrain the seeds at `index` of `result` (same code, seeds and schedule) with a snapshot
-    every `every` epochs over the last `window` epochs, and measure their logits' total
-    variation and argmax flips there, off and on the training set."""
-    epochs = result.training_config.epochs
-    if not 0 < window <= epochs or not 0 < every <= window:
-        raise ValueError(f"need 0 < every <= window <= the sweep's {epochs} epochs; got every={every}, "
-                         f"window={window}.")
+    """Retrain the seeds at `index` of `result` (same code, seeds and schedule) for `epochs`
+    epochs (the sweep's or more), with a snapshot every `every` epochs over the last `window`,
+    and measure their logits' total variation and argmax flips there, off and on the training
+    set. Outcomes are those at `epochs`; `same_outcome` checks the retraining against the sweep
+    at the sweep's last epoch."""
+    swept = result.training_config.epochs
+    if epochs < swept or not 0 < window <= epochs or not 0 < every <= window:
+        raise ValueError(f"need 0 < every <= window <= epochs and epochs at least the sweep's {swept}; "
+                         f"got every={every}, window={window}, epochs={epochs}.")
     marks = snapshot_epochs(epochs, every, start=epochs - window)
-    schedule = dataclasses.replace(result.training_config, checkpoint_epochs=marks, workers=workers)
+    retrained = retrain_with_snapshots(result, index, marks, workers, epochs)
     pair = make_pair(result.info["pair"])
-    initial = init_instances(result.seeds[index].tolist(), result.model_config)
-    retrained = train_instances(initial, result.train_left, result.train_right, result.train_labels,
-                                pair_evaluations(pair), schedule, seeds=result.seeds[index],
-                                model_config=result.model_config, info=dict(result.info))
     trained = torch.zeros(pair.n_elements, pair.n_elements, dtype=torch.bool)
     trained[result.train_left, result.train_right] = True
     snapshots = [retrained.checkpoints[e] for e in marks]
     test_logits = snapshot_logits(snapshots, *pairs_in_mask(~trained))
     train_logits = snapshot_logits(snapshots, result.train_left, result.train_right)
-    outcome = sweep_outcomes(retrained, grok_threshold, grok_threshold)
     in_sweep = sweep_outcomes(result, grok_threshold, grok_threshold)[index]
     logged = retrained.log_epochs.tolist()
     start = logged.index(marks[0]) if marks[0] in logged else None
     accuracy = (retrained.metrics["train_acc"][start] if start is not None
                 else torch.full((len(index),), float("nan")))
     return TotalVariationStudy(
-        index=index, outcome=outcome,
-        same_outcome=bool(torch.equal(outcome, in_sweep)), epochs=torch.tensor(marks),
+        index=index, outcome=sweep_outcomes(retrained, grok_threshold, grok_threshold),
+        same_outcome=bool(torch.equal(outcomes_at(retrained, swept, grok_threshold), in_sweep)),
+        epochs=torch.tensor(marks),
         test_tv=total_variation(test_logits), test_flips=argmax_flip_rate(test_logits),
         train_tv=total_variation(train_logits), train_flips=argmax_flip_rate(train_logits),
         train_accuracy=accuracy)
+
+
+def outcomes_at(result: SweepResult, epoch: int, grok_threshold: float) -> torch.Tensor:
+    """(B,) outcome code of every seed of `result` at logged epoch `epoch`."""
+    logged = result.log_epochs.tolist()
+    if epoch not in logged:
+        raise ValueError(f"epoch {epoch} was not logged; logged epochs run {logged[0]}..{logged[-1]} "
+                         f"every {result.training_config.log_every}.")
+    row = logged.index(epoch)
+    metrics = result.metrics
+    return classify_outcomes(metrics["acc_g1"][row], metrics["acc_g2"][row], metrics["train_acc"][row],
+                             grok_threshold, grok_threshold)
 
 
 @dataclass
@@ -175,12 +321,15 @@ class JacobianSpectra:
         singular_values: (weight decay, dtype name) -> (len(lengths), P), descending per row.
         finite_difference_error: the largest relative error of the first setting's Jacobian
             at the shortest nonzero length against central differences (float64 only).
+        longest_finite_difference_error: the same at the longest length: large when the
+            training map is no longer linear over the differences' step (1e-6).
     """
 
     n_parameters: int
     lengths: list[int]
     singular_values: dict[tuple[float, str], torch.Tensor]
     finite_difference_error: float
+    longest_finite_difference_error: float
 
     def near_one(self, key: tuple[float, str], tolerance: float = 0.1) -> torch.Tensor:
         """(len(lengths),) share of singular values within `tolerance` of 1 (the "bulk")."""
@@ -191,28 +340,125 @@ def jacobian_spectra(pair_name: str, model: MLPConfig, seed: int, schedule: Swee
                      lengths: Sequence[int], weight_decays: Sequence[float],
                      dtypes: Sequence[torch.dtype], generator: torch.Generator) -> JacobianSpectra:
     """The training Jacobian of seed `seed`'s MLP trained on the intersection of `pair_name`
-    with `schedule`'s Adam settings, for `lengths` steps, each weight decay and dtype; its
-    singular values, and a finite-difference check of the first float64 setting."""
+    with `schedule`'s Adam settings, for `lengths` steps, each weight decay and dtype (all
+    lengths from one run per setting); its singular values, and finite-difference checks of the
+    first float64 setting at the shortest and longest nonzero lengths."""
     left, right, labels = intersection_training_set(make_pair(pair_name))
     params = init_single(seed, model)
     shapes = {name: tuple(value.shape) for name, value in params.items()}
     loss, mask = mlp_loss(shapes, left, right, labels)
-    spectra, error = {}, float("nan")
+    spectra, error, longest_error = {}, float("nan"), float("nan")
     for decay in weight_decays:
         for dtype in dtypes:
             theta0 = flatten(params).to(dtype)
             step = adam(loss, schedule.lr, (schedule.beta1, schedule.beta2), schedule.eps, decay,
                         mask.to(dtype))
-            rows = []
-            for length in lengths:
-                train = training_map(step, adam_start, length)
-                jacobian = training_jacobian(train, theta0)
-                rows.append(torch.linalg.svdvals(jacobian.double()))
-                if error != error and dtype == torch.float64 and length > 0:
-                    error = finite_difference_error(train, theta0, jacobian, 3, 1e-6, generator)
-            spectra[decay, str(dtype).removeprefix("torch.")] = torch.stack(rows)
-    return JacobianSpectra(int(flatten(params).numel()), list(lengths), spectra, error)
+            jacobians = training_jacobian(training_snapshots(step, adam_start, list(lengths)), theta0)
+            spectra[decay, str(dtype).removeprefix("torch.")] = torch.linalg.svdvals(jacobians.double())
+            checked = [i for i, length in enumerate(lengths) if length > 0]
+            if error != error and dtype == torch.float64 and checked:
+                error, longest_error = (
+                    finite_difference_error(training_map(step, adam_start, lengths[i]), theta0, jacobians[i],
+                                            3, 1e-6, generator) for i in (checked[0], checked[-1]))
+    return JacobianSpectra(int(flatten(params).numel()), list(lengths), spectra, error, longest_error)
 
 
-__all__ = ["JacobianSpectra", "PerturbationStudy", "TotalVariationStudy", "jacobian_spectra",
-           "perturbation_study", "total_variation_study"]
+# --- Transplant ---------------------------------------------------------------------------
+
+
+@dataclass
+class TransplantStudy:
+    """Transplants in both directions: group ("g1" or "g2") -> its run and the seeds' fates."""
+
+    runs: dict[str, Transplant]
+    fates: dict[str, TransplantFates]
+
+
+def transplant_both_ways(config: Chapter6Parameters, generator: torch.Generator,
+                         progress: bool = True) -> TransplantStudy:
+    """`transplant_seeds` seeds of the study's S4 model trained on a random
+    `transplant_train_fraction` of each group's table of the S4 pair for
+    `transplant_first_epochs`, then on the pair's intersection for `transplant_second_epochs`
+    (the optimizer anew), and which of them ungrok and regrok the group."""
+    pair = make_pair(S4_PAIR)
+
+    def schedule(epochs: int) -> SweepConfig:
+        return SweepConfig(epochs=epochs, log_every=min(STUDY_S4_SCHEDULE.log_every, epochs),
+                           weight_decay=STUDY_S4_SCHEDULE.weight_decay, workers=config.workers)
+
+    runs, fates = {}, {}
+    for offset, group in ((70_000, "g1"), (80_000, "g2")):
+        seeds = [config.seed * 100_000 + offset + i for i in range(config.transplant_seeds)]
+        runs[group] = transplant(pair, group, seeds, STUDY_S4_MODEL, schedule(config.transplant_first_epochs),
+                                 schedule(config.transplant_second_epochs), config.transplant_train_fraction,
+                                 generator, progress=progress)
+        fates[group] = transplant_fates(runs[group], config.grok_threshold)
+    return TransplantStudy(runs, fates)
+
+
+# --- Predicting the outcome early ---------------------------------------------------------
+
+#: The features of a seed at one logged epoch from which its outcome is predicted.
+PREDICTION_FEATURES = ("accuracy against S4", "accuracy against A4xZ2", "training accuracy",
+                       "log10 training loss")
+
+
+def logged_features(result: SweepResult, row: int) -> torch.Tensor:
+    """(B, 4) `PREDICTION_FEATURES` of every seed at the `row`-th logged epoch of `result`."""
+    metrics = result.metrics
+    return torch.stack([metrics["acc_g1"][row], metrics["acc_g2"][row], metrics["train_acc"][row],
+                        metrics["train_loss"][row].clamp_min(1e-12).log10()], dim=1).double()
+
+
+@dataclass
+class EarlyPrediction:
+    """How readable each seed's final outcome is from its `PREDICTION_FEATURES` at epoch t.
+
+    Attributes:
+        epochs: (T,) the epochs.
+        auc_either: (T,) held-out ROC AUC for "grokked either group" against "neither".
+        auc_group: (T,) the same for "grokked S4" against "grokked A4xZ2", among the grokkers
+            (NaN when one of them has no seed).
+        folds: the folds used for the two AUCs.
+    """
+
+    epochs: torch.Tensor
+    auc_either: torch.Tensor
+    auc_group: torch.Tensor
+    folds: tuple[int, int]
+
+    def first_epoch_at_or_above(self, auc: float, which: str = "either") -> int:
+        """First epoch from which the AUC stays at or above `auc` to the end; -1 if never."""
+        values = self.auc_either if which == "either" else self.auc_group
+        above = (values >= auc).int().flip(0).cummin(dim=0).values.flip(0).bool()
+        return int(self.epochs[above.nonzero()[0, 0]]) if above.any() else -1
+
+
+def early_prediction(result: SweepResult, groups: torch.Tensor, every: int, folds: int,
+                     generator: torch.Generator) -> EarlyPrediction:
+    """Held-out AUCs of a logistic regression predicting each seed's outcome group (`groups`,
+    `lib.chapters.ch5.outcome_groups`) from its features at every logged epoch that is a
+    multiple of `every` (and the last)."""
+    logged = result.log_epochs.tolist()
+    rows = [i for i, e in enumerate(logged) if e % every == 0 or i == len(logged) - 1]
+    grokked = groups < 2
+    either_folds = min(folds, int(grokked.sum()), int((~grokked).sum()))
+    group_folds = min(folds, int((groups == 0).sum()), int((groups == 1).sum()))
+    auc_either, auc_group = [], []
+    for row in rows:
+        features = logged_features(result, row)
+        auc_either.append(held_out_auc(features, grokked, either_folds, generator)
+                          if either_folds >= 2 else float("nan"))
+        auc_group.append(held_out_auc(features[grokked], groups[grokked] == 0, group_folds, generator)
+                         if group_folds >= 2 else float("nan"))
+    return EarlyPrediction(torch.tensor([logged[r] for r in rows]), torch.tensor(auc_either, dtype=torch.float64),
+                           torch.tensor(auc_group, dtype=torch.float64), (either_folds, group_folds))
+
+
+__all__ = [
+    "Chapter6Parameters", "EarlyPrediction", "JacobianSpectra", "PREDICTION_FEATURES",
+    "PUBLISHED_FLIP_RATES", "PUBLISHED_UNGROK_SHARES", "PerturbationStudy", "TotalVariationStudy",
+    "TransplantStudy", "choose_per_outcome", "early_prediction", "jacobian_spectra", "logged_features",
+    "outcomes_at", "perturbation_study", "retrain_with_snapshots", "total_variation_study",
+    "transplant_both_ways",
+]

@@ -61,11 +61,17 @@ def fit_logistic(features: torch.Tensor, positive: torch.Tensor, l2: float = 1e-
 def held_out_scores(features: torch.Tensor, positive: torch.Tensor, folds: int,
                     generator: torch.Generator, l2: float = 1e-2) -> torch.Tensor:
     """(n,) each seed's probability from a regression fitted on the other folds (folds drawn
-    at random from `generator`)."""
+    at random from `generator`, stratified by class)."""
     n = len(positive)
     if not 2 <= folds <= n:
         raise ValueError(f"folds must be between 2 and the number of seeds ({n}); got {folds}.")
-    fold = torch.randperm(n, generator=generator) % folds
+    # Stratified: each class is dealt round the folds in a random order, so that every fold
+    # holds out both classes in proportion (a class of a few seeds would otherwise be missing
+    # from some training folds).
+    fold = torch.empty(n, dtype=torch.long)
+    for value in (False, True):
+        members = (positive.bool() == value).nonzero().squeeze(1)
+        fold[members[torch.randperm(len(members), generator=generator)]] = torch.arange(len(members)) % folds
     scores = torch.empty(n, dtype=torch.float64)
     for k in range(folds):
         held = fold == k

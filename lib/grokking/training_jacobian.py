@@ -10,7 +10,8 @@ no bulk and values that blow up late in training [@wu2025ambiguous]. Here:
   state (parameters first), from a loss of the flat parameter vector; `adam` is
   torch.optim.Adam's rule with coupled weight decay on the entries `decay_mask` marks, as the
   sweep trainer uses (its moments start at zero, its step count at 1);
-* `training_map(step, initial_state, steps)` is theta_0 -> theta_T for a fixed number of steps;
+* `training_map(step, initial_state, steps)` is theta_0 -> theta_T for a fixed number of steps,
+  `training_snapshots` the same at several numbers of steps in one run;
 * `training_jacobian` differentiates it exactly in forward mode (`torch.func.jacfwd`: every
   step carries the tangents of all P directions at once, vmapped), a P x P matrix;
 * `finite_difference_error` checks a Jacobian against central differences along a few random
@@ -81,8 +82,28 @@ def training_map(step: Step, start: Callable[[torch.Tensor], tuple[torch.Tensor,
     return train
 
 
+def training_snapshots(step: Step, start: Callable[[torch.Tensor], tuple[torch.Tensor, ...]],
+                       lengths: list[int]) -> Callable[[torch.Tensor], torch.Tensor]:
+    """theta_0 -> (len(lengths), P): the parameters after each number of steps in `lengths`
+    (increasing), from one run of max(lengths) steps. Its Jacobian holds the training Jacobian
+    of every length for the price of the longest."""
+    if list(lengths) != sorted(set(lengths)) or lengths[0] < 0:
+        raise ValueError(f"lengths must be increasing, distinct and at least 0; got {list(lengths)}.")
+
+    def train(theta0: torch.Tensor) -> torch.Tensor:
+        state, kept = start(theta0), []
+        for done in range(lengths[-1] + 1):
+            if done in lengths:
+                kept.append(state[0])
+            if done < lengths[-1]:
+                state = step(state)
+        return torch.stack(kept)
+    return train
+
+
 def training_jacobian(train: Callable[[torch.Tensor], torch.Tensor], theta0: torch.Tensor) -> torch.Tensor:
-    """d train(theta_0) / d theta_0, (P, P), exact, by forward-mode differentiation."""
+    """d train(theta_0) / d theta_0, exact, by forward-mode differentiation: (P, P) for
+    `training_map`, (len(lengths), P, P) for `training_snapshots`."""
     return jacfwd(train)(theta0)
 
 
@@ -124,4 +145,4 @@ def mlp_loss(shapes: dict[str, tuple[int, ...]], left: torch.Tensor, right: torc
 
 
 __all__ = ["Step", "adam", "adam_start", "finite_difference_error", "flatten", "gradient_descent",
-           "mlp_loss", "training_jacobian", "training_map"]
+           "mlp_loss", "training_jacobian", "training_map", "training_snapshots"]

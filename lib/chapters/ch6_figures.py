@@ -1,0 +1,207 @@
+"""Figures of chapter 6 (determination), as plotly figures, and its live perturbation panel."""
+
+from __future__ import annotations
+
+import ipywidgets as widgets
+import plotly.graph_objects as go
+import torch
+from plotly.subplots import make_subplots
+
+from lib.book.live import SliderRange, manual_panel
+from lib.book.plotting import PALETTE, finish, slider_over_steps
+from lib.chapters.ch5 import GROUPS
+from lib.chapters.ch6 import (
+    EarlyPrediction, JacobianSpectra, PerturbationStudy, TotalVariationStudy, TransplantStudy,
+    perturbation_study,
+)
+from lib.grokking.training import SweepResult
+
+#: Colour of each outcome group (as chapter 5).
+GROUP_COLOURS = dict(zip(GROUPS, (PALETTE[0], PALETTE[1], PALETTE[7])))
+#: The live panel's slider: the noise scale as a power of two (the study's grid, -25 .. 5).
+SCALE_SLIDER = SliderRange(low=-25, high=5, step=1, start=-10)
+
+
+def seed_labels(study: PerturbationStudy, seeds: torch.Tensor) -> list[str]:
+    """"seed S (outcome)" for every seed of the study."""
+    return [f"seed {int(s)} ({GROUPS[int(g)]})" for s, g in zip(seeds, study.sweep_group)]
+
+
+def _accuracy_traces(result: SweepResult, position: int, label: str, colour: str, legend: bool):
+    """Accuracy against S4 (solid) and A4xZ2 (dotted) of one seed of `result` over training."""
+    epochs = result.log_epochs.tolist()
+    for metric, dash, group in (("acc_g1", "solid", "S4"), ("acc_g2", "dot", "A4xZ2")):
+        yield go.Scatter(x=epochs, y=result.metrics[metric][:, position].tolist(), mode="lines",
+                         name=label, legendgroup=label, showlegend=legend and metric == "acc_g1",
+                         line={"color": colour, "dash": dash, "width": 1.5},
+                         hovertemplate=f"{label}<br>epoch %{{x}}: accuracy against {group} %{{y:.3f}}<extra></extra>")
+
+
+def perturbation_figure(study: PerturbationStudy, result: SweepResult, labels: list[str]) -> go.Figure:
+    """Top: each seed's probability that a perturbation changes its outcome, against the
+    checkpoint perturbed, one scale at a time (static slider). Bottom: the same seeds' accuracy
+    against each group over training (`result` holds them, in the order of the study)."""
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.1, row_heights=[0.5, 0.5])
+    colours = [PALETTE[i % len(PALETTE)] for i in range(len(labels))]
+    for b, (label, colour) in enumerate(zip(labels, colours)):
+        for trace in _accuracy_traces(result, b, label, colour, legend=True):
+            fig.add_trace(trace, row=2, col=1)
+    steps = []
+    for s, k in enumerate(study.log2_scales.tolist()):
+        steps.append([go.Scatter(
+            x=study.checkpoints.tolist(), y=study.probability[:, b, s].tolist(), mode="lines+markers",
+            name=label, legendgroup=label, showlegend=False, line={"color": colour},
+            hovertemplate=f"{label}<br>perturbed at epoch %{{x}} by 2^{k}: outcome changed in "
+                          f"%{{y:.0%}} of {study.copies} copies<extra></extra>")
+            for b, (label, colour) in enumerate(zip(labels, colours))])
+    fig = slider_over_steps(steps, [f"2^{k}" for k in study.log2_scales.tolist()],
+                            slider_prefix="noise scale: ", active=len(steps) // 2, figure=fig, row=1, col=1)
+    fig.update_yaxes(title_text="P(outcome changes)", range=[-0.05, 1.05], row=1, col=1)
+    fig.update_yaxes(title_text="accuracy (solid S4, dotted A4xZ2)", range=[0, 1.02], row=2, col=1)
+    fig.update_xaxes(title_text="epoch", row=2, col=1)
+    return finish(fig, "Perturbation sensitivity: does noise at this epoch change the final outcome?",
+                  height=640)
+
+
+def perturbation_heatmaps(study: PerturbationStudy, labels: list[str]) -> go.Figure:
+    """One heatmap per seed: probability that the outcome changes, over (checkpoint, scale)."""
+    n = len(labels)
+    fig = make_subplots(rows=1, cols=n, subplot_titles=labels, horizontal_spacing=0.03, shared_yaxes=True)
+    for b in range(n):
+        fig.add_trace(go.Heatmap(
+            x=study.checkpoints.tolist(), y=study.log2_scales.tolist(), z=study.probability[:, b, :].T.tolist(),
+            zmin=0, zmax=1, colorscale="Viridis", showscale=b == n - 1,
+            colorbar={"title": "P(change)"},
+            hovertemplate="epoch %{x}, scale 2^%{y}: %{z:.0%} changed<extra></extra>"), row=1, col=b + 1)
+        fig.update_xaxes(title_text="epoch", row=1, col=b + 1)
+    fig.update_yaxes(title_text="log2 noise scale", row=1, col=1)
+    fig.update_annotations(font_size=11)
+    return finish(fig, "Where each seed's fate is still open: P(outcome changes) by epoch and scale",
+                  height=360)
+
+
+def rerun_perturbation(result: SweepResult, position: int, log2_scale: int, copies: int, seed: int,
+                       grok_threshold: float, workers: int = 1) -> go.Figure:
+    """The perturbation study of the live panel: seed `position` of `result` perturbed at each
+    of its snapshots by 2**`log2_scale`, `copies` times, continued to the end; its change
+    probability and accuracy shift over the checkpoints, above its accuracy over training."""
+    study = perturbation_study(result, torch.tensor([position]), [int(log2_scale)], copies,
+                               torch.Generator().manual_seed(seed), grok_threshold, workers)
+    label = f"seed {int(result.seeds[position])} ({GROUPS[int(study.sweep_group[0])]})"
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.1)
+    fig.add_trace(go.Scatter(x=study.checkpoints.tolist(), y=study.probability[:, 0, 0].tolist(),
+                             mode="lines+markers", name="P(outcome changes)", line={"color": PALETTE[1]}),
+                  row=1, col=1)
+    fig.add_trace(go.Scatter(x=study.checkpoints.tolist(), y=study.accuracy_shift[:, 0, 0].tolist(),
+                             mode="lines+markers", name="mean |change of final accuracy|",
+                             line={"color": PALETTE[4], "dash": "dash"}), row=1, col=1)
+    for trace in _accuracy_traces(result, position, label, PALETTE[0], legend=True):
+        fig.add_trace(trace, row=2, col=1)
+    fig.update_yaxes(title_text="change", range=[-0.05, 1.05], row=1, col=1)
+    fig.update_yaxes(title_text="accuracy", range=[0, 1.02], row=2, col=1)
+    fig.update_xaxes(title_text="epoch", row=2, col=1)
+    return finish(fig, f"{label}, noise 2^{int(log2_scale)}, {copies} copies per checkpoint", height=520)
+
+
+def perturbation_panel(result: SweepResult, labels: list[str], copies: int, seed: int,
+                       grok_threshold: float, workers: int = 1) -> widgets.interactive:
+    """Live panel: a menu of the seeds of `result`, the scale slider (`SCALE_SLIDER`) and a
+    run button that reruns `rerun_perturbation` for that seed and scale."""
+    def view(position: int, log2_scale: int) -> go.Figure:
+        return rerun_perturbation(result, position, log2_scale, copies, seed, grok_threshold, workers)
+
+    menu = widgets.Dropdown(options=[(label, b) for b, label in enumerate(labels)], description="seed")
+    return manual_panel(view, position=menu, log2_scale=SCALE_SLIDER.int_slider("log2 scale"))
+
+
+def total_variation_figure(study: TotalVariationStudy) -> go.Figure:
+    """Histograms, per outcome, of each seed's test-set total variation and argmax-flip rate
+    over the late window."""
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("total variation of the test logits",
+                                                        "argmax flips per pair and snapshot step"))
+    for code, name in enumerate(GROUPS):
+        members = study.group == code
+        if not members.any():
+            continue
+        for col, values in ((1, study.test_tv), (2, study.test_flips)):
+            fig.add_trace(go.Histogram(x=values[members].tolist(), name=name, legendgroup=name,
+                                       showlegend=col == 1, marker={"color": GROUP_COLOURS[name]},
+                                       opacity=0.6, nbinsx=30), row=1, col=col)
+    fig.update_layout(barmode="overlay")
+    fig.update_yaxes(title_text="seeds", row=1, col=1)
+    epochs = study.epochs.tolist()
+    return finish(fig, f"Late instability, epochs {epochs[0]}-{epochs[-1]}, by outcome", height=400)
+
+
+def transplant_figure(study: TransplantStudy, threshold: float, shown: int = 4) -> go.Figure:
+    """For each direction, accuracy on the group grokked first over the epochs on the
+    intersection: up to `shown` seeds that ungrokked it (coloured) and as many that kept it
+    (grey); dotted, their training accuracy on the intersection."""
+    groups = list(study.runs)
+    titles = [f"{study.runs[g].pair.__getattribute__(g).name} first, then the intersection" for g in groups]
+    fig = make_subplots(rows=1, cols=len(groups), subplot_titles=titles, shared_yaxes=True)
+    for col, group in enumerate(groups, start=1):
+        run, fates = study.runs[group], study.fates[group]
+        epochs = run.second.log_epochs.tolist()
+        ungrokked = fates.ungrokked.nonzero().squeeze(1)[:shown].tolist()
+        kept = (fates.grokked & ~fates.ungrokked).nonzero().squeeze(1)[:shown].tolist()
+        for rank, b in enumerate(ungrokked + kept):
+            lost = b in ungrokked
+            colour = PALETTE[(rank + 1) % len(PALETTE)] if lost else "#999999"
+            label = f"seed {int(run.first.seeds[b])}: " + ("ungrokked" if lost else "kept it")
+            fig.add_trace(go.Scatter(x=epochs, y=run.second.metrics[f"acc_{group}"][:, b].tolist(),
+                                     mode="lines", name=label, line={"color": colour}), row=1, col=col)
+            fig.add_trace(go.Scatter(x=epochs, y=run.second.metrics["train_acc"][:, b].tolist(),
+                                     mode="lines", name=label, showlegend=False,
+                                     line={"color": colour, "dash": "dot", "width": 1}), row=1, col=col)
+        fig.add_hline(y=threshold, line={"color": "#444444", "width": 0.5}, row=1, col=col)
+        fig.update_xaxes(title_text="epoch on the intersection", row=1, col=col)
+    fig.update_yaxes(title_text="accuracy on the group's table", row=1, col=1)
+    return finish(fig, "Transplant: does a grokked group survive training on the intersection?", height=420)
+
+
+def jacobian_figure(spectra: JacobianSpectra) -> go.Figure:
+    """The singular values of the training Jacobian, in decreasing order, one line per
+    training length, one panel per (weight decay, dtype)."""
+    keys = list(spectra.singular_values)
+    fig = make_subplots(rows=1, cols=len(keys), shared_yaxes=True,
+                        subplot_titles=[f"weight decay {decay:g}, {dtype}" for decay, dtype in keys])
+    for col, key in enumerate(keys, start=1):
+        for row, length in enumerate(spectra.lengths):
+            values = spectra.singular_values[key][row]
+            fig.add_trace(go.Scatter(
+                x=list(range(1, len(values) + 1)), y=values.clamp_min(1e-12).tolist(), mode="lines",
+                name=f"{length} steps", legendgroup=str(length), showlegend=col == 1,
+                line={"color": PALETTE[row % len(PALETTE)]}), row=1, col=col)
+        fig.update_xaxes(title_text="rank", row=1, col=col)
+    fig.update_yaxes(title_text="singular value", type="log", row=1, col=1)
+    return finish(fig, f"Training Jacobian spectra ({spectra.n_parameters} x {spectra.n_parameters})",
+                  height=420)
+
+
+def early_prediction_figure(prediction: EarlyPrediction, decision_epochs: list[int],
+                            choice_epochs: list[int]) -> go.Figure:
+    """Held-out AUC of the outcome predicted from epoch t, against t, with the perturbed seeds'
+    decision epochs and the epochs at which their choice shows (ticks at the bottom)."""
+    fig = go.Figure()
+    epochs = prediction.epochs.tolist()
+    fig.add_trace(go.Scatter(x=epochs, y=prediction.auc_either.tolist(), mode="lines",
+                             name="grokked either vs neither", line={"color": PALETTE[2]}))
+    fig.add_trace(go.Scatter(x=epochs, y=prediction.auc_group.tolist(), mode="lines",
+                             name="S4 vs A4xZ2 (grokkers)", line={"color": PALETTE[0]}))
+    for epochs_, y, name, symbol in ((decision_epochs, 0.03, "decision epochs (perturbation)", "triangle-up"),
+                                     (choice_epochs, 0.08, "choice shows in test accuracy", "circle")):
+        shown = [e for e in epochs_ if e >= 0]
+        fig.add_trace(go.Scatter(x=shown, y=[y] * len(shown), mode="markers", name=name,
+                                 marker={"symbol": symbol, "size": 9, "color": PALETTE[1] if y < 0.05 else PALETTE[7]}))
+    fig.add_hline(y=0.5, line={"color": "#999999", "dash": "dot", "width": 1})
+    fig.update_yaxes(title_text="held-out ROC AUC", range=[0, 1.02])
+    fig.update_xaxes(title_text="epoch t of the features")
+    return finish(fig, "How early is the outcome readable?", height=420)
+
+
+__all__ = [
+    "GROUP_COLOURS", "SCALE_SLIDER", "early_prediction_figure", "jacobian_figure", "perturbation_figure",
+    "perturbation_heatmaps", "perturbation_panel", "rerun_perturbation", "seed_labels",
+    "total_variation_figure", "transplant_figure",
+]
