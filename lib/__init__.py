@@ -70,5 +70,6 @@ lib.chapters   glue of each chapter: its parameters, runs, summaries and figures
   ch5_results            summaries per outcome, correlations, AUCs, tracking over time
   ch5_trajectory         the LLC along training: S4 seeds per outcome, S5 seeds as in the study
   ch6, ch6_figures       determination: perturbation, total variation, transplant, Jacobian, early prediction
+  ch6_perturbation       perturbation sensitivity of chosen seeds, and their decision epochs
   ch6_results            decision epochs, total variation per outcome, transplant fates, tables, results JSON
 """

@@ -70,10 +70,10 @@ from lib.book.reproducibility import seed_everything
 from lib.book.results import write_results
 from lib.chapters.ch5 import GROUPS, outcome_groups, s4_sweep
 from lib.chapters.ch6 import (
-    PREDICTION_FEATURES, PUBLISHED_UNGROK_SHARES, Chapter6Parameters, choose_per_outcome,
-    early_prediction, jacobian_spectra, perturbation_study, retrain_with_snapshots,
-    total_variation_study, transplant_both_ways,
+    PREDICTION_FEATURES, Chapter6Parameters, choose_per_outcome, early_prediction, jacobian_spectra,
+    retrain_with_snapshots, total_variation_study, transplant_both_ways,
 )
+from lib.chapters.ch6_perturbation import perturbation_study
 from lib.chapters.ch6_figures import (
     early_prediction_figure, jacobian_figure, perturbation_figure, perturbation_heatmaps,
     perturbation_panel, seed_labels, total_variation_figure, transplant_figure,

@@ -7,10 +7,10 @@ import torch
 
 from lib.book.params import ParameterError, read_parameters_cell, validate_parameters
 from lib.chapters.ch6 import (
-    Chapter6Parameters, EarlyPrediction, PerturbationStudy, choose_per_outcome, early_prediction,
-    jacobian_spectra, perturbation_study, retrain_with_snapshots, total_variation_study,
-    transplant_both_ways,
+    Chapter6Parameters, EarlyPrediction, choose_per_outcome, early_prediction, jacobian_spectra,
+    retrain_with_snapshots, total_variation_study, transplant_both_ways,
 )
+from lib.chapters.ch6_perturbation import PerturbationStudy, perturbation_study
 from lib.grokking.mlp import MLPConfig
 from lib.grokking.pairs import make_pair
 from lib.grokking.sweeps import run_pair_sweep, sweep_outcomes

@@ -6,8 +6,9 @@ import torch
 
 from lib.book.plotting import slider_over_steps
 from lib.chapters.ch6 import (
-    EarlyPrediction, TransplantStudy, jacobian_spectra, perturbation_study, total_variation_study,
+    EarlyPrediction, TransplantStudy, jacobian_spectra, total_variation_study,
 )
+from lib.chapters.ch6_perturbation import perturbation_study
 from lib.chapters.ch6_figures import (
     early_prediction_figure, jacobian_figure, perturbation_figure, perturbation_heatmaps, seed_labels,
     total_variation_figure, transplant_figure,

@@ -3,10 +3,11 @@
 import torch
 
 from lib.chapters.ch6 import (
-    EarlyPrediction, JacobianSpectra, PerturbationStudy, TotalVariationStudy, TransplantStudy,
+    EarlyPrediction, JacobianSpectra, TotalVariationStudy, TransplantStudy,
 )
+from lib.chapters.ch6_perturbation import PerturbationStudy
 from lib.chapters.ch6_results import (
-    decision_rows, decision_table, jacobian_rows, summary_lines, total_variation_rows, transplant_rows,
+    decision_rows, decision_table, summary_lines, total_variation_rows, transplant_rows,
 )
 from lib.grokking.pairs import make_pair
 from lib.grokking.training import SweepConfig, SweepResult

@@ -4,10 +4,8 @@ The notebook `notebooks/06_determination.py` validates `Chapter6Parameters`, get
 sweep (`lib.chapters.ch5.s4_sweep`: loaded, or trained with the same code when missing) and runs
 the chapter's studies on it:
 
-* `perturbation_study`: for chosen seeds (`choose_per_outcome`, retrained with dense snapshots
-  by `retrain_with_snapshots`), at every snapshot but the last, noisy copies at every scale
-  (`lib.grokking.perturbation`) are continued to the end of training as one batch of
-  instances, and their outcomes compared with the unperturbed continuation;
+* `choose_per_outcome` and `retrain_with_snapshots`: the seeds of each outcome that the
+  perturbation study (`lib.chapters.ch6_perturbation`) perturbs, retrained with dense snapshots;
 * `total_variation_study`: chosen seeds retrained with the same code and seeds, with dense
   snapshots over the last epochs, and the total variation and argmax flips of their logits
   there (`lib.grokking.total_variation`), on the pairs outside the training set and on it;
@@ -34,12 +32,9 @@ import torch
 from lib.book.params import ChapterParameters, ParameterError, parameter
 from lib.chapters.ch5 import S4_PAIR, STUDY_S4_MODEL, STUDY_S4_SCHEDULE
 from lib.grokking.early_prediction import held_out_auc
-from lib.grokking.mlp import MLPConfig, init_single, init_instances, select_instances
-from lib.grokking.outcomes import classify_outcomes, first_epoch_at_or_above
+from lib.grokking.mlp import MLPConfig, init_single, init_instances
+from lib.grokking.outcomes import classify_outcomes
 from lib.grokking.pairs import make_pair, pairs_in_mask
-from lib.grokking.perturbation import (
-    change_probability, continue_training, decision_epoch, perturbed_copies,
-)
 from lib.grokking.sweeps import intersection_training_set, pair_evaluations, sweep_outcomes
 from lib.grokking.total_variation import argmax_flip_rate, snapshot_logits, total_variation
 from lib.grokking.training import SweepConfig, SweepResult, snapshot_epochs, train_instances
@@ -151,90 +146,6 @@ def retrain_with_snapshots(result: SweepResult, index: torch.Tensor, marks: Sequ
     return train_instances(initial, result.train_left, result.train_right, result.train_labels,
                            pair_evaluations(pair), schedule, seeds=result.seeds[index],
                            model_config=result.model_config, info=dict(result.info))
-
-
-@dataclass
-class PerturbationStudy:
-    """Perturbed continuations of chosen seeds of a sweep, from each of its snapshots.
-
-    Attributes:
-        index: (B,) the seeds' positions in the sweep; sweep_outcome: (B,) their outcome codes
-            there (`lib.grokking.outcomes`).
-        checkpoints: (C,) the snapshot epochs perturbed (every snapshot before the last epoch).
-        log2_scales: (S,) the noise scales, as powers of two.
-        copies: K, noisy copies per seed, snapshot and scale.
-        outcomes: (C, B, S, K) outcome code of every continued copy.
-        reference: (C, B) outcome of the unperturbed continuation from each snapshot.
-        probability: (C, B, S) share of copies whose outcome differs from the reference.
-        accuracy_shift: (C, B, S) how far the copies end from the reference in function: the
-            absolute difference of final accuracy against each group, averaged over both
-            groups and the copies (moves with the scale even where no outcome changes).
-        choice_epoch: (B,) first logged epoch at which the seed's accuracy on all pairs against
-            either group reaches the threshold (when its choice shows), -1 if never.
-    """
-
-    index: torch.Tensor
-    sweep_outcome: torch.Tensor
-    checkpoints: torch.Tensor
-    log2_scales: torch.Tensor
-    copies: int
-    outcomes: torch.Tensor
-    reference: torch.Tensor
-    probability: torch.Tensor
-    accuracy_shift: torch.Tensor
-    choice_epoch: torch.Tensor
-
-    @property
-    def sweep_group(self) -> torch.Tensor:
-        """(B,) each seed's outcome group in the sweep (index into `lib.chapters.ch5.GROUPS`:
-        grokked S4, grokked A4xZ2, neither)."""
-        return self.sweep_outcome.clamp(max=2)
-
-    def decision_epochs(self, up_to_scale: int, tolerance: float = 0.0) -> torch.Tensor:
-        """(B,) first snapshot from which no perturbation up to 2**up_to_scale changes the
-        outcome more often than `tolerance`; -1 if some does even at the last snapshot."""
-        kept = self.log2_scales <= up_to_scale
-        if not kept.any():
-            raise ValueError(f"no perturbation scale is at most 2**{up_to_scale}; the scales are "
-                             f"2**{self.log2_scales.tolist()}.")
-        worst = self.probability[:, :, kept].amax(dim=2)              # (C, B)
-        return decision_epoch(worst, self.checkpoints.tolist(), tolerance)
-
-
-def perturbation_study(result: SweepResult, index: torch.Tensor, log2_scales: Sequence[int], copies: int,
-                       generator: torch.Generator, grok_threshold: float,
-                       workers: int = 1) -> PerturbationStudy:
-    """Perturb the seeds at `index` of `result` at each of its snapshots (but the last) with
-    Gaussian noise of scale 2**k for every k of `log2_scales`, `copies` times each, continue all
-    of them and one noiseless copy per seed to the sweep's last epoch with its schedule
-    (optimizer anew, `lib.grokking.perturbation`), and compare the outcomes."""
-    pair = make_pair(result.info["pair"])
-    train = (result.train_left, result.train_right, result.train_labels)
-    epochs = result.training_config.epochs
-    schedule = dataclasses.replace(result.training_config, workers=workers)
-    checkpoints = [e for e in sorted(result.checkpoints) if e < epochs]
-    scales = [2.0 ** k for k in log2_scales]
-    outcomes, reference, shift = [], [], []
-    for epoch in checkpoints:
-        params = select_instances(result.checkpoints[epoch], index)
-        # One noiseless copy per seed (the reference) and the noisy ones, trained as one batch.
-        copied = [perturbed_copies(params, [0.0], 1, generator), perturbed_copies(params, scales, copies, generator)]
-        both = {name: torch.cat([c[name] for c in copied]) for name in params}
-        continued = continue_training(both, pair, train, schedule, epochs - epoch)
-        codes = sweep_outcomes(continued, grok_threshold, grok_threshold)
-        reference.append(codes[:len(index)])
-        outcomes.append(codes[len(index):].view(len(index), len(scales), copies))
-        accuracy = torch.stack([continued.final("acc_g1"), continued.final("acc_g2")]).double()   # (2, n)
-        noisy = accuracy[:, len(index):].view(2, len(index), len(scales), copies)
-        shift.append((noisy - accuracy[:, :len(index), None, None]).abs().mean(dim=(0, 3)))
-    outcomes, reference = torch.stack(outcomes), torch.stack(reference)
-    probability = torch.stack([change_probability(o, r) for o, r in zip(outcomes, reference)])
-    either = torch.maximum(result.metrics["acc_g1"], result.metrics["acc_g2"])[:, index]
-    return PerturbationStudy(
-        index=index, sweep_outcome=sweep_outcomes(result, grok_threshold, grok_threshold)[index],
-        checkpoints=torch.tensor(checkpoints), log2_scales=torch.tensor(list(log2_scales)), copies=copies,
-        outcomes=outcomes, reference=reference, probability=probability,
-        accuracy_shift=torch.stack(shift), choice_epoch=first_epoch_at_or_above(either, result.log_epochs, grok_threshold))
 
 
 @dataclass
@@ -457,8 +368,8 @@ def early_prediction(result: SweepResult, groups: torch.Tensor, every: int, fold
 
 __all__ = [
     "Chapter6Parameters", "EarlyPrediction", "JacobianSpectra", "PREDICTION_FEATURES",
-    "PUBLISHED_FLIP_RATES", "PUBLISHED_UNGROK_SHARES", "PerturbationStudy", "TotalVariationStudy",
+    "PUBLISHED_FLIP_RATES", "PUBLISHED_UNGROK_SHARES", "TotalVariationStudy",
     "TransplantStudy", "choose_per_outcome", "early_prediction", "jacobian_spectra", "logged_features",
-    "outcomes_at", "perturbation_study", "retrain_with_snapshots", "total_variation_study",
+    "outcomes_at", "retrain_with_snapshots", "total_variation_study",
     "transplant_both_ways",
 ]

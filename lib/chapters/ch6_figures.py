@@ -10,10 +10,8 @@ from plotly.subplots import make_subplots
 from lib.book.live import SliderRange, manual_panel
 from lib.book.plotting import PALETTE, finish, slider_over_steps
 from lib.chapters.ch5 import GROUPS
-from lib.chapters.ch6 import (
-    EarlyPrediction, JacobianSpectra, PerturbationStudy, TotalVariationStudy, TransplantStudy,
-    perturbation_study,
-)
+from lib.chapters.ch6 import EarlyPrediction, JacobianSpectra, TotalVariationStudy, TransplantStudy
+from lib.chapters.ch6_perturbation import PerturbationStudy, perturbation_study
 from lib.grokking.training import SweepResult
 
 #: Colour of each outcome group (as chapter 5).
@@ -34,7 +32,8 @@ def _accuracy_traces(result: SweepResult, position: int, label: str, colour: str
         yield go.Scatter(x=epochs, y=result.metrics[metric][:, position].tolist(), mode="lines",
                          name=label, legendgroup=label, showlegend=legend and metric == "acc_g1",
                          line={"color": colour, "dash": dash, "width": 1.5},
-                         hovertemplate=f"{label}<br>epoch %{{x}}: accuracy against {group} %{{y:.3f}}<extra></extra>")
+                         hovertemplate=f"{label}<br>epoch %{{x}}: accuracy against {group} "
+                                       "%{y:.3f}<extra></extra>")
 
 
 def perturbation_figure(study: PerturbationStudy, result: SweepResult, labels: list[str]) -> go.Figure:
@@ -189,11 +188,12 @@ def early_prediction_figure(prediction: EarlyPrediction, decision_epochs: list[i
                              name="grokked either vs neither", line={"color": PALETTE[2]}))
     fig.add_trace(go.Scatter(x=epochs, y=prediction.auc_group.tolist(), mode="lines",
                              name="S4 vs A4xZ2 (grokkers)", line={"color": PALETTE[0]}))
-    for epochs_, y, name, symbol in ((decision_epochs, 0.03, "decision epochs (perturbation)", "triangle-up"),
-                                     (choice_epochs, 0.08, "choice shows in test accuracy", "circle")):
+    marks = ((decision_epochs, 0.03, "decision epochs (perturbation)", "triangle-up", PALETTE[1]),
+             (choice_epochs, 0.08, "choice shows in test accuracy", "circle", PALETTE[7]))
+    for epochs_, y, name, symbol, colour in marks:
         shown = [e for e in epochs_ if e >= 0]
         fig.add_trace(go.Scatter(x=shown, y=[y] * len(shown), mode="markers", name=name,
-                                 marker={"symbol": symbol, "size": 9, "color": PALETTE[1] if y < 0.05 else PALETTE[7]}))
+                                 marker={"symbol": symbol, "size": 9, "color": colour}))
     fig.add_hline(y=0.5, line={"color": "#999999", "dash": "dot", "width": 1})
     fig.update_yaxes(title_text="held-out ROC AUC", range=[0, 1.02])
     fig.update_xaxes(title_text="epoch t of the features")

@@ -8,9 +8,10 @@ import torch
 from lib.book.tables import markdown_table
 from lib.chapters.ch5 import GROUPS
 from lib.chapters.ch6 import (
-    PUBLISHED_FLIP_RATES, PUBLISHED_UNGROK_SHARES, EarlyPrediction, JacobianSpectra, PerturbationStudy, TotalVariationStudy,
+    PUBLISHED_FLIP_RATES, PUBLISHED_UNGROK_SHARES, EarlyPrediction, JacobianSpectra, TotalVariationStudy,
     TransplantStudy,
 )
+from lib.chapters.ch6_perturbation import PerturbationStudy
 
 
 def decision_rows(study: PerturbationStudy, seeds: torch.Tensor, log2_scale: int) -> list[dict]:
