@@ -1,15 +1,18 @@
-# Two entry points (see README.md):
-#   make book   set up .venv, sync and execute every chapter, build the HTML book in _build/html
-#   make test   set up .venv (and Chromium for the browser test), run the whole test suite
-# Both start from nothing on a machine with Python, pip, node and npm.
+# Entry points (see README.md):
+#   make book        set up .venv, execute every chapter into _build/executed, build the HTML
+#                    book from those copies in _build/html (the tracked files are not touched)
+#   make test        set up .venv (and Chromium for the browser test), run the whole test suite
+#   make notebooks   re-execute the committed notebooks in place (then commit them)
+# Each starts from nothing on a machine with Python, pip, node and npm.
 
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.requirements-installed
 NOTEBOOKS := $(sort $(wildcard notebooks/[0-9][0-9]_*.py))
+EXECUTED := _build/executed
 
-.PHONY: book test venv sync execute html chromium clean
+.PHONY: book test venv execute notebooks html chromium clean
 
 venv: $(STAMP)
 
@@ -19,20 +22,30 @@ $(STAMP): requirements.txt pyproject.toml
 	$(BIN)/pip install --quiet -r requirements.txt
 	touch $(STAMP)
 
-# Make each .ipynb hold the cells of its .py source (the .py is the source; outputs are kept).
-sync: venv
-	$(BIN)/jupytext --quiet --update --to ipynb $(NOTEBOOKS)
-
-# Execute every chapter in order at default parameters, in place (chapter 3 reads chapter 2's
-# checkpoint from results/).
-execute: sync
-	@for nb in $(NOTEBOOKS:.py=.ipynb); do \
-	  echo "executing $$nb"; \
+# Execute every chapter in order at default parameters (chapter 3 reads chapter 2's checkpoint
+# from results/). Each chapter runs from a fresh .ipynb made from its .py source into
+# $(EXECUTED), so the tracked notebooks stay as committed and `git status` stays clean.
+execute: venv
+	@mkdir -p $(EXECUTED)
+	@for py in $(NOTEBOOKS); do \
+	  nb=$(EXECUTED)/$$(basename $${py%.py}).ipynb; \
+	  echo "executing $$py into $$nb"; \
+	  $(BIN)/jupytext --quiet --to ipynb --output $$nb $$py || exit 1; \
 	  $(BIN)/papermill --no-progress-bar --log-level WARNING --cwd notebooks -k python3 $$nb $$nb || exit 1; \
 	done
 
+# Refresh the committed notebooks: sync each .ipynb with its .py (outputs kept), then execute
+# it in place. Run this, and commit, when a chapter or the code it uses changed.
+notebooks: venv
+	$(BIN)/jupytext --quiet --update --to ipynb $(NOTEBOOKS)
+	@for nb in $(NOTEBOOKS:.py=.ipynb); do \
+	  echo "executing $$nb in place"; \
+	  $(BIN)/papermill --no-progress-bar --log-level WARNING --cwd notebooks -k python3 $$nb $$nb || exit 1; \
+	done
+
+# The book from the executed copies when `make execute` made them, else from the committed notebooks.
 html: venv
-	$(BIN)/python tools/build_book.py
+	$(BIN)/python tools/build_book.py --notebooks $(EXECUTED)
 
 book: execute html
 

@@ -52,7 +52,7 @@ recovered_below = 0.05  # a run counts as recovered if its held-out MSE ends bel
 study_draws = 3  # random draws of the study's own damage: one Q/K/V matrix -> N(0, 1), then Adam at lr 1e-6, batch 512
 study_steps = 300  # Adam steps of retraining in the study's setting (the study: 5,000; about 0.1 s each here)
 
-# %%
+# %% tags=["remove-output"]
 import torch
 from IPython.display import Markdown, display
 
@@ -288,7 +288,7 @@ display(Markdown(
 rerun = PerturbationRerun(model, config, seed=config.seed + 3)
 display(scale_panel(rerun, config.perturbation_modes, seed=config.seed + 4))
 
-# %%
+# %% tags=["remove-output"]
 results = {
     "n_vertices": config.n_vertices,
     "handcrafted_mse": handcrafted_mse,

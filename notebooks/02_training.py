@@ -51,7 +51,7 @@ transition_threshold = 0.1  # a length counts as learned once its loss stays bel
 transition_smoothing = 3  # logging windows in the running median applied before detection
 cpu_threads = 1  # torch threads on the CPU (one is fastest for this small model on 2 cores)
 
-# %%
+# %% tags=["remove-output"]
 import math
 
 import torch
@@ -265,7 +265,7 @@ display(checkpoint_panel(run.snapshot_steps, run.snapshot_predictions, run.eval_
 # %% [markdown]
 # ## Numbers and checks
 
-# %%
+# %% tags=["remove-output"]
 results = {**summary, "checkpoint": "02_training_checkpoint.pt", "smoke": config.smoke,
            "config": training.to_dict(), "published": PUBLISHED}
 path = write_results(config.results_dir, "02_training", results)

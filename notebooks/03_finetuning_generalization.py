@@ -53,7 +53,7 @@ length_phase_steps = [1200, 300]  # steps of each phase
 length_graphs_per_cell = 256  # test graphs per (size, distance) cell, at most
 cpu_threads = 1  # torch threads on the CPU (one is fastest for these small models on 2 cores)
 
-# %%
+# %% tags=["remove-output"]
 import dataclasses
 import time
 
@@ -448,7 +448,7 @@ display(Markdown(f"""
 # %% [markdown]
 # ## Numbers and checks
 
-# %%
+# %% tags=["remove-output"]
 results = {
     **finetuning.record(),
     "finetune_optimizer": "AdamW", "finetune_config": finetune_config.to_dict(),

@@ -354,7 +354,7 @@ outcome_fractions_figure([runs[key].summary for key in PAIR_KEYS], published_fra
 # than memorizing and more common than grokking A4 x Z2 at both weight decays, no seed groks a
 # group of the Z100 pair, and every seed trained on 60% of the S5 intersection completes it to 99%.
 
-# %%
+# %% tags=["remove-output"]
 saved = save_experiments(runs, config)
 results = chapter_results(runs, intersections, z100_balance, config, saved)
 path = write_results(config.results_dir, "04_ambiguous_grokking", results)

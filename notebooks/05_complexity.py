@@ -306,7 +306,7 @@ measures_over_time_figure(over_time).show()
 # %% [markdown]
 # ## Numbers and checks
 
-# %%
+# %% tags=["remove-output"]
 settings = {"sgld": {k: getattr(config.sgld, k) for k in ("step_size", "n_beta", "localization",
                                                            "steps", "chains", "burn_in")},
             "sweep_source": sweep.source, "n_seeds_in_sweep": result.n_instances,

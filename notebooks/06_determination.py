@@ -282,7 +282,7 @@ early_prediction_figure(prediction, [r["decision_epoch"] for r in decisions],
 # %% [markdown]
 # ## Numbers and checks
 
-# %%
+# %% tags=["remove-output"]
 results = chapter_results(config=config, sweep_source=sweep.source, n_seeds=result.n_instances,
                           outcome_counts=counts, decisions=decisions, perturbation=study, tv=tv,
                           transplant=transplant, spectra=spectra, prediction=prediction, seconds=seconds)

@@ -8,6 +8,7 @@ possible (no network), prints one line saying so and builds the offline static b
 from __future__ import annotations
 
 import argparse
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -17,15 +18,41 @@ import offline_book  # the sibling script in tools/ (run as `python tools/build_
 ROOT = offline_book.ROOT
 
 
-def try_myst_html() -> bool:
-    """Run `myst build --html`; True if it produced _build/html/index.html."""
+def stage_project(notebooks: Path | None) -> Path:
+    """The MyST project to build: the repository itself, or, when `notebooks` holds executed
+    copies of the chapters, a copy of the book's sources in _build/site with those copies in
+    place of the committed notebooks (so the build never writes to the tracked files)."""
+    if notebooks is None or not notebooks.is_dir():
+        return ROOT
+    site = ROOT / "_build" / "site"
+    if site.exists():
+        shutil.rmtree(site)
+    shutil.copytree(ROOT / "book", site / "book")
+    (site / "notebooks").mkdir(parents=True)
+    shutil.copy(ROOT / "myst.yml", site / "myst.yml")
+    for committed in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        shutil.copy(offline_book.executed_copy(committed, notebooks), site / "notebooks" / committed.name)
+    return site
+
+
+def try_myst_html(project: Path) -> bool:
+    """Run `myst build --html` in `project`; True if it produced the site, which is then moved
+    to _build/html."""
     myst = Path(sys.executable).parent / "myst"
     try:
-        result = subprocess.run([str(myst), "build", "--html"], cwd=ROOT, capture_output=True, text=True,
+        result = subprocess.run([str(myst), "build", "--html"], cwd=project, capture_output=True, text=True,
                                 timeout=600)
     except (OSError, subprocess.SubprocessError):
         return False
-    return result.returncode == 0 and (ROOT / "_build" / "html" / "index.html").exists()
+    built = project / "_build" / "html"
+    if result.returncode != 0 or not (built / "index.html").exists():
+        return False
+    if project != ROOT:
+        target = ROOT / "_build" / "html"
+        if target.exists():
+            shutil.rmtree(target)
+        shutil.move(built, target)
+    return True
 
 
 def main() -> None:
@@ -33,13 +60,17 @@ def main() -> None:
     parser.add_argument("--offline", action="store_true", help="skip MyST's theme; build the offline book only")
     parser.add_argument("--output", type=Path, default=ROOT / "_build" / "html",
                         help="folder of the offline book (default: _build/html)")
+    parser.add_argument("--notebooks", type=Path, default=None,
+                        help="folder of executed copies of the chapters (`make execute` writes them to "
+                             "_build/executed); chapters without one there use the committed notebook")
     args = parser.parse_args()
-    if not args.offline and try_myst_html():
+    notebooks = None if args.notebooks is None else args.notebooks.resolve()
+    if not args.offline and try_myst_html(stage_project(notebooks)):
         print(f"MyST HTML site built in {ROOT / '_build' / 'html'}")
         return
     if not args.offline:
         print("The MyST theme could not be downloaded (no network), so the offline static HTML book is built instead.")
-    index = offline_book.build(args.output)
+    index = offline_book.build(args.output, notebooks)
     print(f"Offline HTML book built: {index}")
 
 

@@ -171,7 +171,9 @@ def render_output(output: dict, renderer: MarkdownRenderer, figure_ids: list[str
 
 
 def render_notebook(path: Path, renderer: MarkdownRenderer) -> tuple[str, str]:
-    """(title, body HTML) of an executed notebook."""
+    """(title, body HTML) of an executed notebook. Code cells tagged as MyST tags them are
+    honoured: `remove-cell` drops the cell, `remove-input` its source, `remove-output` its
+    outputs (kept in the notebook, left out of the book)."""
     notebook = nbformat.read(path, as_version=4)
     parts, figure_ids, title = [], [], ""
     for cell in notebook.cells:
@@ -180,13 +182,17 @@ def render_notebook(path: Path, renderer: MarkdownRenderer) -> tuple[str, str]:
             parts.append(f'<section class="markdown-cell">{renderer.render(cell.source)}</section>')
         elif cell.cell_type == "code":
             tags = cell.get("metadata", {}).get("tags", [])
+            if "remove-cell" in tags:
+                continue
             label = "parameters" if "parameters" in tags else "injected parameters" \
                 if "injected-parameters" in tags else "code"
-            outputs = "".join(render_output(o, renderer, figure_ids) for o in cell.get("outputs", []))
-            parts.append(f'<section class="code-cell"><details class="source"{" open" if label == "parameters" else ""}>'
-                         f'<summary>{label}</summary><pre><code class="language-python">'
-                         f'{html.escape(cell.source)}</code></pre></details>'
-                         f'<div class="outputs">{outputs}</div></section>')
+            outputs = "" if "remove-output" in tags else \
+                "".join(render_output(o, renderer, figure_ids) for o in cell.get("outputs", []))
+            source = "" if "remove-input" in tags else (
+                f'<details class="source"{" open" if label == "parameters" else ""}>'
+                f'<summary>{label}</summary><pre><code class="language-python">'
+                f'{html.escape(cell.source)}</code></pre></details>')
+            parts.append(f'<section class="code-cell">{source}<div class="outputs">{outputs}</div></section>')
     return title or path.stem, "\n".join(parts)
 
 
@@ -255,8 +261,17 @@ def install_katex(static: Path) -> bool:
     return True
 
 
-def build(output: Path = ROOT / "_build" / "html") -> Path:
-    """Render every page of myst.yml's toc into `output`; return the index page's path."""
+def executed_copy(source: Path, notebooks: Path | None) -> Path:
+    """The notebook to render for toc entry `source`: its executed copy in `notebooks` (what
+    `make execute` writes) when there is one, else the committed notebook itself."""
+    if notebooks is not None and (notebooks / source.name).exists():
+        return notebooks / source.name
+    return source
+
+
+def build(output: Path = ROOT / "_build" / "html", notebooks: Path | None = None) -> Path:
+    """Render every page of myst.yml's toc into `output`, chapters from their executed copies in
+    `notebooks` where present; return the index page's path."""
     config = yaml.safe_load((ROOT / "myst.yml").read_text())
     project = config["project"]
     bibliography = {}
@@ -269,7 +284,7 @@ def build(output: Path = ROOT / "_build" / "html") -> Path:
         slug = "index" if position == 0 else source.stem
         page = Page(source, slug)
         if source.suffix == ".ipynb":
-            page.title, page.body = render_notebook(source, renderer)
+            page.title, page.body = render_notebook(executed_copy(source, notebooks), renderer)
         else:
             text = source.read_text()
             page.title, page.body = first_heading(text) or source.stem, renderer.render(text)
