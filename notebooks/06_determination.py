@@ -79,7 +79,7 @@ from lib.chapters.ch6_figures import (
     perturbation_panel, seed_labels, total_variation_figure, transplant_figure,
 )
 from lib.chapters.ch6_results import (
-    chapter_results, decision_rows, decision_table, jacobian_rows, jacobian_table, summary_lines,
+    chapter_results, decision_rows, decision_table, jacobian_rows, jacobian_table, median, summary_lines,
     total_variation_rows, total_variation_table, transplant_rows, transplant_table,
 )
 from lib.grokking.mlp import MLPConfig
@@ -162,8 +162,7 @@ decisions = decision_rows(study, dense.seeds, config.decision_log2_scale)
 largest = int(study.log2_scales.max())
 display(Markdown(decision_table(decisions, config.decision_log2_scale, largest)))
 leads = [r["lead_epochs"] for r in decisions if r["lead_epochs"] is not None]
-print(f"grokkers decided (noise up to 2^{config.decision_log2_scale}) a median of "
-      f"{float(torch.tensor(leads, dtype=torch.float64).median()) if leads else float('nan'):.0f} epochs before "
+print(f"grokkers decided (noise up to 2^{config.decision_log2_scale}) a median of {median(leads):.0f} epochs before "
       f"their choice showed ({len(leads)} seeds with both epochs)")
 
 # %% [markdown]

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import nbformat
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
@@ -73,3 +74,13 @@ def test_build_log_cells_are_tagged_out_of_the_book():
         notebook = nbformat.read(path, as_version=4)
         writes = [cell for cell in notebook.cells if cell.cell_type == "code" and "write_results(" in cell.source]
         assert writes and all("remove-output" in cell.metadata.get("tags", []) for cell in writes), path.name
+
+
+def test_bibliography_is_read_with_latex_decoded_and_bad_entries_refused():
+    entries = offline_book.parse_bibtex((ROOT / "book" / "references.bib").read_text())
+    assert "Kramár, János" in entries["varma2023efficiency"]["author"]     # Kram\'ar, J\'anos in the file
+    assert entries["chughtai2023toy"]["type"] == "inproceedings"
+    assert offline_book.short_citation(entries["wu2025ambiguous"]) == "Wu & Jaburi, 2025"
+    text = "@misc{good, title = {Fine}, year = 2020}\n\n@misc{broken, title = {Unclosed, year = 2021\n"
+    with pytest.raises(ValueError, match="could not be read, the first at line 3"):
+        offline_book.parse_bibtex(text)

@@ -88,6 +88,45 @@ def test_page_loads_and_every_figure_draws(browser, book_url, name):
     page.close()
 
 
+#: A desktop and a phone width, in CSS pixels.
+WIDTHS = {"desktop": 1400, "phone": 420}
+
+OVERFLOWING = """() => {
+    const right = document.querySelector('main').getBoundingClientRect().right + 1;
+    const blocks = [...document.querySelectorAll(
+        'main .outputs > *, main .markdown-cell, main .markdown-output, main .plotly-figure, main h1, main h2')];
+    const out = blocks.filter(b => b.getBoundingClientRect().right > right)
+                      .map(b => b.className || b.tagName);
+    if (document.documentElement.scrollWidth > window.innerWidth + 1) out.push('the page scrolls sideways');
+    return out; }"""
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("width", list(WIDTHS))
+@pytest.mark.parametrize("name", ["index.html", *chapter_pages()])
+def test_nothing_overflows_its_column_at_desktop_and_phone_width(browser, book_url, name, width):
+    page = browser.new_page(viewport={"width": WIDTHS[width], "height": 900})
+    page.goto(f"{book_url}/{name}", wait_until="load")
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('.plotly-figure')].every(d => d.querySelector('.main-svg'))",
+        timeout=60_000)
+    assert page.evaluate(OVERFLOWING) == []
+    if width == "phone":   # the sidebar sits above the text instead of beside it
+        assert page.locator("main").bounding_box()["width"] > 0.85 * WIDTHS["phone"]
+    page.close()
+
+
+@pytest.mark.browser
+def test_sidebar_numbers_the_chapters_and_names_the_book_once(browser, book_url):
+    page, errors = open_page(browser, f"{book_url}/index.html")
+    labels = page.locator("nav.toc a").all_inner_texts()
+    title = labels[0]
+    assert labels.count(title) == 1 and labels[1] == "Introduction"
+    chapters = [label for label in labels if label[:1].isdigit()]
+    assert [int(label.split(".")[0]) for label in chapters] == list(range(1, len(chapter_pages()) + 1))
+    page.close()
+
+
 @pytest.mark.browser
 def test_perturbation_slider_changes_the_plotted_data(browser, book_url):
     page, errors = open_page(browser, f"{book_url}/01_handcrafted_bfs.html")

@@ -7,7 +7,7 @@ from lib.chapters.ch6 import (
 )
 from lib.chapters.ch6_perturbation import PerturbationStudy
 from lib.chapters.ch6_results import (
-    decision_rows, decision_table, summary_lines, total_variation_rows, transplant_rows,
+    decision_rows, decision_table, median, summary_lines, total_variation_rows, transplant_rows,
 )
 from lib.grokking.pairs import make_pair
 from lib.grokking.training import SweepConfig, SweepResult
@@ -75,7 +75,7 @@ def test_transplant_rows_count_fates_and_how_deep_the_ungrokked_fell():
     (row,) = transplant_rows(hand_made_transplant())
     assert row["first_group"] == "S4" and row["grokked_first"] == 3 and row["ungrokked"] == 2
     assert abs(row["ungrokked_share"] - 2 / 3) < 1e-12 and row["regrokked_share"] == 0.5
-    assert abs(row["lowest_accuracy_median"] - 0.6) < 1e-6                 # lowest values 0.8 and 0.6
+    assert abs(row["lowest_accuracy_median"] - 0.7) < 1e-6                 # lowest values 0.8 and 0.6
 
 
 def test_summary_lines_state_the_runs_numbers_next_to_the_studys():
@@ -93,3 +93,8 @@ def test_summary_lines_state_the_runs_numbers_next_to_the_studys():
     assert "50% after 10 steps and 0% after 100" in text and "2 times the float64 value" in text
     assert "miss the exact Jacobian by 50%" in text
     assert "from epoch 500 on" in text and "read the fate at the median decision epoch" in text
+
+
+def test_median_averages_the_two_middle_values_of_an_even_count():
+    assert median([1400, 940, 1200, 1580]) == 1300 and median([3, 1, 2]) == 2
+    assert median([]) != median([])                                           # NaN

@@ -19,9 +19,11 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+import bibtexparser
 import nbformat
 import plotly
 import yaml
+from bibtexparser.middlewares import LatexDecodingMiddleware
 from markdown_it import MarkdownIt
 from mdit_py_plugins.dollarmath import dollarmath_plugin
 from mdit_py_plugins.front_matter import front_matter_plugin
@@ -43,27 +45,15 @@ class Page:
 
 # ---------------------------------------------------------------- bibliography
 def parse_bibtex(text: str) -> dict[str, dict[str, str]]:
-    """A small BibTeX reader for the well-formed entries of book/references.bib."""
-    entries = {}
-    for match in re.finditer(r"@(\w+)\s*\{\s*([^,\s]+)\s*,", text):
-        start, depth, i = match.end(), 1, match.end()
-        while depth and i < len(text):
-            depth += {"{": 1, "}": -1}.get(text[i], 0)
-            i += 1
-        body, fields = text[start:i - 1], {"type": match.group(1).lower()}
-        for field in re.finditer(r"(\w+)\s*=\s*", body):
-            j = field.end()
-            if body[j] == "{":
-                depth, k = 1, j + 1
-                while depth and k < len(body):
-                    depth += {"{": 1, "}": -1}.get(body[k], 0)
-                    k += 1
-                value = body[j + 1:k - 1]
-            else:
-                value = re.match(r"[^,\n]*", body[j:]).group(0).strip().strip('"')
-            fields[field.group(1).lower()] = re.sub(r"[{}]", "", value).replace("\\L", "Ł").replace("--", "–")
-        entries[match.group(2)] = fields
-    return entries
+    """The entries of a BibTeX file by key: type and fields (names lower-cased, values with their
+    LaTeX decoded), read with bibtexparser. A block it cannot parse is an error naming it."""
+    library = bibtexparser.parse_string(text, append_middleware=[LatexDecodingMiddleware()])
+    if library.failed_blocks:
+        first = library.failed_blocks[0]
+        raise ValueError(f"{len(library.failed_blocks)} BibTeX block(s) could not be read, the first at line "
+                         f"{first.start_line + 1}: {first.raw[:80]!r}")
+    return {entry.key: {"type": entry.entry_type.lower(), **{f.key.lower(): f.value for f in entry.fields}}
+            for entry in library.entries}
 
 
 def short_citation(entry: dict[str, str]) -> str:
@@ -213,6 +203,12 @@ table{border-collapse:collapse;margin:1rem 0}td,th{border:1px solid #ccc;padding
 .pager{display:flex;justify-content:space-between;margin:3rem 0 1rem;border-top:1px solid #ddd;padding-top:1rem}
 .plotly-figure{width:100%;min-height:420px;margin:1rem 0}
 .widget-note{color:#666;font-style:italic}
+h1,h2,h3{overflow-wrap:anywhere}
+.markdown-cell,.markdown-output,.html-output{overflow-x:auto}
+@media (max-width:820px){
+ nav.toc{position:static;width:auto;border-right:none;border-bottom:1px solid #ddd;padding:.8rem 1rem}
+ main{margin-left:0;padding:1rem}
+}
 """
 
 SCRIPT = """
@@ -221,14 +217,25 @@ document.querySelectorAll('.math').forEach(function (el) {
 });
 document.querySelectorAll('.plotly-figure').forEach(function (div) {
   var fig = JSON.parse(document.getElementById(div.id + '-json').textContent);
+  // A figure drawn at a fixed width wider than the column (a narrow screen) takes the column's.
+  if (fig.layout.width && fig.layout.width > div.clientWidth) { delete fig.layout.width; }
   Plotly.newPlot(div, fig.data, fig.layout, {responsive: true, displaylogo: false});
 });
 """
 
 
+def nav_label(page: Page) -> str:
+    """The page's entry in the sidebar: "Introduction" for the index (whose title is the book's,
+    already at the top), "N. title" for chapter N (notebooks/NN_topic.ipynb), else its title."""
+    if page.slug == "index":
+        return "Introduction"
+    number = re.match(r"(\d\d)_", page.source.name)
+    return f"{int(number.group(1))}. {page.title}" if number and page.source.suffix == ".ipynb" else page.title
+
+
 def page_html(book_title: str, pages: list[Page], index: int, has_katex: bool) -> str:
     page = pages[index]
-    links = "".join(f'<a href="{p.slug}.html"{" class=current" if i == index else ""}>{html.escape(p.title)}</a>'
+    links = "".join(f'<a href="{p.slug}.html"{" class=current" if i == index else ""}>{html.escape(nav_label(p))}</a>'
                     for i, p in enumerate(pages))
     prev_link = f'<a href="{pages[index - 1].slug}.html">← {html.escape(pages[index - 1].title)}</a>' if index else "<span></span>"
     next_link = (f'<a href="{pages[index + 1].slug}.html">{html.escape(pages[index + 1].title)} →</a>'

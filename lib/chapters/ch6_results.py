@@ -3,6 +3,8 @@ Jacobian spectra and early-prediction AUCs, as tables and as the chapter's resul
 
 from __future__ import annotations
 
+import statistics
+
 import torch
 
 from lib.book.tables import markdown_table
@@ -90,7 +92,7 @@ def transplant_rows(study: TransplantStudy) -> list[dict]:
                      "grokked_first": fractions["grokked_first"], "ungrokked": int(fates.ungrokked.sum()),
                      "ungrokked_share": fractions["ungrokked"], "regrokked": int(fates.regrokked.sum()),
                      "regrokked_share": fractions["regrokked"],
-                     "lowest_accuracy_median": float(lowest.median()) if len(lowest) else None})
+                     "lowest_accuracy_median": median(lowest.tolist()) if len(lowest) else None})
     return rows
 
 
@@ -155,8 +157,10 @@ def chapter_results(*, config, sweep_source: str, n_seeds: int, outcome_counts: 
     }
 
 
-def _median(values: list[float]) -> float:
-    return float(torch.tensor(values, dtype=torch.float64).median()) if values else float("nan")
+def median(values: list[float]) -> float:
+    """The median of `values` (the mean of the two middle ones for an even count; torch's
+    `median` would give the lower one); NaN when there are none."""
+    return statistics.median(values) if values else float("nan")
 
 
 def summary_lines(decisions: list[dict], decision_log2_scale: int, tv_rows: list[dict],
@@ -169,7 +173,7 @@ def summary_lines(decisions: list[dict], decision_log2_scale: int, tv_rows: list
     lines = [
         f"Perturbation: {sum(lead > 0 for lead in leads)} of the {len(grokkers)} perturbed grokkers were decided "
         f"(no noise up to 2^{decision_log2_scale} changed their outcome from then on) before their choice showed "
-        f"in test accuracy, a median of {_median(leads):.0f} epochs earlier; the study saw decisions "
+        f"in test accuracy, a median of {median(leads):.0f} epochs earlier; the study saw decisions "
         "well before the choice is apparent [@wu2025ambiguous]. The largest noise still changed the outcome "
         f"at the last checkpoint for {never} of the {len(decisions)} seeds."]
     flips = {r["group"]: r for r in tv_rows}
@@ -218,10 +222,10 @@ def summary_lines(decisions: list[dict], decision_log2_scale: int, tv_rows: list
     decided = [r["decision_epoch"] for r in grokkers if r["decision_epoch"] >= 0]
     line = ("Early prediction: from the logged metrics, grokking either group is told from neither with "
             f"held-out AUC at or above 0.9 from epoch {readable} on (-1: never); the perturbed grokkers were "
-            f"decided at a median epoch of {_median(decided):.0f} and showed their choice at "
-            f"{_median([r['choice_epoch'] for r in grokkers]):.0f}")
+            f"decided at a median epoch of {median(decided):.0f} and showed their choice at "
+            f"{median([r['choice_epoch'] for r in grokkers]):.0f}")
     if readable >= 0 and decided:
-        gap = readable - _median(decided)
+        gap = readable - median(decided)
         if gap > 0:
             line += f": the fate is determined about {gap:.0f} epochs before these features read it"
         elif gap < 0:
@@ -233,6 +237,7 @@ def summary_lines(decisions: list[dict], decision_log2_scale: int, tv_rows: list
 
 
 __all__ = [
-    "chapter_results", "decision_rows", "decision_table", "jacobian_rows", "jacobian_table", "summary_lines",
+    "chapter_results", "decision_rows", "decision_table", "jacobian_rows", "jacobian_table", "median",
+    "summary_lines",
     "total_variation_rows", "total_variation_table", "transplant_rows", "transplant_table",
 ]
