@@ -36,14 +36,17 @@ line checks that the three estimators give the same LLCs on the timed instances 
 chains' standard errors). devinterp's `estimate_learning_coeff` is the same code path: it
 returns `estimate_learning_coeff_with_summary(...)["llc/mean"]`.
 
-Measured on 2 busy cores, defaults (3 runs of the whole script, the last with `--repeats 5`):
+Measured with the defaults, 2 cores: on a busy machine (3 runs, the last with `--repeats 5`)
 batched with 2 workers against devinterp at its faster thread count 18.0x, 21.1x and 18.3x
-wall-clock (about 10x less CPU per instance than devinterp on one thread); against our plain
-loop 11.6x, 13.5x and 12.6x (about 7x less CPU). A model-step of the batched estimator costs
-about 150 microseconds of CPU, of which the hand-written forward and backward pass is about
-100 (three batched products of 24 x 32 x 336 per model, near the core's speed for such small
-matrices) and the Gaussian noise about 25; devinterp spends about 1.5 ms per step of one model.
-So the book's aim of 20x is reached in one run of three, not reliably.
+wall-clock; on a quiet machine (3 runs) 22.1x, 21.6x and 19.6x (about 10-11x less CPU per
+instance than devinterp on one thread; the rest is the two workers, which scaled 1.7-2.0x).
+Against our plain loop 11.6-14.3x. A model-step of the batched estimator costs about 150
+microseconds of CPU: the hand-written forward and backward pass about 110 (three batched
+products of 24 x 32 x 336 per model) and the Gaussian noise about 30 (4,352 normal draws at
+about 7 ns each, torch's fastest generator here; numpy's was slower); devinterp spends about
+1.5 ms per step of one model. Clamping the logits before the exponential to avoid denormals
+gave no measurable gain on trained models (their gradients were bitwise identical), so it was
+not kept. So the book's aim of 20x is reached in four runs of six, not reliably.
 """
 
 from __future__ import annotations

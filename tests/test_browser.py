@@ -128,6 +128,18 @@ def test_sidebar_numbers_the_chapters_and_names_the_book_once(browser, book_url)
 
 
 @pytest.mark.browser
+def test_search_finds_a_word_from_chapter_4(browser, book_url):
+    """Pagefind's index of the book: "semidirect" appears only in chapter 4."""
+    page, errors = open_page(browser, f"{book_url}/index.html")
+    page.locator("#search input").fill("semidirect")
+    page.wait_for_selector(".pagefind-ui__result-link", timeout=30_000)
+    links = page.locator(".pagefind-ui__result-link").evaluate_all("links => links.map(a => a.getAttribute('href'))")
+    assert links and all("04_ambiguous_grokking" in link for link in links), links
+    assert not errors, errors
+    page.close()
+
+
+@pytest.mark.browser
 def test_perturbation_slider_changes_the_plotted_data(browser, book_url):
     page, errors = open_page(browser, f"{book_url}/01_handcrafted_bfs.html")
     page.wait_for_function(

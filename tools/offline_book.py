@@ -16,6 +16,7 @@ import json
 import re
 import shutil
 import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -205,6 +206,7 @@ table{border-collapse:collapse;margin:1rem 0}td,th{border:1px solid #ccc;padding
 .widget-note{color:#666;font-style:italic}
 h1,h2,h3{overflow-wrap:anywhere}
 .markdown-cell,.markdown-output,.html-output{overflow-x:auto}
+#search{margin:.6rem 0;--pagefind-ui-scale:.75}
 @media (max-width:820px){
  nav.toc{position:static;width:auto;border-right:none;border-bottom:1px solid #ddd;padding:.8rem 1rem}
  main{margin-left:0;padding:1rem}
@@ -212,6 +214,7 @@ h1,h2,h3{overflow-wrap:anywhere}
 """
 
 SCRIPT = """
+if (window.PagefindUI) { new PagefindUI({element: '#search', showSubResults: true, showImages: false}); }
 document.querySelectorAll('.math').forEach(function (el) {
   if (window.katex) { katex.render(el.textContent, el, {displayMode: el.classList.contains('display'), throwOnError: false}); }
 });
@@ -233,7 +236,7 @@ def nav_label(page: Page) -> str:
     return f"{int(number.group(1))}. {page.title}" if number and page.source.suffix == ".ipynb" else page.title
 
 
-def page_html(book_title: str, pages: list[Page], index: int, has_katex: bool) -> str:
+def page_html(book_title: str, pages: list[Page], index: int, has_katex: bool, has_search: bool) -> str:
     page = pages[index]
     links = "".join(f'<a href="{p.slug}.html"{" class=current" if i == index else ""}>{html.escape(nav_label(p))}</a>'
                     for i, p in enumerate(pages))
@@ -242,13 +245,16 @@ def page_html(book_title: str, pages: list[Page], index: int, has_katex: bool) -
                  if index + 1 < len(pages) else "<span></span>")
     katex = ('<link rel="stylesheet" href="_static/katex/katex.min.css">'
              '<script src="_static/katex/katex.min.js"></script>') if has_katex else ""
+    search = ('<link rel="stylesheet" href="pagefind/pagefind-ui.css"><script src="pagefind/pagefind-ui.js"></script>'
+              if has_search else "")
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{html.escape(page.title)} · {html.escape(book_title)}</title>
 <link rel="icon" href="data:,">
-<style>{STYLE}</style>{katex}<script src="_static/plotly.min.js"></script></head>
-<body><nav class="toc"><a href="index.html"><strong>{html.escape(book_title)}</strong></a><hr>{links}</nav>
-<main>{page.body}<div class="pager">{prev_link}{next_link}</div></main>
+<style>{STYLE}</style>{katex}{search}<script src="_static/plotly.min.js"></script></head>
+<body><nav class="toc"><a href="index.html"><strong>{html.escape(book_title)}</strong></a>
+<div id="search"></div><hr>{links}</nav>
+<main data-pagefind-body>{page.body}<div class="pager" data-pagefind-ignore>{prev_link}{next_link}</div></main>
 <script>{SCRIPT}</script></body></html>
 """
 
@@ -312,6 +318,25 @@ def build(output: Path = ROOT / "_build" / "html", notebooks: Path | None = None
     has_katex = install_katex(static)
     if not has_katex:
         print("KaTeX could not be installed from npm; math is shown as TeX source.")
-    for index in range(len(pages)):
-        (output / f"{pages[index].slug}.html").write_text(page_html(project["title"], pages, index, has_katex))
+    def write_pages(has_search: bool) -> None:
+        for index in range(len(pages)):
+            (output / f"{pages[index].slug}.html").write_text(
+                page_html(project["title"], pages, index, has_katex, has_search))
+
+    write_pages(has_search=True)
+    if not index_for_search(output):
+        print("Pagefind could not index the book; it is built without search.")
+        write_pages(has_search=False)
     return output / "index.html"
+
+
+def index_for_search(site: Path) -> bool:
+    """Index the built pages with Pagefind (its index and search UI go to site/pagefind); False
+    when the pagefind binary is missing or fails. The search needs the book served over HTTP
+    (`python -m http.server`), as browsers do not let a page opened from a file fetch its index."""
+    try:
+        subprocess.run([sys.executable, "-m", "pagefind", "--site", str(site)], check=True,
+                       capture_output=True, timeout=300)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return (site / "pagefind" / "pagefind-ui.js").exists()
