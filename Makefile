@@ -42,10 +42,11 @@ notebooks: venv
 	  echo "executing $$nb in place"; \
 	  $(BIN)/papermill --no-progress-bar --log-level WARNING --cwd notebooks -k python3 $$nb $$nb || exit 1; \
 	done
+	$(BIN)/python tools/results_table.py
 
 # The book from the executed copies when `make execute` made them, else from the committed notebooks.
 html: venv
-	$(BIN)/python tools/build_book.py --notebooks $(EXECUTED)
+	$(BIN)/python tools/build_book.py --notebooks $(EXECUTED) --results results
 
 book: execute html
 

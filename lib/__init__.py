@@ -14,9 +14,10 @@ lib.book       what every chapter uses
   params                 papermill parameters: declared once, validated by one function [all]
   results                atomic JSON and checkpoint writes [all]
   plotting               plotly conventions and the static slider over precomputed steps [all]
-  live                   the live ipywidgets panels: a slider's range, a panel with a run button [1-2]
+  live                   the live ipywidgets panels: a slider's range, a panel with a run button [1, 2, 6]
   tables                 markdown tables from rows of numbers [all]
   statistics             ROC AUC, rank and linear correlation, bootstrap intervals [5]
+  reproduced             the index page's table: published numbers beside this book's [index]
   reproducibility        seeding [all]
 lib.bfs        the hand-built BFS transformer (study 1, part 1)
   transformer            the construction: weights set by hand, n layers of n + 1 heads [1]

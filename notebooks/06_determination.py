@@ -20,13 +20,13 @@
 # *determined* once its fate is stable, even while it still looks undecided from the outside.
 # This chapter repeats their four probes on chapter 4's S4 vs A4 x Z2 seeds and adds one of its own:
 #
-# - **perturbation sensitivity**: noise of scale 2^k on all weights at a checkpoint, training
+# - **perturbation sensitivity**: noise of scale $2^k$ on all weights at a checkpoint, training
 #   continued to the end; does the outcome change? (with a slider over the scale);
 # - **total variation** of the logits over the last epochs: do grokkers "lock in"?
 # - **transplant**: a seed that grokked one group on its own data, moved to the ambiguous
 #   intersection: does it keep the group?
 # - **the training Jacobian**: how final weights respond to initial weights;
-# - **early prediction** (not in the study): from what a seed looks like at epoch t, how well can
+# - **early prediction** (not in the study): from what a seed looks like at epoch $t$, how well can
 #   its outcome be predicted, and is it readable before it is determined?
 
 # %% tags=["parameters"]
@@ -94,15 +94,17 @@ seconds = {}
 # %% [markdown]
 # ## The published scale
 #
-# The defaults are a reduced run for a CPU: two seeds per outcome perturbed every 250 epochs
-# at five scales from 2^-24 to 2^0 with three copies each, 20 seeds per outcome for the total variation, 64 seeds per
-# transplant direction, and a Jacobian of a d = h = 4 model. The study perturbed its seeds at
-# scales 2^-25 .. 2^5 and measured total variation over 3,000 epochs [@wu2025ambiguous]. On a
-# GPU, after chapter 4 ran at the published scale:
+# The defaults are a reduced run for a CPU: two seeds per outcome perturbed every 200 epochs at
+# the study's scales $2^{-25}, 2^{-20}, \dots, 2^{5}$ with four noisy copies each, 20 seeds per
+# outcome for the total variation, 64 seeds per transplant direction, and the Jacobian of a
+# $d = h = 4$ model over 300 steps. The study perturbed its seeds on that same grid of scales
+# and measured total variation over 3,000 epochs [@wu2025ambiguous]; it does not give its
+# numbers of seeds and copies. On a GPU, after chapter 4 ran at the published scale, with ten
+# seeds per outcome, ten copies and Jacobians up to 2,000 steps:
 #
 # ```
 # papermill 06_determination.ipynb out.ipynb -p device cuda -p perturb_per_outcome 10 \
-#     -p perturb_every 100 -p log2_scales '[-25, -20, -15, -10, -5, 0, 5]' -p copies 10 \
+#     -p perturb_every 100 -p copies 10 \
 #     -p tv_per_outcome 1000 -p transplant_seeds 1000 -p jacobian_lengths '[0, 10, 100, 1000, 2000]'
 # ```
 
@@ -128,7 +130,7 @@ print(f"S4 sweep: {sweep.source}" + (f" ({sweep.path})" if sweep.path else "")
 # snapshots, so they are retrained here with the same code, seeds and schedule (the cell checks
 # that they end as they did in the sweep), keeping a snapshot every `perturb_every` epochs. At
 # each snapshot but the last, `copies` copies of the weights get Gaussian noise of standard
-# deviation 2^k on every weight, for every k of `log2_scales`, and one copy gets none; all are
+# deviation $2^k$ on every weight, for every $k$ of `log2_scales`, and one copy gets none; all are
 # trained on to the sweep's last epoch as one batch of instances. Training resumes with a fresh
 # Adam state (moments and step count reset), as the study continued "anew"; the noiseless copy is
 # continued under the same rule, so only the noise differs between it and the perturbed ones. The
@@ -232,7 +234,7 @@ transplant_figure(transplant, config.grok_threshold).show()
 #
 # The training map sends initial weights to final weights; its Jacobian says how a small change
 # at initialization shows up at the end [@belrose2024jacobian]. For an MLP of the chapter's shape
-# with d = h = `jacobian_dim`, small enough for its P x P Jacobian, the Jacobian is computed
+# with $d = h$ = `jacobian_dim`, small enough for its $P \times P$ Jacobian, the Jacobian is computed
 # exactly with `torch.func.jacfwd` through every full-batch Adam step (one forward-mode tangent
 # per initial weight, batched), after several training lengths, with and without weight decay,
 # in float64 and float32, and checked against central finite differences in float64. Belrose and

@@ -29,13 +29,15 @@ def test_make_book_executes_copies_under_build_and_leaves_the_tracked_notebooks_
     assert "nb=_build/executed/" in commands
     # ...and nothing in it syncs or executes the committed .ipynb files.
     assert "--update" not in commands and not re.search(r"notebooks/\d\d_\w+\.ipynb", commands)
-    assert "build_book.py --notebooks _build/executed" in commands
+    assert "build_book.py --notebooks _build/executed --results results" in commands
+    assert "results_table.py" not in commands                  # book/index.md is not rewritten
 
 
 def test_make_notebooks_is_the_explicit_way_to_refresh_the_committed_ones():
     commands = "\n".join(make_commands("notebooks"))
     assert "jupytext --quiet --update --to ipynb notebooks/01_handcrafted_bfs.py" in commands
     assert "executing $nb in place" in commands
+    assert "tools/results_table.py" in commands                # then the index page's table
 
 
 def tagged_notebook() -> nbformat.NotebookNode:

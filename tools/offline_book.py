@@ -198,7 +198,7 @@ main{margin-left:250px;padding:1.5rem 2.5rem;max-width:1000px}
 pre{background:#f3f3f3;padding:.6rem .8rem;overflow-x:auto;font-size:.85rem;border-radius:4px}
 pre.stderr{background:#fff6e6}pre.error{background:#fde8e8}
 details.source summary{cursor:pointer;color:#666;font-size:.85rem}
-table{border-collapse:collapse;margin:1rem 0}td,th{border:1px solid #ccc;padding:.3rem .6rem}
+table{border-collapse:collapse;margin:1rem 0;display:block;max-width:100%;overflow-x:auto}td,th{border:1px solid #ccc;padding:.3rem .6rem}
 .admonition{border-left:4px solid #0072B2;background:#eef5fb;padding:.4rem 1rem;margin:1rem 0}
 .admonition-title{font-weight:700;margin:.3rem 0}
 .pager{display:flex;justify-content:space-between;margin:3rem 0 1rem;border-top:1px solid #ddd;padding-top:1rem}
@@ -282,9 +282,11 @@ def executed_copy(source: Path, notebooks: Path | None) -> Path:
     return source
 
 
-def build(output: Path = ROOT / "_build" / "html", notebooks: Path | None = None) -> Path:
+def build(output: Path = ROOT / "_build" / "html", notebooks: Path | None = None,
+          pages_text: dict[str, str] | None = None) -> Path:
     """Render every page of myst.yml's toc into `output`, chapters from their executed copies in
-    `notebooks` where present; return the index page's path."""
+    `notebooks` where present and markdown pages from `pages_text` (toc file -> text) where
+    given; return the index page's path."""
     config = yaml.safe_load((ROOT / "myst.yml").read_text())
     project = config["project"]
     bibliography = {}
@@ -299,7 +301,7 @@ def build(output: Path = ROOT / "_build" / "html", notebooks: Path | None = None
         if source.suffix == ".ipynb":
             page.title, page.body = render_notebook(executed_copy(source, notebooks), renderer)
         else:
-            text = source.read_text()
+            text = (pages_text or {}).get(entry["file"]) or source.read_text()
             page.title, page.body = first_heading(text) or source.stem, renderer.render(text)
         pages.append(page)
     # Links between pages are written to the sources (setup.md, 02_training.ipynb): point them at the HTML.
