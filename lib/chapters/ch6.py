@@ -110,15 +110,16 @@ class Chapter6Parameters(ChapterParameters):
                              "the retrained seeds, on a CPU", low=1, high=256)
 
     def check_consistency(self) -> None:
+        """Lists in increasing order, and a decision scale on the grid of scales."""
         if list(self.jacobian_lengths) != sorted(set(self.jacobian_lengths)):
             raise ParameterError(f"Parameter `jacobian_lengths` must be increasing without repeats; "
-                             f"got {list(self.jacobian_lengths)!r}.")
+                                 f"got {list(self.jacobian_lengths)!r}.")
         if list(self.log2_scales) != sorted(set(self.log2_scales)):
             raise ParameterError(f"Parameter `log2_scales` must be increasing without repeats; "
-                             f"got {list(self.log2_scales)!r}.")
+                                 f"got {list(self.log2_scales)!r}.")
         if self.decision_log2_scale < self.log2_scales[0]:
             raise ParameterError(f"Parameter `decision_log2_scale` must be at least the smallest of "
-                             f"`log2_scales` ({self.log2_scales[0]}); got {self.decision_log2_scale}.")
+                                 f"`log2_scales` ({self.log2_scales[0]}); got {self.decision_log2_scale}.")
 
 
 # --- Seeds and their dense snapshots ---------------------------------------------------------
@@ -153,8 +154,9 @@ class TotalVariationStudy:
     """Total variation of chosen seeds' logits over the last epochs of training.
 
     Attributes:
-        index: (B,) the seeds' positions in the sweep; outcome: (B,) their outcome codes in the
-            retraining; same_outcome: whether those equal the sweep's.
+        index: (B,) the seeds' positions in the sweep; outcome: (B,) their outcome codes at the
+            end of the retraining; same_outcome: whether the retraining's outcomes at the
+            sweep's last epoch equal the sweep's (it retraced the same trajectories).
         epochs: (E,) the snapshot epochs of the window.
         test_tv, test_flips: (B,) total variation and argmax flip rate on the pairs outside the
             training set; train_tv, train_flips: the same on the training pairs.

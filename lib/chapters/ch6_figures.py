@@ -21,7 +21,7 @@ SCALE_SLIDER = SliderRange(low=-25, high=5, step=1, start=-10)
 
 
 def seed_labels(study: PerturbationStudy, seeds: torch.Tensor) -> list[str]:
-    """"seed S (outcome)" for every seed of the study."""
+    """The label 'seed S (outcome)' of every seed of the study."""
     return [f"seed {int(s)} ({GROUPS[int(g)]})" for s, g in zip(seeds, study.sweep_group)]
 
 
@@ -137,7 +137,7 @@ def transplant_figure(study: TransplantStudy, threshold: float, shown: int = 4) 
     intersection: up to `shown` seeds that ungrokked it (coloured) and as many that kept it
     (grey); dotted, their training accuracy on the intersection."""
     groups = list(study.runs)
-    titles = [f"{study.runs[g].pair.__getattribute__(g).name} first, then the intersection" for g in groups]
+    titles = [f"{getattr(study.runs[g].pair, g).name} first, then the intersection" for g in groups]
     fig = make_subplots(rows=1, cols=len(groups), subplot_titles=titles, shared_yaxes=True)
     for col, group in enumerate(groups, start=1):
         run, fates = study.runs[group], study.fates[group]
