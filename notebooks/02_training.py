@@ -87,7 +87,7 @@ print(f"device: {training.device}; graphs of {training.n_min}..{training.n_max} 
 # %% [markdown]
 # ```{note}
 # **Published scale.** The defaults are a reduced run for a CPU. The post's run
-# [@wang2024shortest] used graphs of up to 15 vertices, 11 layers, batches of 2^15 fresh graphs,
+# [@wang2024shortest] used graphs of up to 15 vertices, 11 layers, batches of $2^{15}$ fresh graphs,
 # 6,400 steps at learning rate 5e-4 and then 3,200 at 1e-4 (the post's "epochs" were such steps
 # on fresh data, 3.14e8 examples in all), and reports a final loss of 0.001623 after about three
 # hours on one GPU. To rerun it that way:
@@ -150,13 +150,13 @@ assert count_parameters(published_model) == PUBLISHED["n_parameters"]
 
 # %% [markdown]
 # Could a model of this size simply memorize the task? The post argues that it cannot
-# [@wang2024shortest]: a graph on 15 vertices is 15 edges, each one of the C(15, 2) vertex
-# pairs, so there are roughly C(15, 2)^15 / 15! graphs once the order of the edges is ignored
+# [@wang2024shortest]: a graph on 15 vertices is 15 edges, each one of the $\binom{15}{2}$ vertex
+# pairs, so there are roughly $\binom{15}{2}^{15} / 15!$ graphs once the order of the edges is ignored
 # (roughly, because edges may repeat), and each answer needs about 4 bits. The cell below
 # redoes the arithmetic from the parameter count above.[^bits]
 #
-# [^bits]: The post gives the size of the model as about 1.76 x 10^6 bits. Its 550,433 float32
-#     parameters are 550,433 x 32, about 1.76 x 10^7 bits, so the answers outweigh the model by
+# [^bits]: The post gives the size of the model as about $1.76 \times 10^6$ bits. Its 550,433 float32
+#     parameters are $550{,}433 \times 32$, about $1.76 \times 10^7$ bits, so the answers outweigh the model by
 #     a factor ten times smaller than the post's; the conclusion is unchanged.
 
 # %%
@@ -177,7 +177,7 @@ print(f"published model: {model_bits:,} bits ({model_bits:.3g}); graphs on 15 ve
 # huge batches training barely progressed, from loss of precision; switching to float32 fixed it,
 # after two weeks of debugging [@wang2024shortest]. Why precision would matter here is our guess,
 # not something this book tested: bfloat16 keeps only 8 bits of mantissa (about 3 significant
-# digits), so a mean over 2^15 squared errors, and the small updates it produces late in
+# digits), so a mean over $2^{15}$ squared errors, and the small updates it produces late in
 # training, could be mostly rounded away.
 
 # %%

@@ -95,7 +95,7 @@ print(f"device: {config.device}; small graphs up to {config.small_n_max} vertice
 # ```{note}
 # **Published scale.** The defaults are a reduced run for a CPU, built on chapter 2's reduced
 # model (graphs of up to 8 vertices, 4 layers). The post [@wang2024shortest] fine-tuned its
-# model (graphs of up to 15 vertices) for 100 steps of 2^15 fresh graphs with a stated learning
+# model (graphs of up to 15 vertices) for 100 steps of $2^{15}$ fresh graphs with a stated learning
 # rate and weight decay of 1e-5, on small graphs of 3 to 7 vertices. To rerun that, first run
 # chapter 2 at its published scale into the same `results_dir`, then
 # `papermill 03_finetuning_generalization.ipynb out.ipynb -p small_n_max 7 -p finetune_steps 100
@@ -207,7 +207,7 @@ print(f"AdamW's decay alone scales every weight by {finetuning.weight_shrink:.6f
 
 # %% [markdown]
 # Two remarks on these numbers. With the post's stated learning rate and weight decay, the
-# decay moves each weight by about one part in 10^8 over 100 steps: whatever the
+# decay moves each weight by about one part in $10^8$ over 100 steps: whatever the
 # authors' intent, the decay itself could not have shaped the fine-tuned model, so it is
 # unlikely to explain what generalizes below. Second, fine-tuning on new targets changes the
 # model's answer on its old task; the second line above measures how much.

@@ -125,26 +125,27 @@ print(experiments_overview(config.experiments))
 # identity and inverses, so a table that is not a group cannot enter an experiment.
 #
 # To get two different group operations that agree on many pairs, take a group H and the
-# group Z2 = {0, 1} and form two products on the set of pairs (h, k):
+# group $\mathbb{Z}_2 = \{0, 1\}$ and form two products on the set of pairs $(h, k)$:
 #
-# - the **direct product** H x Z2: (h1, k1)(h2, k2) = (h1 h2, k1 + k2);
-# - a **semidirect product** H x|phi Z2: (h1, k1)(h2, k2) = (h1 phi^k1(h2), k1 + k2), where
-#   phi is an automorphism of H with phi(phi(h)) = h.
+# - the **direct product** $H \times \mathbb{Z}_2$: $(h_1, k_1)(h_2, k_2) = (h_1 h_2, k_1 + k_2)$;
+# - a **semidirect product** $H \rtimes_\varphi \mathbb{Z}_2$: $(h_1, k_1)(h_2, k_2) = (h_1 \varphi^{k_1}(h_2), k_1 + k_2)$,
+#   where $\varphi$ is an automorphism of $H$ with $\varphi(\varphi(h)) = h$.
 #
-# The two products differ only through phi^k1(h2). When k1 = 0 nothing is twisted, so the
-# tables agree on every pair whose first element lies in the first copy of H: that is already
-# half of all pairs. When k1 = 1 they still agree whenever phi fixes h2, so the overlap is a
-# little more than half. phi must be an automorphism of order dividing 2, otherwise the result
-# is not a group: x -> 26x on Z50 is refused because 26 is not a unit mod 50.
+# The two products differ only through $\varphi^{k_1}(h_2)$. When $k_1 = 0$ nothing is twisted, so
+# the tables agree on every pair whose first element lies in the first copy of $H$: that is
+# already half of all pairs. When $k_1 = 1$ they still agree whenever $\varphi$ fixes $h_2$, so the
+# overlap is a little more than half. $\varphi$ must be an automorphism of order dividing 2,
+# otherwise the result is not a group: $x \mapsto 26x$ on $\mathbb{Z}_{50}$ is refused because 26
+# is not a unit mod 50.
 #
-# The symmetric group S_n fits the same pattern with H = A_n: every permutation is either even
-# (a in A_n) or an even one followed by the transposition (1 2). Labelling S_n as "A_n, then
-# A_n * (1 2)", as the authors did, puts it on the same set as A_n x Z2; the two agree whenever
-# the first factor is even, or the second commutes with (1 2). The pair Z100 against Z50 x Z2
-# is of another kind: x = h + 50k labels both, and they agree exactly when adding the Z50 parts
-# does not carry past 50.
+# The symmetric group $S_n$ fits the same pattern with $H = A_n$: every permutation is either even
+# ($a \in A_n$) or an even one followed by the transposition $(1\,2)$. Labelling $S_n$ as "$A_n$,
+# then $A_n \cdot (1\,2)$", as the authors did, puts it on the same set as $A_n \times \mathbb{Z}_2$;
+# the two agree whenever the first factor is even, or the second commutes with $(1\,2)$. The pair
+# $\mathbb{Z}_{100}$ against $\mathbb{Z}_{50} \times \mathbb{Z}_2$ is of another kind: $x = h + 50k$
+# labels both, and they agree exactly when adding the $\mathbb{Z}_{50}$ parts does not carry past 50.
 #
-# The training set is this intersection; the test set is all N^2 pairs, scored against each
+# The training set is this intersection; the test set is all $N^2$ pairs, scored against each
 # group. The five pairs of the study and their intersections:
 
 # %%
@@ -175,18 +176,18 @@ cayley_tables_figure(s4_pair).show()
 # elementwise, each instance then follows its own single-model trajectory (the tests check this
 # against a plainly written single-model loop, to rounding, over 100 epochs). The trainer writes
 # the gradient by hand and trains instances in chunks, one single-threaded worker process per
-# core; accuracies on all N^2 pairs are recorded every `log_every` epochs, and parameter
+# core; accuracies on all $N^2$ pairs are recorded every `log_every` epochs, and parameter
 # snapshots at chosen epochs, so that chapters 5 and 6 can compute complexity measures along the
 # trajectories.
 #
 # An instance's **outcome** at the end of training: it *grokked G1* (or G2) if its accuracy on
-# all N^2 pairs against that group is at least `grok_threshold`; otherwise it *memorized* if it
+# all $N^2$ pairs against that group is at least `grok_threshold`; otherwise it *memorized* if it
 # fits the training set (the intersection) to the same threshold, and *did not fit* if not.
 
 # %% [markdown]
 # ## Only the commutative group: Z48 x Z2 against Z48 x| Z2
 #
-# With phi(x) = 25x (25 * 25 = 625 = 1 mod 48) the two products agree on 75% of the pairs. The
+# With $\varphi(x) = 25x$ ($25 \cdot 25 = 625 \equiv 1 \bmod 48$) the two products agree on 75% of the pairs. The
 # authors found that models only ever grok the direct product, which is commutative; the
 # semidirect product is not [@wu2025ambiguous].
 
