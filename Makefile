@@ -34,10 +34,10 @@ execute: venv
 	  $(BIN)/papermill --no-progress-bar --log-level WARNING --cwd notebooks -k python3 $$nb $$nb || exit 1; \
 	done
 
-# Refresh the committed notebooks: sync each .ipynb with its .py (outputs kept), then execute
-# it in place. Run this, and commit, when a chapter or the code it uses changed.
+# Refresh the committed notebooks: sync each .ipynb with its .py (outputs and the .py's cell
+# tags kept), then execute it in place. Run this, and commit, when a chapter or its code changed.
 notebooks: venv
-	$(BIN)/jupytext --quiet --update --to ipynb $(NOTEBOOKS)
+	$(BIN)/python tools/sync_notebooks.py $(NOTEBOOKS)
 	@for nb in $(NOTEBOOKS:.py=.ipynb); do \
 	  echo "executing $$nb in place"; \
 	  $(BIN)/papermill --no-progress-bar --log-level WARNING --cwd notebooks -k python3 $$nb $$nb || exit 1; \

@@ -62,6 +62,7 @@ from lib.book.params import apply_cpu_threads, validate_parameters
 from lib.book.plotting import configure_notebook_rendering
 from lib.book.reproducibility import seed_everything
 from lib.book.results import write_results
+from lib.book.tables import scientific
 from lib.chapters.ch1 import (
     SEED_APPENDIX_N, Chapter1Parameters, PerturbationRerun, distances_from_source, example_graph,
     exactness_table, mark_recovered, measure_exactness, perturbation_table, pooled_errors,
@@ -182,8 +183,8 @@ exactness = measure_exactness(config.exactness_sizes, config.samplers, config.gr
 handcrafted_mse, handcrafted_max_abs_error, n_graphs = pooled_errors(exactness)
 display(Markdown(exactness_table(exactness)))
 display(Markdown(
-    f"Over all **{n_graphs:,}** graphs the mean squared error is **{handcrafted_mse:.2e}** and the "
-    f"largest absolute error is **{handcrafted_max_abs_error:.2e}**."))
+    f"Over all **{n_graphs:,}** graphs the mean squared error is **{scientific(handcrafted_mse)}** and the "
+    f"largest absolute error is **{scientific(handcrafted_max_abs_error)}**."))
 print(f"pooled over {n_graphs} graphs: MSE {handcrafted_mse:.3e}, max abs error {handcrafted_max_abs_error:.3e}")
 assert handcrafted_mse < 1e-6, f"hand-built model is not exact: MSE {handcrafted_mse}"
 assert handcrafted_max_abs_error < 0.01, f"hand-built model is not exact: max error {handcrafted_max_abs_error}"
@@ -200,9 +201,9 @@ assert handcrafted_max_abs_error < 0.01, f"hand-built model is not exact: max er
 seed_mse, seed_max_abs_error = seed_construction_error(config.sharpness_graphs, config.seed + 5)
 display(Markdown(
     f"The study's construction on {config.sharpness_graphs:,} graphs of its sampler at "
-    f"$n = {SEED_APPENDIX_N}$: MSE **{seed_mse:.2e}**, largest error **{seed_max_abs_error:.3f}** "
+    f"$n = {SEED_APPENDIX_N}$: MSE **{scientific(seed_mse)}**, largest error **{seed_max_abs_error:.3f}** "
     f"(the study claims below $10^{{-6}}$); the construction of this chapter: MSE "
-    f"**{handcrafted_mse:.1e}** on {n_graphs:,} graphs."))
+    f"**{scientific(handcrafted_mse, 1)}** on {n_graphs:,} graphs."))
 
 # %% [markdown]
 # Two things cause the study's error. First, a
@@ -220,9 +221,9 @@ sharpness = sharpness_sweep(config.n_vertices, config.sharpness_graphs, config.s
                             gaps=[2, 4, 6, 8, 12, 16, 30], slopes_per_vertex=[0.5, 1, 2, 4, 8, 16, 40])
 sharpness_figure(sharpness).show()
 sharpness_summary = summarize_sharpness(sharpness)
-display(Markdown(
-    f"With a constant at 4 or below the MSE reaches **{sharpness_summary.worst_mse_small_constant:.2e}**; "
-    f"at the defaults it is **{sharpness_summary.mse_at_default_gap:.2e}**."))
+worst_small, at_default = sharpness_summary.worst_mse_small_constant, sharpness_summary.mse_at_default_gap
+display(Markdown(f"With a constant at 4 or below the MSE reaches **{scientific(worst_small)}**; "
+                 f"at the defaults it is **{scientific(at_default)}**."))
 
 # %% [markdown]
 # ## Perturb and recover
@@ -314,10 +315,10 @@ print(f"wrote {path}")
 # %%
 display(Markdown(f"""
 - The hand-built transformer matches BFS on {n_graphs:,} random graphs of {len(config.exactness_sizes)} sizes
-  and five distributions: MSE {handcrafted_mse:.1e}, largest error {handcrafted_max_abs_error:.1e}.
+  and five distributions: MSE {scientific(handcrafted_mse, 1)}, largest error {scientific(handcrafted_max_abs_error, 1)}.
   Exactness is a matter of constants: the error falls as the attention margin and the squash slope
-  grow (with a constant at 4 or below the MSE reaches {sharpness_summary.worst_mse_small_constant:.1e}).
-  The study's own constants give MSE {seed_mse:.1e} on its sampler, not the claimed $10^{{-6}}$.
+  grow (with a constant at 4 or below the MSE reaches {scientific(sharpness_summary.worst_mse_small_constant, 1)}).
+  The study's own constants give MSE {scientific(seed_mse, 1)} on its sampler, not the claimed $10^{{-6}}$.
 - Damage recovered below MSE {config.recovered_below:g} within {config.recovery.steps}
   {config.recovery.optimizer.upper()} steps at scales:
   {'; '.join(f'{v.mode}: {scales_text(v.recovered_scales)}' for v in verdicts)}. In the study's

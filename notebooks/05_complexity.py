@@ -115,19 +115,19 @@ print(config.sgld)
 # %% [markdown]
 # ## The estimator
 #
-# The LLC of a trained model w* measures how much of parameter space around w* has a loss
-# almost as low as w*'s: the smaller, the more degenerate (and, in singular learning theory,
+# The LLC of a trained model $w^*$ measures how much of parameter space around $w^*$ has a loss
+# almost as low as $w^*$'s: the smaller, the more degenerate (and, in singular learning theory,
 # the simpler) the solution [@lau2023llc]. It is estimated by sampling the tempered posterior
-# localized at w* with stochastic-gradient Langevin dynamics:
+# localized at $w^*$ with stochastic-gradient Langevin dynamics:
 #
-# w <- w - (eps / 2) (n beta grad L(w) + gamma (w - w*)) + N(0, eps),
+# $$w \leftarrow w - \tfrac{\epsilon}{2}\left(n\beta\,\nabla L(w) + \gamma\,(w - w^*)\right) + \mathcal{N}(0, \epsilon),$$
 #
-# and LLC = n beta (mean of L over the chain after burn-in - L(w*)), averaged over chains
+# and $\hat\lambda = n\beta\,\left(\overline{L}_{\text{chain}} - L(w^*)\right)$, the mean of $L$ over the chain after burn-in, averaged over chains
 # (`lib.grokking.llc`). Every chain of every seed is one model of a batch: the models of the
 # chapter share the training set, so their losses and gradients are computed together.
 #
-# First, a case with a known answer: linear regression with d parameters is a regular model,
-# whose learning coefficient is d / 2 (the unit tests add singular models with known
+# First, a case with a known answer: linear regression with $d$ parameters is a regular model,
+# whose learning coefficient is $d/2$ (the unit tests add singular models with known
 # coefficients).
 
 # %%
@@ -159,8 +159,8 @@ print(f"measured: {len(chosen)} seeds (every grokker and {int((groups[chosen] ==
 # ## At the end of training
 #
 # For every measured seed: the training loss, the L2 norm of all its weights, its LLC, and its
-# **circuit efficiency**. The model is homogeneous: multiplying every weight by alpha multiplies
-# the logits by alpha^3 (the unembedding bias, absent here, would be scaled by alpha^3 too,
+# **circuit efficiency**. The model is homogeneous: multiplying every weight by $\alpha$ multiplies
+# the logits by $\alpha^3$ (the unembedding bias, absent here, would be scaled by $\alpha^3$ too,
 # `lib.grokking.circuit_efficiency`). Rescaling a seed's weights therefore traces a curve of
 # training loss against weight norm. We read each curve at one common norm, the median final norm
 # of the measured seeds: the loss there is the seed's efficiency number (lower = a solution that
@@ -181,9 +181,9 @@ measure_scatter_figure(end).show()
 
 # %% [markdown]
 # How much does one estimate move between chains? The figure shows every chain's estimate
-# beside each seed's mean. With C chains the standard error of the mean is the spread over
-# chains divided by sqrt(C); the published 100 chains would shrink the error bars below by
-# sqrt(100 / C).
+# beside each seed's mean. With $C$ chains the standard error of the mean is the spread over
+# chains divided by $\sqrt{C}$; the published 100 chains would shrink the error bars below by
+# $\sqrt{100/C}$.
 
 # %%
 spread, sem = float(end.llc.std.mean()), float(end.llc.sem.mean())
@@ -253,7 +253,7 @@ for k in range(len(trajectory.labels)):
 llc_trajectory_figure(trajectory, "The LLC along training, one S4 seed per outcome").show()
 
 # %% [markdown]
-# Then the study's own setting: S5 vs A5 x Z2 with d = h = 128, weight decay 2e-5, 2,000
+# Then the study's own setting: S5 vs A5 x Z2 with $d = h = 128$, weight decay 2e-5, 2,000
 # epochs. An S5 model has 18 times the parameters of an S4 one and trains on 24 times the
 # pairs, so each SGLD step costs hundreds of times more: the defaults follow `s5_seeds` seed(s)
 # with `s5_llc_chains` chains of `s5_llc_steps` steps per snapshot, not the published 100 of

@@ -13,6 +13,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
 
 import offline_book  # noqa: E402  (a script folder, not a package)
+import sync_notebooks  # noqa: E402
 
 
 def make_commands(target: str) -> list[str]:
@@ -28,14 +29,14 @@ def test_make_book_executes_copies_under_build_and_leaves_the_tracked_notebooks_
     assert "jupytext --quiet --to ipynb --output $nb $py" in commands
     assert "nb=_build/executed/" in commands
     # ...and nothing in it syncs or executes the committed .ipynb files.
-    assert "--update" not in commands and not re.search(r"notebooks/\d\d_\w+\.ipynb", commands)
+    assert "sync_notebooks" not in commands and not re.search(r"notebooks/\d\d_\w+\.ipynb", commands)
     assert "build_book.py --notebooks _build/executed --results results" in commands
     assert "results_table.py" not in commands                  # book/index.md is not rewritten
 
 
 def test_make_notebooks_is_the_explicit_way_to_refresh_the_committed_ones():
     commands = "\n".join(make_commands("notebooks"))
-    assert "jupytext --quiet --update --to ipynb notebooks/01_handcrafted_bfs.py" in commands
+    assert "tools/sync_notebooks.py notebooks/01_handcrafted_bfs.py" in commands
     assert "executing $nb in place" in commands
     assert "tools/results_table.py" in commands                # then the index page's table
 
@@ -86,3 +87,28 @@ def test_bibliography_is_read_with_latex_decoded_and_bad_entries_refused():
     text = "@misc{good, title = {Fine}, year = 2020}\n\n@misc{broken, title = {Unclosed, year = 2021\n"
     with pytest.raises(ValueError, match="could not be read, the first at line 3"):
         offline_book.parse_bibtex(text)
+
+
+def test_outline_links_every_section_heading_with_unique_ids():
+    body = ('<h1>Title</h1><h2 id="setup">Setup</h2><h3 id="data">Data <a class="citation" href="r.html">(W)</a></h3>'
+            '<h2 id="setup">Setup</h2>')
+    body, outline = offline_book.add_outline(body)
+    assert re.findall(r'<h[23] id="([^"]+)"', body) == ["setup", "data", "setup-2"]
+    assert re.findall(r'href="#([^"]+)"', outline) == ["setup", "data", "setup-2"]
+    assert 'class="citation"' not in outline and "Data (W)" in outline
+    assert offline_book.add_outline("<h1>Only a title</h1>") == ("<h1>Only a title</h1>", "")
+
+
+def test_syncing_a_notebook_takes_new_tags_from_its_source_and_keeps_outputs(tmp_path):
+    import jupytext
+    source = tmp_path / "01_demo.py"
+    source.write_text("# %%\nprint('kept')\n\n# %%\nprint('tagged later')\n")
+    notebook = jupytext.read(source)
+    for cell in notebook.cells:
+        cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text="old output\n")]
+        cell.metadata["tags"] = []  # as papermill leaves them
+    jupytext.write(notebook, source.with_suffix(".ipynb"))
+    source.write_text("# %%\nprint('kept')\n\n# %% tags=[\"remove-output\"]\nprint('tagged later')\n")
+    synced = nbformat.read(sync_notebooks.sync(source), as_version=4)
+    assert [cell.metadata.get("tags") for cell in synced.cells] == [None, ["remove-output"]]
+    assert all(cell.outputs[0]["text"] == "old output\n" for cell in synced.cells)

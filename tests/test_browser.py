@@ -119,12 +119,31 @@ def test_nothing_overflows_its_column_at_desktop_and_phone_width(browser, book_u
 @pytest.mark.browser
 def test_sidebar_numbers_the_chapters_and_names_the_book_once(browser, book_url):
     page, errors = open_page(browser, f"{book_url}/index.html")
-    labels = page.locator("nav.toc a").all_inner_texts()
+    labels = page.locator("nav.toc > a").all_inner_texts()
     title = labels[0]
     assert labels.count(title) == 1 and labels[1] == "Introduction"
     chapters = [label for label in labels if label[:1].isdigit()]
     assert [int(label.split(".")[0]) for label in chapters] == list(range(1, len(chapter_pages()) + 1))
     page.close()
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("width", list(WIDTHS))
+def test_each_chapter_has_an_outline_whose_links_reach_their_headings(browser, book_url, width):
+    for name in chapter_pages():
+        page = browser.new_page(viewport={"width": WIDTHS[width], "height": 900})
+        page.goto(f"{book_url}/{name}", wait_until="load")
+        outline = page.locator("nav.toc a.current + .outline a")
+        headings = page.locator("main h2")
+        assert outline.count() >= headings.count() >= 2, name  # every h2 (and h3) is listed
+        last = outline.nth(outline.count() - 1)
+        target = last.get_attribute("href")
+        last.click()
+        page.wait_for_function(f"() => location.hash === '{target}'")
+        top = page.evaluate(f"() => document.getElementById('{target[1:]}').getBoundingClientRect().top")
+        scrolled = page.evaluate("() => window.scrollY")
+        assert scrolled > 0 and top < 900, (name, target, top)
+        page.close()
 
 
 @pytest.mark.browser

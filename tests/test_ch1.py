@@ -26,7 +26,7 @@ def test_recovery_verdicts_split_scales_at_the_threshold():
         ("replace", (0.01,), (1.0,)), ("gaussian", (0.01,), ())]
     assert scales_text(verdicts[1].unrecovered_scales) == "none"
     table = perturbation_table(records).splitlines()
-    assert table[2] == "| replace | 0.01 | Q of head 1 | 0.3 | 0.01 | yes |" and len(table) == 5
+    assert table[2] == "| replace | 0.01 | Q of head 1 | 0.3000 | 0.01000 | yes |" and len(table) == 5
 
 
 def test_sharpness_summary_reads_the_small_constants_and_the_default():
@@ -41,7 +41,7 @@ def test_sharpness_summary_reads_the_small_constants_and_the_default():
 def test_exactness_table_has_one_row_per_record():
     records = [{"n_vertices": 4, "sampler": "seed", "n_graphs": 2000, "mse": 0.0, "max_abs_error": 0.0,
                 "mean_distance": None, "fraction_unreachable": 1.0}]
-    assert exactness_table(records).splitlines()[2] == "| 4 | seed | 2,000 | 0 | 0 | n/a | 1 |"
+    assert exactness_table(records).splitlines()[2] == "| 4 | seed | 2,000 | 0 | 0 | n/a | 1.000 |"
 
 
 def test_the_slider_callback_reruns_on_the_static_figures_graphs():

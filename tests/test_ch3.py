@@ -65,15 +65,15 @@ def test_tables_have_one_row_per_test(results):
     table = generalization_table(summary).splitlines()
     assert len(table) == 2 + len(TESTS)
     assert table[0] == ("| test | graphs and targets here | MSE pre-trained | MSE fine-tuned | accuracy fine-tuned "
-                        "| published MSE | 11-layer rerun |")
-    assert table[2] == "| On-path small target | n in 3..8; on a shortest 1-2 path, target id <= 5 | 0.01 | 0.01 | 1 | 0.102 | 0.0969 |"
+                        "| study: MSE in the post | study: MSE of its 11-layer rerun |")
+    assert table[2] == "| On-path small target | n in 3..8; on a shortest 1-2 path, target id <= 5 | 0.01000 | 0.01000 | 1.000 | 0.1020 | 0.09690 |"
     kinds = target_kind_table(summary).splitlines()
     assert len(kinds) == 2 + len(TESTS)
     assert kinds[0] == "| test | vertex 2 | on a shortest 1-2 path | reachable, off the path | unreachable |"
     # Every on-path target is on the path: the other two kinds did not occur ("n/a").
     on_path = summary.onpath_small_target.kinds_after
-    assert kinds[2] == (f"| On-path small target | 0.01 ({on_path.vertex_2.count:,}) "
-                        f"| 0.01 ({on_path.on_path.count}) | n/a | n/a |")
+    assert kinds[2] == (f"| On-path small target | 0.01000 ({on_path.vertex_2.count:,}) "
+                        f"| 0.01000 ({on_path.on_path.count}) | n/a | n/a |")
 
 
 def test_figures_build(results):

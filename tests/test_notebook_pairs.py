@@ -10,7 +10,9 @@ SOURCES = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.py"))
 
 
 def cells(notebook):
-    return [(cell.cell_type, cell.source.strip()) for cell in notebook.cells]
+    """Each cell's kind, text and tags (papermill's own tag left out)."""
+    return [(cell.cell_type, cell.source.strip(),
+             sorted(set(cell.metadata.get("tags", [])) - {"injected-parameters"})) for cell in notebook.cells]
 
 
 def test_there_are_chapters():
@@ -22,7 +24,7 @@ def test_there_are_chapters():
 def test_pair_is_in_sync(source):
     paired = source.with_suffix(".ipynb")
     assert cells(jupytext.read(source)) == cells(jupytext.read(paired)), \
-        f"{source.name} and {paired.name} differ: run `jupytext --sync {source}` and re-execute"
+        f"{source.name} and {paired.name} differ: run `make notebooks` (or `python tools/sync_notebooks.py {source}` and re-execute it)"
 
 
 @pytest.mark.parametrize("source", SOURCES, ids=lambda p: p.stem)

@@ -26,6 +26,7 @@ import plotly
 import yaml
 from bibtexparser.middlewares import LatexDecodingMiddleware
 from markdown_it import MarkdownIt
+from mdit_py_plugins.anchors import anchors_plugin
 from mdit_py_plugins.dollarmath import dollarmath_plugin
 from mdit_py_plugins.front_matter import front_matter_plugin
 
@@ -34,6 +35,7 @@ KATEX_VERSION = "0.19.1"
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 PROGRESS_BAR = re.compile(r"\d+%\|")
 CITATION = re.compile(r"\[(@[\w:.-]+(?:\s*;\s*@[\w:.-]+)*)\]")
+HEADING = re.compile(r'<h([23]) id="([^"]+)">(.*?)</h\1>', flags=re.S)
 
 
 @dataclass
@@ -42,6 +44,7 @@ class Page:
     slug: str
     title: str = ""
     body: str = ""
+    outline: str = ""
 
 
 # ---------------------------------------------------------------- bibliography
@@ -82,7 +85,8 @@ class MarkdownRenderer:
         self.bibliography = bibliography
         self.cited: list[str] = []
         self.md = (MarkdownIt("commonmark", {"html": True}).enable("table")
-                   .use(dollarmath_plugin, double_inline=True).use(front_matter_plugin))
+                   .use(dollarmath_plugin, double_inline=True).use(front_matter_plugin)
+                   .use(anchors_plugin, min_level=2, max_level=3))
         self.md.add_render_rule("math_inline", lambda s, tokens, idx, o, e:
                                 f'<span class="math inline">{html.escape(tokens[idx].content)}</span>')
         self.md.add_render_rule("math_block", lambda s, tokens, idx, o, e:
@@ -116,6 +120,26 @@ class MarkdownRenderer:
 
     def render(self, text: str) -> str:
         return self.md.render(CITATION.sub(self._cite, text))
+
+
+def add_outline(body: str) -> tuple[str, str]:
+    """The page body with a unique id on every h2/h3 heading, and the page's outline: links to
+    those headings, shown in the sidebar under the current page ("" when it has none)."""
+    seen: dict[str, int] = {}
+    links = []
+
+    def unique(match: re.Match) -> str:
+        level, anchor, text = match.groups()
+        seen[anchor] = seen.get(anchor, 0) + 1
+        # Each markdown cell is rendered alone, so two cells' headings can share an id.
+        anchor = anchor if seen[anchor] == 1 else f"{anchor}-{seen[anchor]}"
+        label = re.sub(r"</?a\b[^>]*>", "", text)  # a citation link cannot sit inside a link
+        links.append(f'<a class="outline-h{level}" href="#{anchor}">{label}</a>')
+        return f'<h{level} id="{anchor}">{text}</h{level}>'
+
+    body = HEADING.sub(unique, body)
+    outline = f'<div class="outline"><p>On this page</p>{"".join(links)}</div>' if links else ""
+    return body, outline
 
 
 def first_heading(text: str) -> str:
@@ -194,6 +218,8 @@ nav.toc{position:fixed;top:0;left:0;bottom:0;width:250px;overflow-y:auto;backgro
  border-right:1px solid #ddd;padding:1.2rem 1rem;box-sizing:border-box;font-size:.92rem}
 nav.toc a{display:block;color:#1a4f8b;text-decoration:none;padding:.25rem 0}
 nav.toc a.current{font-weight:700;color:#000}
+.outline{margin:.1rem 0 .5rem .5rem;padding-left:.6rem;border-left:2px solid #ddd;font-size:.85rem}
+.outline p{margin:.2rem 0;color:#666}nav.toc .outline a{padding:.15rem 0}nav.toc .outline a.outline-h3{padding-left:.8rem}
 main{margin-left:250px;padding:1.5rem 2.5rem;max-width:1000px}
 pre{background:#f3f3f3;padding:.6rem .8rem;overflow-x:auto;font-size:.85rem;border-radius:4px}
 pre.stderr{background:#fff6e6}pre.error{background:#fde8e8}
@@ -239,7 +265,7 @@ def nav_label(page: Page) -> str:
 def page_html(book_title: str, pages: list[Page], index: int, has_katex: bool, has_search: bool) -> str:
     page = pages[index]
     links = "".join(f'<a href="{p.slug}.html"{" class=current" if i == index else ""}>{html.escape(nav_label(p))}</a>'
-                    for i, p in enumerate(pages))
+                    + (p.outline if i == index else "") for i, p in enumerate(pages))
     prev_link = f'<a href="{pages[index - 1].slug}.html">← {html.escape(pages[index - 1].title)}</a>' if index else "<span></span>"
     next_link = (f'<a href="{pages[index + 1].slug}.html">{html.escape(pages[index + 1].title)} →</a>'
                  if index + 1 < len(pages) else "<span></span>")
@@ -309,6 +335,7 @@ def build(output: Path = ROOT / "_build" / "html", notebooks: Path | None = None
     for page in pages:
         page.body = re.sub(r'href="(?:[^"#:]*/)?([^"#:/]+)\.(?:md|ipynb)(#[^"]*)?"',
                            lambda m: f'href="{slugs.get(m.group(1), m.group(1))}.html{m.group(2) or ""}"', page.body)
+        page.body, page.outline = add_outline(page.body)
     references = "".join(f'<li id="{key}">{full_citation(bibliography[key])}</li>' for key in renderer.cited)
     pages.append(Page(ROOT / "book" / "references.bib", "references", "References",
                       f"<h1>References</h1><ol>{references}</ol>"))

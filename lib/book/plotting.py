@@ -12,17 +12,41 @@ from collections.abc import Sequence
 
 import plotly.graph_objects as go
 import plotly.io as pio
+from plotly.colors import sample_colorscale
 
 #: Colours used across the book: one per outcome or series, colour-blind safe (Okabe-Ito).
 PALETTE = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000"]
 
-TEMPLATE = "plotly_white"
+#: Axis and colour-bar numbers in exponent notation (1e-6 as 10^-6), never SI prefixes: a loss
+#: of "1µ" reads as a unit, not a number.
+pio.templates["book_numbers"] = go.layout.Template(layout={
+    "xaxis": {"exponentformat": "power"},
+    "yaxis": {"exponentformat": "power"},
+    "coloraxis": {"colorbar": {"exponentformat": "power"}},
+}, data={
+    "heatmap": [go.Heatmap(colorbar={"exponentformat": "power"})],
+    "scatter": [go.Scatter(marker={"colorbar": {"exponentformat": "power"}})],
+})
+
+#: The book's template: plotly's white background with the number format above.
+TEMPLATE = "plotly_white+book_numbers"
 
 
 def configure_notebook_rendering() -> None:
     """Make `fig.show()` emit only the plotly JSON mimetype (every chapter calls this first)."""
     pio.renderers.default = "plotly_mimetype"
     pio.templates.default = TEMPLATE
+
+
+def ordered_colours(count: int) -> list[str]:
+    """`count` distinct colours along a sequential scale, for ordered series (distances, sizes).
+
+    The palette above has eight colours and would repeat one for the ninth series; an ordered
+    quantity also reads better as a gradient (chapter 3's lines per distance and per size).
+    """
+    if count <= 1:
+        return sample_colorscale("Viridis", [0.0])[:count]
+    return sample_colorscale("Viridis", [0.9 * i / (count - 1) for i in range(count)])
 
 
 def finish(fig: go.Figure, title: str, *, height: int = 420, width: int | None = None) -> go.Figure:

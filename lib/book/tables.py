@@ -2,7 +2,8 @@
 
 Chapters display tables with `IPython.display.Markdown(markdown_table(...))`. Cells are
 formatted by `format_value`: integers with thousands separators, other numbers with four
-significant digits (scientific notation when very small or large), exact zeros as "0", missing
+significant digits, trailing zeros kept in tables (scientific notation when very small or
+large), exact zeros as "0", missing
 values (None or NaN) as "n/a". A "|" inside a cell (as in the group name "Z48x|25Z2") is
 escaped so that it does not split the cell.
 """
@@ -17,8 +18,12 @@ from typing import Any
 SIGNIFICANT_DIGITS = 4
 
 
-def format_value(value: Any, digits: int = SIGNIFICANT_DIGITS) -> str:
-    """One table cell as text (see the module docstring for the rules)."""
+def format_value(value: Any, digits: int = SIGNIFICANT_DIGITS, *, trailing_zeros: bool = False) -> str:
+    """One number (or other value) as text (see the module docstring for the rules).
+
+    Tables keep trailing zeros (`trailing_zeros=True`: 0.2190 beside 0.1563, so every cell of a
+    column shows the same number of significant digits); prose drops them (0.219).
+    """
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "n/a"
     if isinstance(value, bool):
@@ -29,9 +34,20 @@ def format_value(value: Any, digits: int = SIGNIFICANT_DIGITS) -> str:
         if value == 0:
             return "0"
         if 1e-3 <= abs(value) < 1e5:
-            return f"{value:.{digits}g}"
-        return f"{value:.{digits - 1}e}"
+            return f"{value:#.{digits}g}".rstrip(".") if trailing_zeros else f"{value:.{digits}g}"
+        return scientific(value, digits - 1)
     return str(value).replace("|", "\\|")
+
+
+def scientific(value: float, decimals: int = 2) -> str:
+    """`value` in scientific notation with `decimals` digits after the point; an exact zero as "0".
+
+    For numbers in prose that can be exactly zero (chapter 1's error of the hand-built model):
+    "0.00e+00" would suggest a rounded small number where there is none.
+    """
+    if value == 0:
+        return "0"
+    return f"{value:.{decimals}e}"
 
 
 def short_scientific(value: float) -> str:
@@ -66,6 +82,7 @@ def markdown_table(header: Sequence[str], rows: Sequence[Sequence[Any]],
     for row in rows:
         if len(row) != len(header):
             raise ValueError(f"A table row has {len(row)} cells for {len(header)} columns: {row!r}.")
-        cells = [formats[i](v) if i in formats else format_value(v) for i, v in enumerate(row)]
+        cells = [formats[i](v) if i in formats else format_value(v, trailing_zeros=True)
+                 for i, v in enumerate(row)]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)

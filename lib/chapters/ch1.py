@@ -235,7 +235,8 @@ def perturbation_table(records: list[dict]) -> str:
     return markdown_table(
         ["damage", "scale", "what was hit", "MSE after damage", "MSE after retraining", "recovered"],
         [[r["mode"], r["scale"], r["what"], r["loss_before"], r["loss_after"],
-          "no effect" if r.get("damage_had_effect") is False else r["recovered"]] for r in records])
+          "no effect" if r.get("damage_had_effect") is False else r["recovered"]] for r in records],
+        formats={1: "{:g}".format})  # a scale is a setting (0.01), not a measured number
 
 
 class PerturbationRerun:

@@ -15,7 +15,7 @@ import plotly.graph_objects as go
 import torch
 
 from lib.book.live import SliderRange, manual_panel
-from lib.book.plotting import PALETTE, finish, slider_over_steps
+from lib.book.plotting import PALETTE, finish, ordered_colours, slider_over_steps
 from lib.paths.training import TrainingLog
 
 
@@ -58,8 +58,7 @@ def loss_by_length_figure(log: TrainingLog, transitions: dict[int, int | None], 
     losses = log.loss_by_length_tensor()
     lengths = sorted(transitions) if lengths is None else list(lengths)
     fig = go.Figure()
-    for index, length in enumerate(lengths):
-        colour = _colour(index)
+    for length, colour in zip(lengths, ordered_colours(len(lengths))):
         curve = losses[:, length].tolist()
         fig.add_trace(go.Scatter(x=log.steps, y=curve, mode="lines", connectgaps=True,
                                  name=length_name(length, unreachable_label),

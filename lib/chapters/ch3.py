@@ -80,16 +80,21 @@ class Chapter3Parameters(ChapterParameters):
 
 
 def generalization_table(summary: GeneralizationSummary) -> str:
-    """Markdown table of the five tests: this run (before / after fine-tuning) beside the post."""
+    """Markdown table of the five tests: this run (before / after fine-tuning) beside the post.
+
+    The last two columns are the study's: the MSE its post reports, and the MSE of the authors'
+    rerun with an 11-layer model (`REFERENCE.md`), both at the study's scale (graphs of up to 15
+    vertices), so they compare with this run's columns in order of magnitude only.
+    """
     return markdown_table(
         ["test", "graphs and targets here", "MSE pre-trained", "MSE fine-tuned", "accuracy fine-tuned",
-         "published MSE", "11-layer rerun"],
+         "study: MSE in the post", "study: MSE of its 11-layer rerun"],
         [[t.test.title, t.graphs_and_targets, t.mse_before, t.mse_after, t.accuracy_after,
           t.test.published_mse, t.test.authors_11_layer_mse] for t in summary.tests])
 
 
 def _kind_cell(score: KindScore) -> str:
-    return "n/a" if not score.present else f"{format_value(score.mse)} ({format_value(score.count)})"
+    return "n/a" if not score.present else f"{format_value(score.mse, trailing_zeros=True)} ({score.count:,})"
 
 
 def target_kind_table(summary: GeneralizationSummary) -> str:

@@ -17,7 +17,7 @@ from plotly.subplots import make_subplots
 from lib.paths.generalization_tests import TARGET_KINDS, GeneralizationResult
 from lib.paths.length_generalization import Cell, LengthSplit
 from lib.paths.training import TrainingLog
-from lib.book.plotting import PALETTE, finish, slider_over_steps
+from lib.book.plotting import PALETTE, finish, ordered_colours, slider_over_steps
 from lib.chapters.ch2_figures import confusion_figure, length_name
 from lib.chapters.ch3_results import TargetKindScores
 
@@ -40,12 +40,12 @@ def finetune_loss_figure(log: TrainingLog, unreachable_label: int, *, loss_befor
     losses = log.loss_by_length_tensor()
     counts = [sum(row[k] for row in log.count_by_length) for k in range(losses.shape[1])]
     labels = [k for k in range(losses.shape[1]) if counts[k] > 0]
-    for index, label in enumerate(labels):
+    for label, colour in zip(labels, ordered_colours(len(labels))):
         fig.add_trace(go.Scatter(x=log.steps, y=losses[:, label].tolist(), mode="lines", connectgaps=True,
                                  name=length_name(label, unreachable_label),
-                                 line={"color": _colour(index + 1), "width": 1.2}))
+                                 line={"color": colour, "width": 1.2}))
     fig.add_trace(go.Scatter(x=log.steps, y=log.loss, mode="lines", name="all labels",
-                             line={"color": _colour(0), "width": 3}))
+                             line={"color": "black", "width": 3}))
     fig.add_trace(go.Scatter(x=[0, log.steps[-1]], y=[loss_before, loss_after], mode="markers+text",
                              name="held-out MSE (this run)",
                              text=[f"before {loss_before:.3g}", f"after {loss_after:.3g}"],
@@ -139,12 +139,13 @@ def length_heatmap_figure(cells: Sequence[Cell], split: LengthSplit) -> go.Figur
 def loss_by_size_figure(cells: Sequence[Cell], split: LengthSplit) -> go.Figure:
     """MSE against graph size, one line per true distance; the largest training size is marked."""
     fig = go.Figure()
-    for index, distance in enumerate(sorted({c.distance for c in cells})):
+    distances = sorted({c.distance for c in cells})
+    for distance, colour in zip(distances, ordered_colours(len(distances))):
         row = sorted((c for c in cells if c.distance == distance), key=lambda c: c.n_vertices)
         dash = "solid" if split.distance_seen(distance) else "dash"
         fig.add_trace(go.Scatter(x=[c.n_vertices for c in row], y=[c.mse for c in row],
                                  mode="lines+markers", name=f"distance {distance}",
-                                 line={"color": _colour(index), "dash": dash},
+                                 line={"color": colour, "dash": dash},
                                  customdata=[c.count for c in row],
                                  hovertemplate="n = %{x}: MSE %{y:.3g} on %{customdata} graphs<extra></extra>"))
     fig.add_vline(x=split.n_train_max + 0.5, line_dash="dot", line_color="grey",
@@ -160,10 +161,10 @@ def loss_by_distance_figure(cells: Sequence[Cell], split: LengthSplit) -> go.Fig
     sizes = sorted({c.n_vertices for c in cells})
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.1,
                         subplot_titles=["MSE", "mean prediction"])
-    for index, n in enumerate(sizes):
+    for n, colour in zip(sizes, ordered_colours(len(sizes))):
         row = sorted((c for c in cells if c.n_vertices == n), key=lambda c: c.distance)
         seen = split.size_seen(n)
-        style = {"color": _colour(index), "dash": "solid" if seen else "dash"}
+        style = {"color": colour, "dash": "solid" if seen else "dash"}
         name = f"n = {n}" + ("" if seen else " (larger)")
         fig.add_trace(go.Scatter(x=[c.distance for c in row], y=[c.mse for c in row], mode="lines+markers",
                                  name=name, legendgroup=str(n), line=style), row=1, col=1)

@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from functools import partial
 
 import torch
 
@@ -51,17 +52,17 @@ def outcome_summaries(end: EndOfTraining, *, resamples: int,
     return summaries
 
 
-def _estimate_text(estimate: Estimate) -> str:
-    if estimate.low != estimate.low:  # NaN: one seed
-        return format_value(estimate.value)
-    return f"{format_value(estimate.value)} ({format_value(estimate.low)} to {format_value(estimate.high)})"
+def _estimate_text(estimate: Estimate, *, trailing_zeros: bool = False) -> str:
+    value, low, high = (format_value(v, trailing_zeros=trailing_zeros)
+                        for v in (estimate.value, estimate.low, estimate.high))
+    return value if estimate.low != estimate.low else f"{value} ({low} to {high})"  # NaN low: one seed
 
 
 def summary_table(summaries: list[OutcomeSummary]) -> str:
     """Markdown: one row per outcome, each measure as "mean (95% interval)"."""
     header = ["outcome", "seeds", *MEASURE_NAMES.values()]
     rows = [[s.group, s.count, *(s.means[key] for key in MEASURE_NAMES)] for s in summaries]
-    formats = {i: _estimate_text for i in range(2, 2 + len(MEASURE_NAMES))}
+    formats = {i: partial(_estimate_text, trailing_zeros=True) for i in range(2, 2 + len(MEASURE_NAMES))}
     return markdown_table(header, rows, formats=formats)
 
 
