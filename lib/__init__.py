@@ -38,6 +38,11 @@ lib.paths      transformers trained on shortest paths (study 1, part 2)
   finetuning             fine-tuning the pre-trained model to new targets [3]
   generalization_tests   the study's five off-distribution tests [3]
   length_generalization  train on small graphs, test on larger ones [3]
+  activations            residual streams and attention weights of a forward pass, by hooks [7]
+  token_graphs           the BFS facts behind each token: distances, shortest-path edges, degrees [7]
+  probes                 batched logistic and ridge probes with held-out scores [7]
+  attention_fractions    share of each head's attention by graph category, against uniform [7]
+  interventions          mean ablation of heads and blocks, residual patching [7]
 lib.grokking   ambiguous grokking of finite groups (study 2)
   groups                 groups as checked multiplication tables [4-6]
   pairs                  pairs of groups, intersections, training sets [4-6]
@@ -73,4 +78,8 @@ lib.chapters   glue of each chapter: its parameters, runs, summaries and figures
   ch6, ch6_figures       determination: perturbation, total variation, transplant, Jacobian, early prediction
   ch6_perturbation       perturbation sensitivity of chosen seeds, and their decision epochs
   ch6_results            decision epochs, total variation per outcome, transplant fates, tables, results JSON
+  ch7, ch7_figures       the learned circuit: parameters, models of other depths, graph sets; figures
+  ch7_probing            what each layer knows: probe grids, reach radii, the distance subspace
+  ch7_causal             ablation, patching, shortcuts, the hand-built model on the same graphs
+  ch7_results            the verdicts, tables, summary sentences and results JSON
 """

@@ -29,6 +29,8 @@ REQUIRED_KEYS = {
                       "tracking_over_time", "regression_check", "sgld"},
     "06_determination": {"decision_epochs", "total_variation", "transplant", "jacobian", "early_prediction",
                          "perturbation", "outcome_counts"},
+    "07_learned_circuit": {"models", "probes", "probes_random_init", "reach_radius", "attention", "ablation",
+                           "patching", "shortcut_correlations", "hand_built"},
 }
 
 
@@ -65,6 +67,13 @@ def check_chapter_results(name: str, results: dict) -> None:
         prediction = results["early_prediction"]
         assert len(prediction["auc_either"]) == len(prediction["epochs"]) == len(prediction["auc_group"])
         assert all("published_flip_rate" in r for r in results["total_variation"]["by_outcome"])
+    if name == "07_learned_circuit":
+        assert results["hand_built"]["hand_built_mse"] < 1e-6
+        for depth, probes in results["probes"].items():
+            for fact, grid in probes["accuracy"].items():
+                assert len(grid["accuracy"]) == int(depth) + 1 and len(grid["accuracy"][0]) == len(grid["ks"])
+        assert {r["component"] for r in results["ablation"]} >= {"none", "layer 1 head 1", "layer 1 MLP"}
+        assert len(results["patching"]["probe"]) == len(results["patching"]["token"]) > 0
     if name == "04_ambiguous_grokking":
         assert results["intersection_sizes"] == results["published_intersection_sizes"]
         for pair in results["pairs"]:
@@ -107,8 +116,9 @@ def without_timings(value):
 
 
 #: Chapters whose smoke run is repeated: chapter 2 streams its graphs from DataLoader worker
-#: processes, chapter 5 spreads its SGLD chains and its training over worker processes.
-RERUN_CHAPTERS = ["02_training", "05_complexity"]
+#: processes, chapter 5 spreads its SGLD chains and its training over worker processes, chapter
+#: 7 fits its probes with L-BFGS and trains a model of another depth.
+RERUN_CHAPTERS = ["02_training", "05_complexity", "07_learned_circuit"]
 
 
 @pytest.mark.notebook

@@ -1,0 +1,210 @@
+"""Figures of chapter 7 (the learned circuit): probes, reach radii, attention, ablation, patching."""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+import torch
+from plotly.subplots import make_subplots
+
+from lib.book.plotting import PALETTE, finish, ordered_colours, slider_over_steps
+from lib.chapters.ch7_causal import Ablation, Patching
+from lib.chapters.ch7_probing import FACTS, ModelProbes
+from lib.paths.activations import Activations
+from lib.paths.attention_fractions import EDGE_QUERY_CATEGORIES, TARGET_QUERY_CATEGORIES, AttentionFractions
+from lib.paths.token_graphs import TokenGraphs
+
+
+def _index_labels(count: int) -> list[str]:
+    return ["embedding"] + [f"after layer {layer}" for layer in range(1, count)]
+
+
+def probe_grid_figure(learned: ModelProbes, random_init: ModelProbes) -> go.Figure:
+    """Held-out balanced accuracy per (residual index, k) for every fact: the trained model,
+    the same probes on a randomly initialised model, and on shuffled labels."""
+    columns = ("trained model", "random initialisation", "trained, shuffled labels")
+    if learned.grids[FACTS[0]].shuffled is None:
+        raise ValueError("The trained model's probes need the shuffled-label control (probe_model with a seed).")
+    fig = make_subplots(rows=len(FACTS), cols=3, column_titles=columns, row_titles=list(FACTS),
+                        horizontal_spacing=0.04, vertical_spacing=0.09)
+    for row, fact in enumerate(FACTS, start=1):
+        grids = (learned.grids[fact].accuracy, random_init.grids[fact].accuracy, learned.grids[fact].shuffled)
+        ks = [str(k) for k in learned.grids[fact].ks]
+        labels = _index_labels(len(grids[0]))
+        for col, grid in enumerate(grids, start=1):
+            fig.add_trace(go.Heatmap(
+                z=grid.numpy(), x=ks, y=labels, coloraxis="coloraxis",
+                hovertemplate="%{y}, k = %{x}: %{z:.3f}<extra></extra>"), row=row, col=col)
+    fig.update_layout(coloraxis={"colorscale": "Viridis", "cmin": 0.5, "cmax": 1.0,
+                                 "colorbar": {"title": {"text": "balanced<br>accuracy"}}})
+    fig.update_xaxes(title_text="k", type="category")
+    fig.update_yaxes(type="category", autorange="reversed")
+    fig.update_yaxes(showticklabels=False, col=2)
+    fig.update_yaxes(showticklabels=False, col=3)
+    fig.update_annotations(font_size=12)
+    return finish(fig, "What a linear probe reads from each residual stream (held-out balanced accuracy)",
+                  height=760)
+
+
+def reach_radius_figure(radii: dict[int, dict[str, list[int]]], largest: int) -> go.Figure:
+    """Per fact, the largest k read reliably after each layer, for models of several depths,
+    beside one hop per layer (the hand-built model) and doubling per layer."""
+    fig = make_subplots(rows=1, cols=len(FACTS), subplot_titles=list(FACTS), shared_yaxes=True,
+                        horizontal_spacing=0.05)
+    colours = ordered_colours(len(radii))
+    widest = max(radii)
+    for col, fact in enumerate(FACTS, start=1):
+        layers = list(range(widest + 1))
+        fig.add_trace(go.Scatter(x=layers, y=[min(layer, largest) for layer in layers], mode="lines",
+                                 line={"color": "grey", "dash": "dot"}, name="one hop per layer (hand-built)",
+                                 legendgroup="hop", showlegend=col == 1), row=1, col=col)
+        fig.add_trace(go.Scatter(x=layers, y=[min(2 ** layer, largest) for layer in layers], mode="lines",
+                                 line={"color": "grey", "dash": "dash"}, name="doubling per layer",
+                                 legendgroup="double", showlegend=col == 1), row=1, col=col)
+        for colour, (depth, by_fact) in zip(colours, sorted(radii.items())):
+            fig.add_trace(go.Scatter(x=list(range(depth + 1)), y=by_fact[fact], mode="lines+markers",
+                                     line={"color": colour}, name=f"{depth}-layer model", legendgroup=str(depth),
+                                     showlegend=col == 1), row=1, col=col)
+    fig.update_xaxes(title_text="residual index (0 = embedding)", dtick=1)
+    fig.update_yaxes(title_text="reach radius", row=1, col=1)
+    fig.update_layout(legend={"orientation": "h", "y": -0.25})
+    fig.update_annotations(font_size=12)
+    return finish(fig, "How far each layer has searched, by model depth", height=460)
+
+
+def _head_names(fractions: torch.Tensor) -> list[str]:
+    layers, heads = fractions.shape[:2]
+    return [f"L{layer + 1}H{head + 1}" for layer in range(layers) for head in range(heads)]
+
+
+def attention_fraction_figure(fractions: AttentionFractions) -> go.Figure:
+    """Share of attention by key category for every head, from edge tokens (left) and from the
+    target token (right); the black marks are what uniform attention would give."""
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("queries at edge tokens", "query at the target token"),
+                        horizontal_spacing=0.08)
+    panels = ((fractions.from_edges, fractions.edge_chance, EDGE_QUERY_CATEGORIES),
+              (fractions.from_target, fractions.target_chance, TARGET_QUERY_CATEGORIES))
+    for col, (shares, chance, categories) in enumerate(panels, start=1):
+        heads = _head_names(shares)
+        for index, category in enumerate(categories):
+            fig.add_trace(go.Bar(x=heads, y=shares[..., index].flatten().tolist(), name=category,
+                                 marker_color=PALETTE[index + 4 * (col - 1)],
+                                 hovertemplate=f"{category}: %{{y:.3f}}<extra>%{{x}}</extra>"), row=1, col=col)
+            fig.add_trace(go.Scatter(x=heads, y=[float(chance[index])] * len(heads), mode="markers",
+                                     marker={"symbol": "line-ew-open", "size": 14, "color": "black"},
+                                     name="uniform attention", legendgroup="chance",
+                                     showlegend=col == 1 and index == 0,
+                                     hovertemplate=f"uniform: %{{y:.3f}}<extra>{category}</extra>"), row=1, col=col)
+    fig.update_layout(barmode="group", legend={"orientation": "h", "y": -0.25})
+    fig.update_yaxes(title_text="share of attention", range=[0, 1], row=1, col=1)
+    fig.update_yaxes(range=[0, 1], row=1, col=2)
+    return finish(fig, "Where each head looks (L = layer, H = head)", height=480)
+
+
+def token_names(graphs: TokenGraphs, row: int) -> list[str]:
+    """Names of one graph's non-padding tokens: "a-b" for edges, "t=v" for the query."""
+    edges = [f"{a}-{b}" for a, b, real in zip(graphs.low[row].tolist(), graphs.high[row].tolist(),
+                                             graphs.is_edge[row].tolist()) if real]
+    return edges + [f"t={int(graphs.target[row])}"]
+
+
+def example_figure(activations: Activations, graphs: TokenGraphs, row: int, hand_built_reach: torch.Tensor
+                   ) -> go.Figure:
+    """One graph, one slider step per layer: each head's attention among the graph's tokens,
+    beside the hand-built model's reach sets after the same layer (`hand_built_reach`:
+    (layers + 1, n, n), chapter 1's `reach_by_layer` on the graph with t relabelled 2)."""
+    keep = torch.cat([graphs.is_edge[row], torch.tensor([True])])
+    names = token_names(graphs, row)
+    target = int(graphs.target[row])
+    # Undo the relabelling (vertex 2 of the hand-built graph is t, and t is 2) for the labels.
+    vertex_names = [str(target if v == 2 else 2 if v == target else v) for v in range(1, hand_built_reach.shape[1] + 1)]
+    layers, heads = activations.attention.shape[0], activations.attention.shape[2]
+    titles = [f"head {head + 1}: query (row) to key (column)" for head in range(heads)] + \
+        ["hand-built: vertex (row) reaches (column)"]
+    fig = make_subplots(rows=1, cols=heads + 1, subplot_titles=titles, horizontal_spacing=0.09)
+    steps = []
+    for layer in range(layers):
+        traces = []
+        for head in range(heads):
+            weights = activations.attention[layer, row, head][keep][:, keep]
+            traces.append(go.Heatmap(z=weights.numpy(), x=names, y=names, zmin=0, zmax=1, colorscale="Oranges",
+                                     showscale=False, xaxis=f"x{head + 1 if head else ''}",
+                                     yaxis=f"y{head + 1 if head else ''}",
+                                     hovertemplate="%{y} attends to %{x}: %{z:.3f}<extra></extra>"))
+        traces.append(go.Heatmap(z=hand_built_reach[layer + 1].numpy(), x=vertex_names, y=vertex_names,
+                                 zmin=0, zmax=1, colorscale="Blues", showscale=False,
+                                 xaxis=f"x{heads + 1}", yaxis=f"y{heads + 1}",
+                                 hovertemplate="vertex %{y} reaches %{x}: %{z:.2f}<extra></extra>"))
+        steps.append(traces)
+    slider_over_steps(steps, [str(layer + 1) for layer in range(layers)], slider_prefix="layer: ", figure=fig)
+    fig.update_xaxes(type="category", tickangle=-60)
+    fig.update_yaxes(type="category", autorange="reversed")
+    fig.update_annotations(font_size=12)
+    return finish(fig, f"Attention of the trained model and reach of the hand-built one on one graph "
+                       f"(d(1, {target}) = {int(graphs.distance[row])})", height=520)
+
+
+def ablation_figure(ablation: Ablation, unreachable_label: int) -> go.Figure:
+    """MSE per true distance with each component replaced by its mean output (log colour)."""
+    columns = [("unreachable" if label == unreachable_label else f"d = {label}") for label in ablation.labels]
+    fig = go.Figure(go.Heatmap(
+        z=torch.log10(ablation.loss.clamp_min(1e-6)).numpy(), x=columns, y=list(ablation.components),
+        customdata=ablation.loss.numpy(), colorscale="Magma", reversescale=True,
+        colorbar={"title": {"text": "log10 MSE"}},
+        hovertemplate="%{y}, %{x}: MSE %{customdata:.3g}<extra></extra>"))
+    fig.update_xaxes(title_text="true distance", type="category")
+    fig.update_yaxes(type="category", autorange="reversed")
+    return finish(fig, "Loss per distance with one component mean-ablated", height=max(360, 24 * len(ablation.components)))
+
+
+def patching_figure(patching: Patching) -> go.Figure:
+    """Slope of the prediction's shift on the donor-recipient label difference, per residual
+    index: the distance probes' subspace, random subspaces of its dimension, the whole token."""
+    indices = [f"after layer {layer}" for layer in range(1, len(patching.probe) + 1)]
+    random = patching.random
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=indices, y=patching.token.tolist(), mode="lines+markers", name="whole target token",
+                             line={"color": PALETTE[7]}))
+    fig.add_trace(go.Scatter(x=indices, y=patching.probe.tolist(), mode="lines+markers",
+                             name=f"distance probes' subspace ({patching.dimension} dimensions)",
+                             line={"color": PALETTE[1]}))
+    fig.add_trace(go.Scatter(x=indices, y=random.mean(dim=1).tolist(), mode="lines+markers",
+                             name=f"random subspaces (mean of {random.shape[1]}, bars: min to max)",
+                             line={"color": PALETTE[0]},
+                             error_y={"type": "data", "symmetric": False,
+                                      "array": (random.max(dim=1).values - random.mean(dim=1)).tolist(),
+                                      "arrayminus": (random.mean(dim=1) - random.min(dim=1).values).tolist()}))
+    fig.update_xaxes(title_text="residual stream patched at the target token", type="category")
+    fig.update_yaxes(title_text="shift of prediction per unit of label difference")
+    fig.update_layout(legend={"orientation": "h", "y": -0.3})
+    return finish(fig, f"Patching a donor's distance into another graph ({patching.pairs:,} pairs)", height=440)
+
+
+def confusion_figure(prediction: torch.Tensor, labels: torch.Tensor, hand_built: torch.Tensor,
+                     unreachable_label: int) -> go.Figure:
+    """Rounded predictions against true labels for the trained and the hand-built model."""
+    values = sorted({int(v) for v in labels.unique()})
+    names = ["unreachable" if v == unreachable_label else str(v) for v in values]
+    top = max(values)
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("trained model", "hand-built model"),
+                        horizontal_spacing=0.12)
+    for col, predicted in enumerate((prediction, hand_built), start=1):
+        rounded = predicted.round().clamp(0, top).long()
+        columns = list(range(top + 1))
+        counts = torch.zeros(len(values), len(columns))
+        for i, value in enumerate(values):
+            counts[i] = torch.bincount(rounded[labels == value], minlength=top + 1)[:top + 1].float()
+        share = counts / counts.sum(dim=1, keepdim=True)
+        fig.add_trace(go.Heatmap(z=share.numpy(), x=[str(c) for c in columns], y=names, zmin=0, zmax=1,
+                                 colorscale="Blues", coloraxis="coloraxis", customdata=counts.numpy(),
+                                 hovertemplate="true %{y}, predicted %{x}: %{customdata:.0f} graphs<extra></extra>"),
+                      row=1, col=col)
+    fig.update_layout(coloraxis={"colorscale": "Blues", "cmin": 0, "cmax": 1,
+                                 "colorbar": {"title": {"text": "share<br>of row"}}})
+    fig.update_xaxes(title_text="rounded prediction", type="category")
+    fig.update_yaxes(title_text="true distance", type="category", autorange="reversed", row=1, col=1)
+    fig.update_yaxes(type="category", autorange="reversed", row=1, col=2)
+    return finish(fig, "Predictions by true distance", height=400)
+
+
+__all__ = ["ablation_figure", "attention_fraction_figure", "confusion_figure", "example_figure",
+           "patching_figure", "probe_grid_figure", "reach_radius_figure", "token_names"]

@@ -1,0 +1,261 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # What did the trained transformer learn?
+#
+# Chapter 1 built a transformer that runs breadth-first search by hand: after layer $l$ every
+# vertex token holds the set of vertices within $l$ steps of it, so a graph whose shortest path
+# has length $d$ needs $d$ layers. Chapter 2 trained a transformer of the study's architecture on
+# the same question, with edges as tokens, and its loss fell one path length at a time. The
+# study tried to read the trained model's computation and did not get far
+# [@wang2024shortest]. This chapter opens chapter 2's model and asks, layer by layer:
+#
+# 1. **What does each layer know?** Linear probes on every residual stream, at the target token
+#    ("$d(1, t) \le k$") and at every edge token ("an endpoint is within $k$ steps of vertex 1",
+#    "... of $t$"), with two controls: the same probes on shuffled labels, and on a randomly
+#    initialised model of the same shape.
+# 2. **Where does attention go?** The share of each head's attention that lands on edges sharing
+#    an endpoint, on a shortest path, at $t$ or at vertex 1, against what uniform attention gives.
+# 3. **Is what the probes read used?** Mean ablation of every head and block; patching the
+#    probes' subspace from a graph at another distance.
+# 4. **Learned against hand-built:** the construction of chapter 1 on the same graphs; where
+#    the trained model is exact, and whether its errors follow shortcuts (edge count, degrees).
+# 5. **Depth:** the probes again on models of the same recipe with other numbers of layers.
+#
+# Nothing here is in the study; every claim below is a number computed in this run.
+
+# %% tags=["parameters"]
+smoke = False  # tiny run for tests (well under a minute)
+seed = 0  # seeds every random draw of the chapter
+device = "auto"  # "auto" (CUDA when present), "cpu", "cuda" or "cuda:K"
+results_dir = "../results"  # results JSON and saved models go here; later chapters read them here
+depths = [2, 6]  # encoder layers of the other models of chapter 2's recipe compared with it (chapter 2: 4)
+probe_graphs = 2000  # fresh graphs the probes are trained on
+probe_test_graphs = 2000  # held-out graphs the probes are scored on
+probe_l2 = 0.001  # L2 penalty of the probes (on standardised activations)
+reach_threshold = 0.9  # held-out balanced accuracy at which a probe counts as reading its fact
+intervention_graphs = 2000  # held-out graphs of the ablation and patching experiments
+random_subspaces = 8  # random subspaces patched as the control of the probe subspace
+cpu_threads = 1  # torch threads on the CPU (one is fastest for these small models on 2 cores)
+
+# %% tags=["remove-output"]
+import time
+
+import torch
+from IPython.display import Markdown, display
+
+from lib.book.params import apply_cpu_threads, validate_parameters
+from lib.book.plotting import configure_notebook_rendering
+from lib.book.reproducibility import seed_everything
+from lib.book.results import write_results
+from lib.bfs.transformer import bfs_transformer
+from lib.chapters.ch1_figures import reach_by_layer
+from lib.chapters.ch7 import Chapter7Parameters, GraphSet, TrainedModel, depth_model, from_base
+from lib.chapters.ch7_causal import (
+    ablate_components, hand_built_adjacency, hand_built_distances, patch_distance, shortcut_correlations,
+)
+from lib.chapters.ch7_figures import (
+    ablation_figure, attention_fraction_figure, confusion_figure, example_figure, patching_figure,
+    probe_grid_figure, reach_radius_figure,
+)
+from lib.chapters.ch7_probing import FACTS, probe_model, usable_ks
+from lib.chapters.ch7_results import (
+    ablation_rows, attention_rows, chapter_results, hand_built_rows, model_rows, model_table, preference_table,
+    reach_rows, summary_lines,
+)
+from lib.paths.activations import capture
+from lib.paths.attention_fractions import attention_fractions
+from lib.paths.finetuning import ensure_base_model, fallback_base_config
+from lib.paths.model import build_model
+from lib.paths.token_graphs import UNREACHABLE
+
+config = validate_parameters(Chapter7Parameters, globals())
+apply_cpu_threads(config.cpu_threads, config.device)
+seed_everything(config.seed)
+configure_notebook_rendering()
+seconds = {}
+print(f"device: {config.device}; smoke run: {config.smoke}")
+
+# %% [markdown]
+# ```{note}
+# **Scale.** The study's model has 11 layers and reads graphs of up to 15 vertices
+# [@wang2024shortest]; chapter 2's CPU default has 4 layers and graphs of 3 to 8 vertices, and
+# this chapter reads that model (from chapter 2's checkpoint in `results_dir` when it is there).
+# After chapter 2 ran at the published scale on a GPU, the same analysis of the 11-layer model,
+# with models of 6 and 16 layers beside it and more graphs, is
+# `papermill 07_learned_circuit.ipynb out.ipynb -p device cuda -p depths '[6, 16]' -p probe_graphs 20000 -p probe_test_graphs 20000 -p intervention_graphs 20000`
+# (the models of other depths are trained with chapter 2's recipe, so at that scale they take as
+# long as chapter 2 did).
+# ```
+#
+# ## The models
+#
+# Chapter 2's model, models of the same recipe with `depths` layers (trained here with chapter
+# 2's code and kept in `results_dir`, so a rerun or an interrupted run picks them up), and a
+# randomly initialised model of chapter 2's shape for the probes' control.
+
+# %%
+started = time.perf_counter()
+base = from_base(ensure_base_model(config.results_dir,
+                                   fallback_base_config(seed=config.seed, device=str(config.device),
+                                                        smoke=config.smoke), device=config.device))
+models: dict[str, TrainedModel] = {f"chapter 2 ({base.n_layers} layers)": base}
+for depth in config.depths:
+    if depth != base.n_layers:
+        models[f"{depth} layer{'s' if depth > 1 else ''}"] = depth_model(base.config, depth, config.results_dir)
+random_init = build_model(base.config.model_config, seed=config.seed + 100, device=config.device).eval()
+seconds["models"] = time.perf_counter() - started
+
+recipe = base.config
+train, test, held_out = (GraphSet.draw(recipe, count, config.seed + offset) for count, offset in
+                         ((config.probe_graphs, 1), (config.probe_test_graphs, 2), (config.intervention_graphs, 3)))
+predictions = {name: capture(model.model, held_out.tokens).prediction for name, model in models.items()}
+model_summary = model_rows(models, held_out, predictions)
+display(Markdown(model_table(model_summary, held_out.unreachable_label)))
+
+# %% [markdown]
+# ## What each layer knows
+#
+# Each probe is a logistic regression on one residual stream (index 0 is the embedding, index
+# $l$ the output of layer $l$), fitted on `probe_graphs` fresh graphs and scored by balanced
+# accuracy (the mean of the recall of "yes" and of "no", so 0.5 is chance whatever the base rate)
+# on `probe_test_graphs` others. The thresholds $k$ are those at which both answers are common
+# enough to score. The reach radius of a layer is the largest $k$ such that every threshold up to
+# $k$ is read with balanced accuracy at least `reach_threshold`.
+
+# %%
+started = time.perf_counter()
+ks = {fact: usable_ks(train, test, fact) for fact in FACTS}
+largest = max(int(graphs.graphs.distance[graphs.graphs.distance < UNREACHABLE].max()) for graphs in (train, test))
+probes = {base.n_layers: probe_model(base.model, train, test, l2=config.probe_l2, ks=ks, seed=config.seed + 4)}
+random_probes = probe_model(random_init, train, test, l2=config.probe_l2, ks=ks)
+for name, model in models.items():
+    if model is not base:
+        probes[model.n_layers] = probe_model(model.model, train, test, l2=config.probe_l2, ks=ks)
+seconds["probes"] = time.perf_counter() - started
+radii = reach_rows(probes, config.reach_threshold)
+print(f"thresholds: {ks}; largest distance in the probe graphs: {largest}")
+print(f"held-out R^2 of a linear probe of the label at the target token, per index: "
+      f"{[round(v, 3) for v in probes[base.n_layers].distance_r2.tolist()]}")
+probe_grid_figure(probes[base.n_layers], random_probes).show()
+
+# %% [markdown]
+# Under breadth-first search with one hop per layer, the radius after layer $l$ is $l$; a model
+# that doubled path lengths every layer would reach $2^l$. The dotted and dashed lines are those
+# two; each model's line is what its probes read (radii capped at the largest distance present).
+
+# %%
+reach_radius_figure(radii, largest).show()
+
+# %% [markdown]
+# ## Where attention goes
+#
+# For every head, the share of attention from edge tokens to themselves, to edges sharing an
+# endpoint, to edges on a shortest 1-$t$ path and to the target token; and from the target token
+# to itself, to edges at $t$, to edges at vertex 1 and to edges on a shortest path. Black marks
+# show the share a head would give with uniform attention over the graph's tokens. Categories
+# overlap, so shares need not add up to one. The table lists, for every head, the category it
+# favours most relative to uniform attention.
+
+# %%
+started = time.perf_counter()
+activations = capture(base.model, held_out.tokens)
+fractions = attention_fractions(activations.attention, held_out.graphs)
+attention = attention_rows(fractions)
+seconds["attention"] = time.perf_counter() - started
+attention_fraction_figure(fractions).show()
+display(Markdown(preference_table(attention)))
+
+# %% [markdown]
+# One graph, layer by layer (move the slider): both heads' attention among the graph's tokens
+# beside the reach sets of chapter 1's hand-built model on the same graph after the same layer.
+# The example is the first held-out graph whose target is at the largest distance the model was
+# trained on that is within its depth.
+
+# %%
+distance = held_out.graphs.distance
+wanted = min(base.n_layers, largest)
+row = int(torch.nonzero(distance == wanted)[0]) if (distance == wanted).any() else int(torch.argmin(distance))
+hand_built_model = bfs_transformer(recipe.n_max)
+example_reach = reach_by_layer(hand_built_model, hand_built_adjacency(held_out.graphs, recipe.n_max)[row])
+example_figure(activations, held_out.graphs, row, example_reach).show()
+
+# %% [markdown]
+# ## Are the probed features used?
+#
+# **Ablation.** Each head, each layer's attention and each feed-forward block in turn outputs
+# its mean over `probe_graphs` other graphs (mean ablation), and the loss is measured per true
+# distance on the held-out graphs.
+
+# %%
+started = time.perf_counter()
+ablation = ablate_components(base.model, held_out, train)
+ablation_summary = ablation_rows(ablation)
+seconds["ablation"] = time.perf_counter() - started
+ablation_figure(ablation, held_out.unreachable_label).show()
+
+# %% [markdown]
+# **Patching.** Graphs with a reachable target are paired at random with a donor whose target is
+# at another distance. At one residual index, the recipient's target-token stream takes the
+# donor's components in the subspace spanned by the distance probes (the linear probe of the
+# label and every "$d(1, t) \le k$" probe, orthonormalised), everything else unchanged; the
+# slope of the prediction's shift against the label difference says how far the model follows.
+# Random subspaces of the same dimension are the control, the donor's whole token the ceiling.
+# (Index 0 is left out: the target is vertex 2 in every graph, so its embedding never differs.)
+
+# %%
+started = time.perf_counter()
+patching = patch_distance(base.model, held_out, probes[base.n_layers].distance_subspace(),
+                          random_subspaces=config.random_subspaces, seed=config.seed + 5)
+seconds["patching"] = time.perf_counter() - started
+patching_figure(patching).show()
+
+# %% [markdown]
+# ## Learned against hand-built
+#
+# Chapter 1's construction for graphs of `n_max` vertices reads the same graphs (as adjacency
+# matrices) and needs one layer per hop. Below, both models' rounded predictions by true
+# distance, then the correlations, within each true distance, of the trained model's error with
+# statistics a network could use instead of searching: the number of edges and the degrees of
+# vertex 1 and of $t$.
+
+# %%
+hand_built = hand_built_distances(held_out.graphs, recipe.n_max)
+agreement = hand_built_rows(activations.prediction, hand_built, held_out, base.n_layers)
+shortcuts = shortcut_correlations(activations.prediction, held_out)
+confusion_figure(activations.prediction, held_out.labels, hand_built.prediction, held_out.unreachable_label).show()
+print("correlation of the error with each statistic, within true distance: "
+      + "; ".join(f"{name} {value:+.3f}" for name, value in shortcuts.items()))
+
+# %% [markdown]
+# ## Numbers and checks
+
+# %% tags=["remove-output"]
+assert agreement["hand_built_mse"] < 1e-6, "the hand-built model must be exact on these graphs"
+assert all(abs(value) <= 1 for value in shortcuts.values())
+results = chapter_results(config=config, models=model_summary, largest=largest, probes=probes,
+                          random_init=random_probes, radii=radii, attention=attention, ablation=ablation_summary,
+                          patching=patching, shortcuts=shortcuts, agreement=agreement, seconds=seconds)
+path = write_results(config.results_dir, "07_learned_circuit", results)
+print(f"results written to {path}")
+
+# %% [markdown]
+# ## Summary
+#
+# What this run measured (every number from the cells above):
+
+# %%
+display(Markdown("\n".join(f"- {line}" for line in summary_lines(
+    base=probes[base.n_layers], random_init=random_probes, radii=radii, base_depth=base.n_layers,
+    threshold=config.reach_threshold, largest=largest, attention=attention, ablation=ablation_summary,
+    patching=patching, shortcuts=shortcuts, agreement=agreement))))
