@@ -35,13 +35,15 @@ execute: venv
 	done
 
 # Refresh the committed notebooks: sync each .ipynb with its .py (outputs and the .py's cell
-# tags kept), then execute it in place. Run this, and commit, when a chapter or its code changed.
+# tags kept), execute it in place, and record which code it ran (notebooks/fingerprints.json).
+# Run this, and commit, when a chapter or its code changed: a test fails until you do.
 notebooks: venv
 	$(BIN)/python tools/sync_notebooks.py $(NOTEBOOKS)
 	@for nb in $(NOTEBOOKS:.py=.ipynb); do \
 	  echo "executing $$nb in place"; \
 	  $(BIN)/papermill --no-progress-bar --log-level WARNING --cwd notebooks -k python3 $$nb $$nb || exit 1; \
 	done
+	$(BIN)/python tools/record_fingerprints.py $(NOTEBOOKS)
 	$(BIN)/python tools/results_table.py
 
 # The book from the executed copies when `make execute` made them, else from the committed notebooks.

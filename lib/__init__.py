@@ -16,9 +16,10 @@ lib.book       what every chapter uses
   plotting               plotly conventions and the static slider over precomputed steps [all]
   live                   the live ipywidgets panels: a slider's range, a panel with a run button [1, 2, 6]
   tables                 markdown tables from rows of numbers [all]
-  statistics             ROC AUC, rank and linear correlation, bootstrap intervals [5]
+  statistics             ROC AUC, rank and linear correlation, bootstrap intervals [5, 7]
   reproduced             the index page's table: published numbers beside this book's [index]
   reproducibility        seeding [all]
+  code_fingerprint       which code produced a committed notebook's outputs (make notebooks, tests) [all]
 lib.bfs        the hand-built BFS transformer (study 1, part 1)
   transformer            the construction: weights set by hand, n layers of n + 1 heads [1]
   graphs                 adjacency-matrix graph samplers and the plain BFS oracle [1]

@@ -43,6 +43,8 @@ smoke = False  # tiny run for tests (well under a minute)
 seed = 0  # seeds every random draw of the chapter
 device = "auto"  # "auto" (CUDA when present), "cpu", "cuda" or "cuda:K"
 results_dir = "../results"  # results JSON and saved models go here; later chapters read them here
+sweep_backend = "local"  # where the instance sweeps run: "local" (this machine) or "ray"
+ray_address = None  # Ray cluster to join: None (start Ray here), "auto" or an address
 epochs = 2000  # full-batch epochs of every sweep (the authors: 2000)
 log_every = 20  # epochs between recorded accuracies and losses
 grok_threshold = 0.999  # accuracy on a group's full table that counts as grokking it
@@ -95,6 +97,7 @@ from lib.chapters.ch4_results import (
 from lib.grokking.pairs import make_pair
 
 config = validate_parameters(Chapter4Parameters, globals())
+config.use_sweep_backend()
 seed_everything(config.seed)
 configure_notebook_rendering()
 runs = {}
@@ -116,6 +119,15 @@ print(experiments_overview(config.experiments))
 # at 2e-4, and 100 seeds of the S5 pair at d = h = 128, all for 2,000 full-batch epochs. The
 # post gives no seed counts for the Z48, Z35 and Z100 pairs; 100 each is a reasonable choice. The 10,000-seed S4 sweep is also within reach of
 # a CPU: `benchmarks/bench_instance_training.py --scale-check` measures its speed and memory.
+#
+# On a Ray cluster (every machine with this repository and its `.venv`; run from the head
+# node), the same command with `-p sweep_backend ray -p ray_address auto` cuts every sweep into
+# shards of seeds, one Ray task per GPU at a time, with the same numbers as on one machine:
+#
+# ```
+# papermill 04_ambiguous_grokking.ipynb out.ipynb -p device cuda -p sweep_backend ray -p ray_address auto \
+#     -p s4_instances 10000 -p s5_instances 100 -p s5_dim 128
+# ```
 
 # %% [markdown]
 # ## Two groups on one set

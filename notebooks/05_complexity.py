@@ -37,6 +37,8 @@ smoke = False  # tiny run for tests (well under a minute)
 seed = 0  # seeds every random draw of the chapter
 device = "auto"  # "auto" (CUDA when present), "cpu", "cuda" or "cuda:K"
 results_dir = "../results"  # results JSON and saved models go here; later chapters read them here
+sweep_backend = "local"  # where the instance sweeps run: "local" (this machine) or "ray"
+ray_address = None  # Ray cluster to join: None (start Ray here), "auto" or an address
 llc_chains = 8  # SGLD chains per seed (published: 100)
 llc_steps = 500  # SGLD steps per chain (published: 3,000)
 llc_step_size = 8e-4  # SGLD step size (published: 8e-4)
@@ -92,6 +94,7 @@ from lib.grokking.mlp import select_instances
 from lib.grokking.outcomes import first_epoch_at_or_above
 
 config = validate_parameters(Chapter5Parameters, globals())
+config.use_sweep_backend()
 apply_cpu_threads(config.cpu_threads, config.device)
 seed_everything(config.seed)
 configure_notebook_rendering()
@@ -111,6 +114,10 @@ print(config.sgld)
 #     -p neither_sample 10000 -p iid_instances 32 -p iid_epochs 2000 \
 #     -p s5_seeds 100 -p s5_every 100 -p s5_llc_chains 100 -p s5_llc_steps 3000
 # ```
+#
+# With `-p sweep_backend ray -p ray_address auto` the seeds this chapter trains (the iid runs,
+# the S5 seeds, the fallback sweep) run as shards on a Ray cluster; the LLC chains still run on
+# the machine of the notebook.
 
 # %% [markdown]
 # ## The estimator

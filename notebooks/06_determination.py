@@ -34,6 +34,8 @@ smoke = False  # tiny run for tests (well under a minute)
 seed = 0  # seeds every random draw of the chapter
 device = "auto"  # "auto" (CUDA when present), "cpu", "cuda" or "cuda:K"
 results_dir = "../results"  # results JSON and saved models go here; later chapters read them here
+sweep_backend = "local"  # where the instance sweeps run: "local" (this machine) or "ray"
+ray_address = None  # Ray cluster to join: None (start Ray here), "auto" or an address
 fallback_instances = 1000  # seeds of the S4 sweep trained here when chapter 4's is missing (chapter 4: 1,000)
 fallback_epochs = 2000  # epochs of that sweep (the study: 2,000)
 grok_threshold = 0.999  # accuracy on a group's full table that counts as grokking it
@@ -86,6 +88,7 @@ from lib.grokking.mlp import MLPConfig
 from lib.grokking.training import snapshot_epochs
 
 config = validate_parameters(Chapter6Parameters, globals())
+config.use_sweep_backend()
 apply_cpu_threads(config.cpu_threads, config.device)
 seed_everything(config.seed)
 configure_notebook_rendering()
@@ -106,6 +109,14 @@ seconds = {}
 # papermill 06_determination.ipynb out.ipynb -p device cuda -p perturb_per_outcome 10 \
 #     -p perturb_every 100 -p copies 10 \
 #     -p tv_per_outcome 1000 -p transplant_seeds 1000 -p jacobian_lengths '[0, 10, 100, 1000, 2000]'
+# ```
+#
+# The perturbed copies, the retrained and the transplanted seeds all train through the sweep
+# runner, so on a Ray cluster (run from its head node) the same run is
+#
+# ```
+# papermill 06_determination.ipynb out.ipynb -p device cuda -p sweep_backend ray -p ray_address auto \
+#     -p perturb_per_outcome 10 -p perturb_every 100 -p copies 10 -p tv_per_outcome 1000 -p transplant_seeds 1000
 # ```
 
 # %% [markdown]

@@ -153,6 +153,9 @@ probe_grid_figure(probes[base.n_layers], random_probes).show()
 # Under breadth-first search with one hop per layer, the radius after layer $l$ is $l$; a model
 # that doubled path lengths every layer would reach $2^l$. The dotted and dashed lines are those
 # two; each model's line is what its probes read (radii capped at the largest distance present).
+# The last stream of a model is the one its linear readout reads, so a model that answers well
+# has every threshold readable there by construction: what a line says about the computation is
+# in its points before the last.
 
 # %%
 reach_radius_figure(radii, largest).show()
@@ -243,9 +246,14 @@ print("correlation of the error with each statistic, within true distance: "
 # %% tags=["remove-output"]
 assert agreement["hand_built_mse"] < 1e-6, "the hand-built model must be exact on these graphs"
 assert all(abs(value) <= 1 for value in shortcuts.values())
+conclusions = summary_lines(
+    base=probes[base.n_layers], random_init=random_probes, radii=radii, base_depth=base.n_layers,
+    threshold=config.reach_threshold, largest=largest, attention=attention, ablation=ablation_summary,
+    patching=patching, shortcuts=shortcuts, agreement=agreement)
 results = chapter_results(config=config, models=model_summary, largest=largest, probes=probes,
                           random_init=random_probes, radii=radii, attention=attention, ablation=ablation_summary,
-                          patching=patching, shortcuts=shortcuts, agreement=agreement, seconds=seconds)
+                          patching=patching, shortcuts=shortcuts, agreement=agreement, conclusions=conclusions,
+                          seconds=seconds)
 path = write_results(config.results_dir, "07_learned_circuit", results)
 print(f"results written to {path}")
 
@@ -255,7 +263,4 @@ print(f"results written to {path}")
 # What this run measured (every number from the cells above):
 
 # %%
-display(Markdown("\n".join(f"- {line}" for line in summary_lines(
-    base=probes[base.n_layers], random_init=random_probes, radii=radii, base_depth=base.n_layers,
-    threshold=config.reach_threshold, largest=largest, attention=attention, ablation=ablation_summary,
-    patching=patching, shortcuts=shortcuts, agreement=agreement))))
+display(Markdown("\n".join(f"- {line}" for line in conclusions)))

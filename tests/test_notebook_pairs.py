@@ -5,6 +5,8 @@ from pathlib import Path
 import jupytext
 import pytest
 
+from lib.book.code_fingerprint import fingerprint, read_fingerprints
+
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.py"))
 
@@ -37,3 +39,13 @@ def test_committed_notebook_is_executed_without_errors_and_small(source):
     assert any(cell.outputs for cell in code)
     assert not [o for cell in code for o in cell.outputs if o.get("output_type") == "error"]
     assert "parameters" in code[0].metadata.get("tags", []), "first code cell must be tagged `parameters`"
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=lambda p: p.stem)
+def test_committed_outputs_come_from_the_current_code(source):
+    """Outputs executed before a change to the chapter or to a lib module it uses are stale
+    (chapter 2's numbers once drifted that way): the recorded fingerprint must be current."""
+    recorded = read_fingerprints(source.parent).get(source.stem)
+    assert recorded == fingerprint(source, ROOT), (
+        f"{source.stem}.ipynb was executed with other code than its .py and lib hold now: re-execute it "
+        f"(`make notebooks`, or papermill on it and `python tools/record_fingerprints.py notebooks/{source.name}`)")

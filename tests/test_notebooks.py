@@ -30,7 +30,7 @@ REQUIRED_KEYS = {
     "06_determination": {"decision_epochs", "total_variation", "transplant", "jacobian", "early_prediction",
                          "perturbation", "outcome_counts"},
     "07_learned_circuit": {"models", "probes", "probes_random_init", "reach_radius", "attention", "ablation",
-                           "patching", "shortcut_correlations", "hand_built"},
+                           "patching", "shortcut_correlations", "hand_built", "conclusions"},
 }
 
 

@@ -18,6 +18,7 @@ from lib.grokking.outcomes import first_epoch_at_or_above, typical_instances
 from lib.grokking.sweeps import run_pair_sweep, save_sweep, sweep_outcomes, sweep_summary
 from lib.grokking.training import SweepResult, SweepConfig, snapshot_epochs
 from lib.grokking.mlp import MLPConfig
+from lib.grokking.sweep_runner import BACKENDS, check_backend, use_backend
 from lib.book.params import KEEP, ChapterParameters, ParameterError, parameter
 
 #: The pairs whose intersection chapter 4 can subsample.
@@ -103,8 +104,36 @@ def _decay(help: str):
     return parameter(help, low=0.0, high=1.0)
 
 
+def _ray_address(name: str, value):
+    if value is not None and (not isinstance(value, str) or not value):
+        raise ParameterError(f'Parameter `{name}` must be None (start Ray on this machine), "auto" or a '
+                             f"cluster address such as \"ray://host:10001\"; got {value!r}.")
+    return value
+
+
 @dataclass(frozen=True)
-class Chapter4Parameters(ChapterParameters):
+class SweepChapterParameters(ChapterParameters):
+    """The parameters of the chapters whose sweeps can run on a Ray cluster (4-6): declared
+    once here, after the four every chapter has (`lib.grokking.sweep_runner`)."""
+
+    sweep_backend: str = parameter('where the instance sweeps run: "local" (this machine) or "ray"',
+                                   choices=BACKENDS)
+    ray_address: str = parameter('Ray cluster to join: None (start Ray here), "auto" or an address',
+                                 check=_ray_address)
+
+    def use_sweep_backend(self) -> None:
+        """Send this process's sweeps to the chosen backend, writing finished shards to results_dir."""
+        use_backend(self.sweep_backend, self.ray_address, self.results_dir)
+
+    def check_consistency(self) -> None:
+        try:
+            check_backend(self.sweep_backend, self.ray_address)
+        except ValueError as error:
+            raise ParameterError(str(error)) from None
+
+
+@dataclass(frozen=True)
+class Chapter4Parameters(SweepChapterParameters):
     """The papermill parameters of chapter 4, each with its type, bounds, help and smoke value."""
 
     epochs: int = parameter("full-batch epochs of every sweep (the authors: 2000)", low=1,
@@ -150,6 +179,7 @@ class Chapter4Parameters(ChapterParameters):
         "save the sweeps (metrics, final parameters, S4 snapshots) for chapters 5-6")
 
     def check_consistency(self) -> None:
+        super().check_consistency()
         if len(self.subsample_instances) != len(self.subsample_pairs):
             raise ParameterError(
                 "Parameter `subsample_instances` must have one entry per subsample pair; got "

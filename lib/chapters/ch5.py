@@ -21,7 +21,8 @@ from typing import Protocol
 
 import torch
 
-from lib.book.params import ChapterParameters, parameter
+from lib.book.params import parameter
+from lib.chapters.ch4 import SweepChapterParameters
 from lib.grokking.circuit_efficiency import loss_at_norm
 from lib.grokking.generalization_measures import all_measures
 from lib.grokking.groups import Group
@@ -53,7 +54,7 @@ def _at_most(cap: int):
 
 
 @dataclass(frozen=True)
-class Chapter5Parameters(ChapterParameters):
+class Chapter5Parameters(SweepChapterParameters):
     """The papermill parameters of chapter 5, each with its type, bounds, help and smoke value."""
 
     llc_chains: int = parameter("SGLD chains per seed (published: 100)", low=2, high=10_000,

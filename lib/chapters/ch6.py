@@ -29,7 +29,8 @@ from dataclasses import dataclass
 
 import torch
 
-from lib.book.params import ChapterParameters, ParameterError, parameter
+from lib.book.params import ParameterError, parameter
+from lib.chapters.ch4 import SweepChapterParameters
 from lib.chapters.ch5 import S4_PAIR, STUDY_S4_MODEL, STUDY_S4_SCHEDULE
 from lib.grokking.early_prediction import held_out_auc
 from lib.grokking.mlp import MLPConfig, init_single, init_instances
@@ -58,7 +59,7 @@ def _at_most(cap):
 
 
 @dataclass(frozen=True)
-class Chapter6Parameters(ChapterParameters):
+class Chapter6Parameters(SweepChapterParameters):
     """The papermill parameters of chapter 6, each with its type, bounds, help and smoke value."""
 
     fallback_instances: int = parameter(
@@ -111,6 +112,7 @@ class Chapter6Parameters(ChapterParameters):
 
     def check_consistency(self) -> None:
         """Lists in increasing order, and a decision scale on the grid of scales."""
+        super().check_consistency()
         if list(self.jacobian_lengths) != sorted(set(self.jacobian_lengths)):
             raise ParameterError(f"Parameter `jacobian_lengths` must be increasing without repeats; "
                                  f"got {list(self.jacobian_lengths)!r}.")

@@ -206,7 +206,9 @@ def summary_lines(*, base: ModelProbes, random_init: ModelProbes, radii: dict[in
         f"Patching the {patching.dimension}-dimensional subspace of the distance probes from a donor graph moves "
         f"the prediction by {patching.probe[last]:.2f} per unit of label difference after the last layer "
         f"({patching.probe.tolist()[0]:.2f} after layer 1), against {patching.random[last].mean():.2f} for random "
-        f"subspaces of that dimension and {patching.token[last]:.2f} for the whole target token.")
+        f"subspaces of that dimension and {patching.token[last]:.2f} for the whole target token: the probes' "
+        f"subspace carries {patching.probe[last] / patching.token[last]:.0%} of the token's effect there, "
+        f"{patching.probe[last] / patching.random[last].mean():.1f} times a random subspace's.")
     strongest = max(shortcuts, key=lambda name: abs(shortcuts[name]))
     others = "; ".join(f"{name} {value:+.3f}" for name, value in shortcuts.items() if name != strongest)
     if abs(shortcuts[strongest]) < WEAK_CORRELATION:
@@ -227,8 +229,8 @@ def summary_lines(*, base: ModelProbes, random_init: ModelProbes, radii: dict[in
 def chapter_results(*, config, models: list[dict], largest: int, probes: dict[int, ModelProbes],
                     random_init: ModelProbes, radii: dict[int, dict[str, list[int]]], attention: list[dict],
                     ablation: list[dict], patching: Patching, shortcuts: dict[str, float], agreement: dict,
-                    seconds: dict[str, float]) -> dict:
-    """The chapter's results JSON."""
+                    conclusions: list[str], seconds: dict[str, float]) -> dict:
+    """The chapter's results JSON (`conclusions`: the summary sentences)."""
     def grids(model: ModelProbes, controls: bool) -> dict:
         return {fact: {"ks": list(grid.ks), "accuracy": grid.accuracy.tolist(),
                        **({"shuffled": grid.shuffled.tolist()} if controls and grid.shuffled is not None else {})}
@@ -245,7 +247,7 @@ def chapter_results(*, config, models: list[dict], largest: int, probes: dict[in
         "patching": {"dimension": patching.dimension, "pairs": patching.pairs, "probe": patching.probe.tolist(),
                      "random": patching.random.tolist(), "token": patching.token.tolist()},
         "shortcut_correlations": shortcuts, "shortcuts": list(SHORTCUTS), "hand_built": agreement,
-        "seconds": seconds,
+        "conclusions": conclusions, "seconds": seconds,
     }
 
 

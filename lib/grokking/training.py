@@ -24,8 +24,10 @@ another set) by passing them to `train_instances`; the optimizer state always st
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import torch
@@ -34,6 +36,7 @@ from lib.grokking.chunk_step import ChunkStep
 from lib.grokking.evaluation import Evaluation, evaluate_instances
 from lib.grokking.mlp import NO_DECAY, MLPConfig, init_single, n_instances, single_logits
 from lib.grokking.parallel import Chunk, Report, run_chunks
+from lib.grokking.sweep_runner import content_key, current_backend, run_sharded
 
 
 @dataclass(frozen=True)
@@ -202,6 +205,36 @@ class SweepOutputs:
         return [*self.metrics.values(), *self.final_params.values(),
                 *(v for snapshot in self.checkpoints.values() for v in snapshot.values())]
 
+    def flat(self) -> dict[str, torch.Tensor]:
+        """One name per tensor ("metrics/train_loss", "final/unembed", "checkpoint/100/unembed"),
+        on the CPU: the form a shard of a sweep travels and is saved in (`lib.grokking.sweep_runner`)."""
+        flat = {f"metrics/{k}": v for k, v in self.metrics.items()}
+        flat.update({f"final/{k}": v.cpu() for k, v in self.final_params.items()})
+        flat.update({f"checkpoint/{epoch}/{k}": v for epoch, snapshot in self.checkpoints.items()
+                     for k, v in snapshot.items()})
+        return flat
+
+    @staticmethod
+    def instance_dim(name: str) -> int:
+        """The instances dimension of a flat tensor: 1 for metrics (E, B), 0 for parameters."""
+        return 1 if name.startswith("metrics/") else 0
+
+    @classmethod
+    def from_flat(cls, flat: Mapping[str, torch.Tensor]) -> SweepOutputs:
+        """The outputs back from `flat` (the merged shards)."""
+        metrics, final, checkpoints = {}, {}, {}
+        for name, tensor in flat.items():
+            kind, _, rest = name.partition("/")
+            if kind == "metrics":
+                metrics[rest] = tensor
+            elif kind == "final":
+                final[rest] = tensor
+            else:
+                epoch, _, parameter = rest.partition("/")
+                checkpoints.setdefault(int(epoch), {})[parameter] = tensor
+        return cls(metrics, dict(sorted(checkpoints.items())), final)
+
+
 
 # --- Running -------------------------------------------------------------------------------
 
@@ -249,6 +282,33 @@ def train_chunk(
 # --- The sweep -----------------------------------------------------------------------------
 
 
+def _train_shard(params: dict[str, torch.Tensor], train_set: tuple[torch.Tensor, torch.Tensor, torch.Tensor],
+                 evaluations: Sequence[Evaluation], config: SweepConfig, model_config: MLPConfig,
+                 progress: Callable[[int], None] | None) -> SweepOutputs:
+    """Train the instances of `params` (one shard of a sweep) in chunks over this machine's workers."""
+    plan = plan_sweep(n_instances(params), train_set[0].numel(), model_config, config, params["unembed"].device)
+    outputs = SweepOutputs.allocate(params, evaluations, config)
+
+    def train_one_chunk(chunk: Chunk, report: Report | None) -> None:
+        train_chunk(params, chunk, train_set, evaluations, config, outputs, report)
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(plan.torch_threads)
+    try:
+        run_chunks(plan.chunks, train_one_chunk, plan.workers, outputs.tensors(), progress)
+    finally:
+        torch.set_num_threads(threads)
+    return outputs
+
+
+def _shard_outputs(params: dict[str, torch.Tensor], train_set: tuple[torch.Tensor, torch.Tensor, torch.Tensor],
+                   evaluations: Sequence[Evaluation], config: SweepConfig, model_config: MLPConfig,
+                   progress: Callable[[int], None] | None, start: int, stop: int) -> dict[str, torch.Tensor]:
+    """The flat outputs of instances start..stop - 1 of `params`: one shard's work."""
+    shard = {k: v[start:stop] for k, v in params.items()}
+    return _train_shard(shard, train_set, evaluations, config, model_config, progress).flat()
+
+
 def train_instances(
     params: dict[str, torch.Tensor],
     train_left: torch.Tensor,
@@ -283,22 +343,33 @@ def train_instances(
     if model_config is None:
         n, d = params["embed_left"].shape[1:]
         model_config = MLPConfig(n, d, params["linear_left"].shape[2], "unembed_bias" in params)
-    plan = plan_sweep(n_instances(params), train_left.numel(), model_config, config,
-                      params["unembed"].device)
-    outputs = SweepOutputs.allocate(params, evaluations, config)
     train_set = (train_left, train_right, train_labels)
+    local = current_backend().name == "local"
+    # Inside a Ray task a shard has one CPU (or one GPU), so no worker processes of its own, and
+    # no progress callback (it reports when it arrives); the task gets a picklable partial.
+    shard_work = functools.partial(_shard_outputs, params, train_set, evaluations,
+                                   config if local else dataclasses.replace(config, workers=1), model_config,
+                                   progress if local else None)
+    computed_here: set[tuple[int, int]] = set()
 
-    def train_one_chunk(chunk: Chunk, report: Report | None) -> None:
-        train_chunk(params, chunk, train_set, evaluations, config, outputs, report)
+    def work(start: int, stop: int) -> dict[str, torch.Tensor]:
+        computed_here.add((start, stop))
+        return shard_work(start, stop)
 
+    def shard_done(start: int, stop: int) -> None:
+        # Shards trained here reported their epochs as they went; others (Ray, or read back
+        # from disk) report when they arrive.
+        if progress is not None and (start, stop) not in computed_here:
+            progress((stop - start) * config.epochs)
+
+    key = content_key(*params.values(), *train_set, *(t for e in evaluations for t in (e.labels, e.mask)
+                                                     if t is not None),
+                      repr(config), repr(model_config), ",".join(e.name for e in evaluations))
     began = time.perf_counter()
-    threads = torch.get_num_threads()
-    torch.set_num_threads(plan.torch_threads)
-    try:
-        run_chunks(plan.chunks, train_one_chunk, plan.workers, outputs.tensors(), progress)
-    finally:
-        torch.set_num_threads(threads)
+    flat = run_sharded(work if local else shard_work, n_instances(params), key=key, instance_dim=SweepOutputs.instance_dim,
+                       on_shard_done=shard_done)
     elapsed = time.perf_counter() - began
+    outputs = SweepOutputs.from_flat(flat)
 
     return SweepResult(
         seeds=torch.arange(n_instances(params)) if seeds is None else torch.as_tensor(seeds).clone(),

@@ -1,0 +1,151 @@
+"""The sweep runner: shards cover the instances and merge in seed order; the Ray backend gives the
+local backend's numbers exactly, survives a worker killed mid-shard, and names a shard that keeps
+failing; an interrupted sweep resumes from the shards it wrote."""
+
+import os
+import signal
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from lib.grokking.mlp import MLPConfig
+from lib.grokking.pairs import make_pair
+from lib.grokking.sweep_runner import (
+    ShardFailed, SweepBackend, backend_in_use, check_backend, content_key, merge_shards, plan_shards, run_sharded,
+)
+from lib.grokking.sweeps import run_pair_sweep
+from lib.grokking.training import SweepConfig
+
+PAIR = make_pair("S4_vs_A4xZ2")
+CONFIG = SweepConfig(epochs=40, log_every=10, checkpoint_epochs=(0, 20, 40))
+SEEDS = list(range(10, 22))
+
+
+def small_sweep():
+    return run_pair_sweep(PAIR, SEEDS, MLPConfig(24, 8, 8), CONFIG, progress=False)
+
+
+def assert_same_sweep(a, b):
+    assert a.metrics.keys() == b.metrics.keys() and a.checkpoints.keys() == b.checkpoints.keys()
+    assert all(torch.equal(a.metrics[k], b.metrics[k]) for k in a.metrics)
+    assert all(torch.equal(a.final_params[k], b.final_params[k]) for k in a.final_params)
+    assert all(torch.equal(a.checkpoints[e][k], b.checkpoints[e][k]) for e in a.checkpoints for k in a.checkpoints[e])
+
+
+def squares(start: int, stop: int) -> dict[str, torch.Tensor]:
+    """A stand-in for a sweep: instance i's outputs are i^2 (instances first) and a (2, B) row."""
+    values = torch.arange(start, stop, dtype=torch.float64)
+    return {"square": values ** 2, "rows": torch.stack([values, -values])}
+
+
+def rows_dim(name: str) -> int:
+    return 1 if name == "rows" else 0
+
+
+def test_shards_cover_every_instance_once_in_nearly_equal_sizes():
+    for n_items, n_shards in ((10, 3), (7, 7), (5, 9), (1000, 8)):
+        shards = plan_shards(n_items, n_shards)
+        assert shards[0][0] == 0 and shards[-1][1] == n_items
+        assert all(a[1] == b[0] for a, b in zip(shards, shards[1:]))
+        sizes = [stop - start for start, stop in shards]
+        assert max(sizes) - min(sizes) <= 1 and min(sizes) >= 1
+
+
+def test_merging_puts_shards_back_in_seed_order_along_each_outputs_instance_dimension():
+    merged = merge_shards([squares(0, 3), squares(3, 7)], rows_dim)
+    assert torch.equal(merged["square"], torch.arange(7.0, dtype=torch.float64) ** 2)
+    assert merged["rows"].shape == (2, 7) and torch.equal(merged["rows"][1], -torch.arange(7.0, dtype=torch.float64))
+
+
+def test_a_bad_backend_is_refused_in_one_sentence():
+    with pytest.raises(ValueError, match="must be one of local, ray; got 'spark'"):
+        check_backend("spark", None)
+    with pytest.raises(ValueError, match="needs sweep_backend 'ray'"):
+        check_backend("local", "auto")
+
+
+def test_the_key_names_the_computation():
+    assert content_key(torch.ones(3), "a") == content_key(torch.ones(3), "a")
+    assert content_key(torch.ones(3), "a") != content_key(torch.ones(3), "b") != content_key(torch.zeros(3), "b")
+
+
+def test_an_interrupted_run_resumes_from_the_shards_it_wrote(tmp_path):
+    backend = SweepBackend("local", results_dir=tmp_path, shards_per_worker=4)
+    calls = []
+
+    def fails_on_the_third_shard(start, stop):
+        calls.append(start)
+        if len(calls) == 3:
+            raise OSError("disk on fire")
+        return squares(start, stop)
+
+    with pytest.raises(ShardFailed, match=r"^Shard 2 \(instances 5\.\.7\) failed: disk on fire$"):
+        run_sharded(fails_on_the_third_shard, 10, key="k", instance_dim=rows_dim, backend=backend)
+    written = sorted(p.name for p in (tmp_path / "shards" / "k").iterdir())
+    assert written == ["shard_00000000_00000002.pt", "shard_00000002_00000005.pt"]   # whole shards only
+    calls.clear()
+    merged = run_sharded(fails_on_the_third_shard, 10, key="k", instance_dim=rows_dim, backend=backend)
+    assert calls == [5, 8]   # only the missing shards (5..7, 8..9) were computed
+    expected = squares(0, 10)
+    assert all(torch.equal(merged[k], expected[k]) for k in expected)
+    assert not (tmp_path / "shards" / "k").exists()   # removed once merged
+
+
+def test_a_sharded_local_sweep_equals_the_unsharded_one(tmp_path):
+    reference = small_sweep()
+    with backend_in_use(SweepBackend("local", results_dir=tmp_path, shards_per_worker=3)):
+        sharded = small_sweep()
+    assert_same_sweep(reference, sharded)
+
+
+@pytest.fixture(scope="module")
+def ray_cluster():
+    ray = pytest.importorskip("ray")
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    # Ray's workers cannot import this test module: send its functions by value.
+    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    yield ray
+    ray.shutdown()
+
+
+def test_the_ray_backend_gives_the_local_numbers_exactly(ray_cluster, tmp_path):
+    reference = small_sweep()
+    with backend_in_use(SweepBackend("ray", results_dir=tmp_path, shards_per_worker=2)):
+        on_ray = small_sweep()
+    assert_same_sweep(reference, on_ray)
+
+
+def killed_on_first_try(marker: Path, start: int, stop: int) -> dict[str, torch.Tensor]:
+    """Shard 5..7: on its first try its worker process dies (SIGKILL), as a lost machine would."""
+    if start == 5 and not marker.exists():
+        marker.write_text("killed once")
+        os.kill(os.getpid(), signal.SIGKILL)
+    return squares(start, stop)
+
+
+def always_fails(start: int, stop: int) -> dict[str, torch.Tensor]:
+    if start == 5:
+        raise ValueError("this shard cannot be computed")
+    return squares(start, stop)
+
+
+def test_a_shard_whose_worker_dies_is_retried_and_the_result_is_unchanged(ray_cluster, tmp_path):
+    import functools
+
+    backend = SweepBackend("ray", results_dir=tmp_path / "results", shards_per_worker=2)  # 4 shards: 0..1, 2..4, 5..7, 8..9
+    merged = run_sharded(functools.partial(killed_on_first_try, tmp_path / "marker"), 10, key="kill",
+                         instance_dim=rows_dim, backend=backend)
+    assert (tmp_path / "marker").read_text() == "killed once"
+    expected = squares(0, 10)
+    assert all(torch.equal(merged[k], expected[k]) for k in expected)
+
+
+def test_a_shard_that_keeps_failing_stops_the_sweep_with_one_sentence(ray_cluster, tmp_path):
+    backend = SweepBackend("ray", results_dir=tmp_path, shards_per_worker=2)
+    with pytest.raises(ShardFailed) as error:
+        run_sharded(always_fails, 10, key="fails", instance_dim=rows_dim, backend=backend)
+    assert str(error.value) == "Shard 2 (instances 5..7) failed: ValueError: this shard cannot be computed"
+    left = list((tmp_path / "shards" / "fails").glob("*")) if (tmp_path / "shards" / "fails").exists() else []
+    assert all(p.suffix == ".pt" and p.name.startswith("shard_") for p in left)   # whole shards, nothing partial
