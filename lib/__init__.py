@@ -52,6 +52,7 @@ lib.grokking   ambiguous grokking of finite groups (study 2)
   chunk_step             one full-batch step of a chunk of instances: hand-written gradient, Adam [4-6]
   fused_ops              the private torch kernel (fused Adam) beside its public fallback [4-6]
   parallel               chunks in forked worker processes (shared memory), threads, or in order [4-6]
+  sweep_runner           instance sweeps cut into shards, run here or on Ray, resumable, merged in seed order [4-6]
   evaluation             scoring many instances at once on all N^2 pairs [4-6]
   sweeps                 seed sweeps: train, classify, save, load [4-6]
   outcomes               which group each instance grokked, with intervals [4-6]

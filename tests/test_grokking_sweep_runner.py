@@ -53,6 +53,12 @@ def test_shards_cover_every_instance_once_in_nearly_equal_sizes():
         assert max(sizes) - min(sizes) <= 1 and min(sizes) >= 1
 
 
+def test_shards_start_only_at_the_cut_points():
+    assert plan_shards(100, 4, cut_points=[0, 26, 50, 76]) == [(0, 26), (26, 50), (50, 76), (76, 100)]
+    assert plan_shards(100, 8, cut_points=[0, 50]) == [(0, 50), (50, 100)]   # never more shards than chunks
+    assert plan_shards(100, 2, cut_points=[0, 10, 20, 45, 70, 90]) == [(0, 45), (45, 100)]
+
+
 def test_merging_puts_shards_back_in_seed_order_along_each_outputs_instance_dimension():
     merged = merge_shards([squares(0, 3), squares(3, 7)], rows_dim)
     assert torch.equal(merged["square"], torch.arange(7.0, dtype=torch.float64) ** 2)
@@ -81,13 +87,13 @@ def test_an_interrupted_run_resumes_from_the_shards_it_wrote(tmp_path):
             raise OSError("disk on fire")
         return squares(start, stop)
 
-    with pytest.raises(ShardFailed, match=r"^Shard 2 \(instances 5\.\.7\) failed: disk on fire$"):
+    with pytest.raises(ShardFailed, match=r"^Shard 2 \(instances 5\.\.6\) failed: disk on fire$"):
         run_sharded(fails_on_the_third_shard, 10, key="k", instance_dim=rows_dim, backend=backend)
     written = sorted(p.name for p in (tmp_path / "shards" / "k").iterdir())
     assert written == ["shard_00000000_00000002.pt", "shard_00000002_00000005.pt"]   # whole shards only
     calls.clear()
     merged = run_sharded(fails_on_the_third_shard, 10, key="k", instance_dim=rows_dim, backend=backend)
-    assert calls == [5, 8]   # only the missing shards (5..7, 8..9) were computed
+    assert calls == [5, 7]   # only the missing shards (5..6, 7..9) were computed
     expected = squares(0, 10)
     assert all(torch.equal(merged[k], expected[k]) for k in expected)
     assert not (tmp_path / "shards" / "k").exists()   # removed once merged
@@ -118,7 +124,7 @@ def test_the_ray_backend_gives_the_local_numbers_exactly(ray_cluster, tmp_path):
 
 
 def killed_on_first_try(marker: Path, start: int, stop: int) -> dict[str, torch.Tensor]:
-    """Shard 5..7: on its first try its worker process dies (SIGKILL), as a lost machine would."""
+    """Shard 5..6: on its first try its worker process dies (SIGKILL), as a lost machine would."""
     if start == 5 and not marker.exists():
         marker.write_text("killed once")
         os.kill(os.getpid(), signal.SIGKILL)
@@ -134,7 +140,7 @@ def always_fails(start: int, stop: int) -> dict[str, torch.Tensor]:
 def test_a_shard_whose_worker_dies_is_retried_and_the_result_is_unchanged(ray_cluster, tmp_path):
     import functools
 
-    backend = SweepBackend("ray", results_dir=tmp_path / "results", shards_per_worker=2)  # 4 shards: 0..1, 2..4, 5..7, 8..9
+    backend = SweepBackend("ray", results_dir=tmp_path / "results", shards_per_worker=2)  # 4 shards: 0..1, 2..4, 5..6, 7..9
     merged = run_sharded(functools.partial(killed_on_first_try, tmp_path / "marker"), 10, key="kill",
                          instance_dim=rows_dim, backend=backend)
     assert (tmp_path / "marker").read_text() == "killed once"
@@ -146,6 +152,6 @@ def test_a_shard_that_keeps_failing_stops_the_sweep_with_one_sentence(ray_cluste
     backend = SweepBackend("ray", results_dir=tmp_path, shards_per_worker=2)
     with pytest.raises(ShardFailed) as error:
         run_sharded(always_fails, 10, key="fails", instance_dim=rows_dim, backend=backend)
-    assert str(error.value) == "Shard 2 (instances 5..7) failed: ValueError: this shard cannot be computed"
+    assert str(error.value) == "Shard 2 (instances 5..6) failed: ValueError: this shard cannot be computed"
     left = list((tmp_path / "shards" / "fails").glob("*")) if (tmp_path / "shards" / "fails").exists() else []
     assert all(p.suffix == ".pt" and p.name.startswith("shard_") for p in left)   # whole shards, nothing partial

@@ -30,7 +30,7 @@ import contextlib
 import hashlib
 import os
 import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -119,11 +119,14 @@ def content_key(*parts: torch.Tensor | str) -> str:
     return digest.hexdigest()[:20]
 
 
-def plan_shards(n_items: int, n_shards: int) -> list[tuple[int, int]]:
-    """`n_shards` (at most `n_items`) ranges of nearly equal size covering 0..n_items - 1."""
-    n_shards = max(1, min(n_shards, n_items))
-    bounds = [round(i * n_items / n_shards) for i in range(n_shards + 1)]
-    return list(zip(bounds[:-1], bounds[1:]))
+def plan_shards(n_items: int, n_shards: int, cut_points: Sequence[int] | None = None) -> list[tuple[int, int]]:
+    """About `n_shards` ranges of nearly equal size covering 0..n_items - 1, each starting at one
+    of `cut_points` (default: anywhere). A sweep cuts only between its chunks, so that every
+    instance is trained in the same chunk, and gives the same numbers, on every backend."""
+    points = sorted(set(range(n_items) if cut_points is None else cut_points) | {0})
+    n_shards = max(1, min(n_shards, len(points)))
+    starts = sorted({min(points, key=lambda point: abs(point - i * n_items / n_shards)) for i in range(n_shards)})
+    return list(zip(starts, starts[1:] + [n_items]))
 
 
 def merge_shards(parts: list[dict[str, torch.Tensor]], instance_dim: Callable[[str], int] = lambda name: 0
@@ -143,6 +146,7 @@ def _failure(index: int, start: int, stop: int, error: BaseException) -> ShardFa
 
 
 def run_sharded(work: ShardWork, n_items: int, *, key: str, instance_dim: Callable[[str], int] = lambda name: 0,
+                cut_points: Sequence[int] | None = None,
                 on_shard_done: Callable[[int, int], None] | None = None,
                 backend: SweepBackend | None = None) -> dict[str, torch.Tensor]:
     """Run `work` over instances 0..n_items - 1 in shards on the backend and merge the results.
@@ -151,6 +155,7 @@ def run_sharded(work: ShardWork, n_items: int, *, key: str, instance_dim: Callab
         work: computes the outputs of the instances start..stop - 1 (on whatever device it finds).
         key: names the computation (see `content_key`); shard files live under it.
         instance_dim: the instances dimension of each output, by name (default 0).
+        cut_points: where shards may start (default: anywhere), see `plan_shards`.
         on_shard_done: called with (start, stop) as each shard finishes or is found on disk.
         backend: defaults to `current_backend()`.
 
@@ -161,7 +166,7 @@ def run_sharded(work: ShardWork, n_items: int, *, key: str, instance_dim: Callab
     folder = None if backend.results_dir is None else backend.results_dir / "shards" / key
     workers = _ray_workers(backend) if backend.name == "ray" else 1
     sharded = backend.name == "ray" or folder is not None
-    shards = plan_shards(n_items, workers * backend.shards_per_worker if sharded else 1)
+    shards = plan_shards(n_items, workers * backend.shards_per_worker if sharded else 1, cut_points)
     results: dict[int, dict[str, torch.Tensor]] = {}
     if folder is not None:
         for index, (start, stop) in enumerate(shards):

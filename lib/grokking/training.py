@@ -12,6 +12,8 @@ dict with a leading instances dimension in three steps:
   writing its rows of the outputs, one single-threaded worker process per core;
 * assembling: the `SweepResult` of the outputs, the configs and the training set.
 
+The chunks are grouped into shards that `lib.grokking.sweep_runner` runs here or on Ray.
+
 An instance's numbers depend on its initial parameters and on the chunking (vectorised kernels
 round the tail of a buffer differently from its body), not on the workers: with a set
 `chunk_size`, sweeps over disjoint ranges of seeds that start at multiples of it concatenate,
@@ -283,10 +285,12 @@ def train_chunk(
 
 
 def _train_shard(params: dict[str, torch.Tensor], train_set: tuple[torch.Tensor, torch.Tensor, torch.Tensor],
-                 evaluations: Sequence[Evaluation], config: SweepConfig, model_config: MLPConfig,
-                 progress: Callable[[int], None] | None) -> SweepOutputs:
-    """Train the instances of `params` (one shard of a sweep) in chunks over this machine's workers."""
-    plan = plan_sweep(n_instances(params), train_set[0].numel(), model_config, config, params["unembed"].device)
+                 evaluations: Sequence[Evaluation], config: SweepConfig, plan: SweepPlan,
+                 progress: Callable[[int], None] | None, start: int, stop: int) -> dict[str, torch.Tensor]:
+    """Train instances start..stop - 1 of `params` (one shard of a sweep: whole chunks of `plan`)
+    over `plan.workers` workers; their outputs in flat form (`SweepOutputs.flat`)."""
+    params = {k: v[start:stop] for k, v in params.items()}
+    chunks = [(a - start, b - start) for a, b in plan.chunks if start <= a < stop]
     outputs = SweepOutputs.allocate(params, evaluations, config)
 
     def train_one_chunk(chunk: Chunk, report: Report | None) -> None:
@@ -295,18 +299,10 @@ def _train_shard(params: dict[str, torch.Tensor], train_set: tuple[torch.Tensor,
     threads = torch.get_num_threads()
     torch.set_num_threads(plan.torch_threads)
     try:
-        run_chunks(plan.chunks, train_one_chunk, plan.workers, outputs.tensors(), progress)
+        run_chunks(chunks, train_one_chunk, min(plan.workers, len(chunks)), outputs.tensors(), progress)
     finally:
         torch.set_num_threads(threads)
-    return outputs
-
-
-def _shard_outputs(params: dict[str, torch.Tensor], train_set: tuple[torch.Tensor, torch.Tensor, torch.Tensor],
-                   evaluations: Sequence[Evaluation], config: SweepConfig, model_config: MLPConfig,
-                   progress: Callable[[int], None] | None, start: int, stop: int) -> dict[str, torch.Tensor]:
-    """The flat outputs of instances start..stop - 1 of `params`: one shard's work."""
-    shard = {k: v[start:stop] for k, v in params.items()}
-    return _train_shard(shard, train_set, evaluations, config, model_config, progress).flat()
+    return outputs.flat()
 
 
 def train_instances(
@@ -345,10 +341,13 @@ def train_instances(
         model_config = MLPConfig(n, d, params["linear_left"].shape[2], "unembed_bias" in params)
     train_set = (train_left, train_right, train_labels)
     local = current_backend().name == "local"
-    # Inside a Ray task a shard has one CPU (or one GPU), so no worker processes of its own, and
-    # no progress callback (it reports when it arrives); the task gets a picklable partial.
-    shard_work = functools.partial(_shard_outputs, params, train_set, evaluations,
-                                   config if local else dataclasses.replace(config, workers=1), model_config,
+    # The chunks are planned once, here, whatever the backend: an instance's numbers depend on
+    # its chunk, and shards are cut between chunks. Inside a Ray task a shard has one CPU (or
+    # one GPU), so no worker processes of its own, and no progress callback (it reports when it
+    # arrives); the task gets a picklable partial.
+    plan = plan_sweep(n_instances(params), train_left.numel(), model_config, config, params["unembed"].device)
+    shard_plan = plan if local else dataclasses.replace(plan, workers=1, torch_threads=1)
+    shard_work = functools.partial(_train_shard, params, train_set, evaluations, config, shard_plan,
                                    progress if local else None)
     computed_here: set[tuple[int, int]] = set()
 
@@ -357,20 +356,17 @@ def train_instances(
         return shard_work(start, stop)
 
     def shard_done(start: int, stop: int) -> None:
-        # Shards trained here reported their epochs as they went; others (Ray, or read back
-        # from disk) report when they arrive.
+        # Shards trained here reported as they went; those from Ray or from disk report now.
         if progress is not None and (start, stop) not in computed_here:
             progress((stop - start) * config.epochs)
 
-    key = content_key(*params.values(), *train_set, *(t for e in evaluations for t in (e.labels, e.mask)
-                                                     if t is not None),
-                      repr(config), repr(model_config), ",".join(e.name for e in evaluations))
+    tables = (t for e in evaluations for t in (e.labels, e.mask) if t is not None)
+    key = content_key(*params.values(), *train_set, *tables, repr((config, model_config, [e.name for e in evaluations])))
     began = time.perf_counter()
-    flat = run_sharded(work if local else shard_work, n_instances(params), key=key, instance_dim=SweepOutputs.instance_dim,
+    flat = run_sharded(work if local else shard_work, n_instances(params), key=key,
+                       instance_dim=SweepOutputs.instance_dim, cut_points=[start for start, _ in plan.chunks],
                        on_shard_done=shard_done)
-    elapsed = time.perf_counter() - began
-    outputs = SweepOutputs.from_flat(flat)
-
+    elapsed, outputs = time.perf_counter() - began, SweepOutputs.from_flat(flat)
     return SweepResult(
         seeds=torch.arange(n_instances(params)) if seeds is None else torch.as_tensor(seeds).clone(),
         model_config=model_config, training_config=config,
