@@ -8,7 +8,7 @@ from plotly.subplots import make_subplots
 
 from lib.book.plotting import PALETTE, finish, ordered_colours, slider_over_steps
 from lib.chapters.ch7_causal import Ablation, Patching
-from lib.chapters.ch7_probing import FACTS, ModelProbes
+from lib.chapters.ch7_probing import FACTS, ModelProbes, doubling_radii, one_hop_radii
 from lib.paths.activations import Activations
 from lib.paths.attention_fractions import EDGE_QUERY_CATEGORIES, TARGET_QUERY_CATEGORIES, AttentionFractions
 from lib.paths.token_graphs import TokenGraphs
@@ -54,10 +54,10 @@ def reach_radius_figure(radii: dict[int, dict[str, list[int]]], largest: int) ->
     widest = max(radii)
     for col, fact in enumerate(FACTS, start=1):
         layers = list(range(widest + 1))
-        fig.add_trace(go.Scatter(x=layers, y=[min(layer, largest) for layer in layers], mode="lines",
+        fig.add_trace(go.Scatter(x=layers, y=one_hop_radii(widest, largest), mode="lines",
                                  line={"color": "grey", "dash": "dot"}, name="one hop per layer (hand-built)",
                                  legendgroup="hop", showlegend=col == 1), row=1, col=col)
-        fig.add_trace(go.Scatter(x=layers, y=[min(2 ** layer, largest) for layer in layers], mode="lines",
+        fig.add_trace(go.Scatter(x=layers, y=doubling_radii(widest, largest), mode="lines",
                                  line={"color": "grey", "dash": "dash"}, name="doubling per layer",
                                  legendgroup="double", showlegend=col == 1), row=1, col=col)
         for colour, (depth, by_fact) in zip(colours, sorted(radii.items())):

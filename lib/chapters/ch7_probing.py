@@ -60,6 +60,17 @@ def usable_ks(train: GraphSet, test: GraphSet, fact: str) -> tuple[int, ...]:
                  if all(MIN_CLASS_COUNT <= int((v <= k).sum()) <= len(v) - MIN_CLASS_COUNT for v in values))
 
 
+def one_hop_radii(n_layers: int, largest: int) -> list[int]:
+    """Radius after each residual index 0..L of a search that advances one hop per layer."""
+    return [min(layer, largest) for layer in range(n_layers + 1)]
+
+
+def doubling_radii(n_layers: int, largest: int) -> list[int]:
+    """Radius after each residual index of a search that doubles it every layer (path doubling:
+    2^l after layer l, nothing at the embedding), capped at `largest`."""
+    return [0] + [min(2 ** layer, largest) for layer in range(1, n_layers + 1)]
+
+
 @dataclass(frozen=True)
 class ProbeGrid:
     """Held-out balanced accuracy of one fact's probes at every residual index and threshold.
@@ -154,5 +165,5 @@ def probe_model(model: PathTransformer, train: GraphSet, test: GraphSet, *, l2: 
     return ModelProbes(len(train_acts.residual) - 1, grids, torch.stack(r2), torch.stack(directions))
 
 
-__all__ = ["FACTS", "MIN_CLASS_COUNT", "ModelProbes", "ProbeGrid", "fact_values", "probe_model",
-           "token_features", "usable_ks"]
+__all__ = ["FACTS", "MIN_CLASS_COUNT", "ModelProbes", "ProbeGrid", "doubling_radii", "fact_values",
+           "one_hop_radii", "probe_model", "token_features", "usable_ks"]

@@ -10,23 +10,12 @@ import torch
 from lib.book.tables import format_value, markdown_table, scientific
 from lib.chapters.ch7 import GraphSet, TrainedModel
 from lib.chapters.ch7_causal import SHORTCUTS, Ablation, HandBuilt, Patching, loss_by_label
-from lib.chapters.ch7_probing import FACTS, ModelProbes
+from lib.chapters.ch7_probing import FACTS, ModelProbes, doubling_radii, one_hop_radii
 from lib.paths.attention_fractions import EDGE_QUERY_CATEGORIES, TARGET_QUERY_CATEGORIES, AttentionFractions
 
 
 #: Below this size (in absolute value) a within-distance correlation is reported as no shortcut.
 WEAK_CORRELATION = 0.1
-
-
-def one_hop_radii(n_layers: int, largest: int) -> list[int]:
-    """Radius after each residual index 0..L of a search that advances one hop per layer."""
-    return [min(layer, largest) for layer in range(n_layers + 1)]
-
-
-def doubling_radii(n_layers: int, largest: int) -> list[int]:
-    """Radius after each residual index of a search that doubles it every layer (path doubling:
-    2^l after layer l, nothing at the embedding), capped at `largest`."""
-    return [0] + [min(2 ** layer, largest) for layer in range(1, n_layers + 1)]
 
 
 def growth_verdict(radii: list[int], largest: int) -> str:
@@ -251,6 +240,6 @@ def chapter_results(*, config, models: list[dict], largest: int, probes: dict[in
     }
 
 
-__all__ = ["WEAK_CORRELATION", "ablation_rows", "attention_rows", "chapter_results", "doubling_radii",
-           "growth_verdict", "hand_built_rows", "model_rows", "model_table", "one_hop_radii", "preference_table",
+__all__ = ["WEAK_CORRELATION", "ablation_rows", "attention_rows", "chapter_results",
+           "growth_verdict", "hand_built_rows", "model_rows", "model_table", "preference_table",
            "reach_rows", "settled_layer", "strongest_preferences", "summary_lines"]
