@@ -3,7 +3,9 @@ ignores docstrings and comments."""
 
 from pathlib import Path
 
-from lib.book.code_fingerprint import dependencies, fingerprint, read_fingerprints, record_fingerprints
+from lib.book.code_fingerprint import (
+    dependencies, fingerprint, machine_description, read_fingerprints, record_fingerprints,
+)
 
 
 def make_tree(root: Path) -> Path:
@@ -44,7 +46,8 @@ def test_code_changes_change_the_fingerprint_and_docstrings_or_comments_do_not(t
 
 def test_recording_keeps_the_other_chapters(tmp_path):
     chapter = make_tree(tmp_path)
-    (tmp_path / "notebooks" / "fingerprints.json").write_text('{"00_other": "abc"}')
-    record_fingerprints([chapter], tmp_path)
+    (tmp_path / "notebooks" / "fingerprints.json").write_text('{"00_other": {"code": "abc", "machine": "m"}}')
+    record = record_fingerprints([chapter], tmp_path)
     assert read_fingerprints(tmp_path / "notebooks") == {"00_other": "abc",
                                                          "01_chapter": fingerprint(chapter, tmp_path)}
+    assert record["01_chapter"]["machine"] == machine_description() and "torch" in machine_description()

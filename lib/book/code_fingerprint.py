@@ -1,6 +1,7 @@
 """Which code produced a committed notebook's outputs: a fingerprint of a chapter's source and of
 every `lib` module it imports, directly or through other modules (used by `make notebooks` and by
-the test that catches notebooks left unexecuted after their code changed).
+the test that catches notebooks left unexecuted after their code changed), recorded with the
+machine that executed it.
 
 Only code counts: each module is hashed as its syntax tree with docstrings removed, so editing a
 docstring or a comment does not ask for an hour of re-execution, while any change to what runs
@@ -10,9 +11,14 @@ docstring or a comment does not ask for an hour of re-execution, while any chang
 from __future__ import annotations
 
 import ast
+import contextlib
 import hashlib
 import json
+import os
+import platform
 from pathlib import Path
+
+import torch
 
 #: The file, next to the notebooks, that records each chapter's fingerprint at its last execution.
 FINGERPRINTS_FILE = "fingerprints.json"
@@ -77,20 +83,41 @@ def fingerprint(source: Path, root: Path) -> str:
     return digest.hexdigest()
 
 
-def read_fingerprints(notebooks_dir: Path) -> dict[str, str]:
-    """The recorded fingerprint of each chapter (by notebook stem); empty when none is recorded."""
+def machine_description() -> str:
+    """The CPU, its vector instructions as torch uses them, its cores and the torch version:
+    float results can change with any of them (kernels differ by instruction set), so the
+    record says on what a chapter's committed numbers were computed."""
+    model = platform.processor() or platform.machine()
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    return (f"{model}, {torch.backends.cpu.get_cpu_capability()}, {os.cpu_count()} cores, "
+            f"torch {torch.__version__}")
+
+
+def _read_record(notebooks_dir: Path) -> dict[str, dict[str, str]]:
     path = Path(notebooks_dir) / FINGERPRINTS_FILE
     return json.loads(path.read_text()) if path.exists() else {}
 
 
-def record_fingerprints(sources: list[Path], root: Path) -> dict[str, str]:
-    """Record the current fingerprint of each chapter source (its .py) beside the notebooks,
-    keeping the other chapters' entries; returns the whole record."""
+def read_fingerprints(notebooks_dir: Path) -> dict[str, str]:
+    """The recorded code fingerprint of each chapter (by notebook stem); empty when none is recorded."""
+    return {name: entry["code"] for name, entry in _read_record(notebooks_dir).items()}
+
+
+def record_fingerprints(sources: list[Path], root: Path) -> dict[str, dict[str, str]]:
+    """Record the current code fingerprint of each chapter source (its .py) beside the notebooks,
+    with the machine it was executed on, keeping the other chapters' entries; returns the record."""
     notebooks_dir = Path(sources[0]).parent
-    record = read_fingerprints(notebooks_dir)
-    record.update({Path(source).stem: fingerprint(Path(source), root) for source in sources})
+    record = _read_record(notebooks_dir)
+    machine = machine_description()
+    record.update({Path(source).stem: {"code": fingerprint(Path(source), root), "machine": machine}
+                   for source in sources})
     (notebooks_dir / FINGERPRINTS_FILE).write_text(json.dumps(dict(sorted(record.items())), indent=1) + "\n")
     return record
 
 
-__all__ = ["FINGERPRINTS_FILE", "dependencies", "fingerprint", "read_fingerprints", "record_fingerprints"]
+__all__ = ["FINGERPRINTS_FILE", "dependencies", "fingerprint", "machine_description", "read_fingerprints",
+           "record_fingerprints"]
