@@ -11,13 +11,15 @@ started here with as many CPUs, one single-threaded task per shard. The overhead
 the medians; the merged results are compared exactly. Ray's start-up is timed apart (it happens
 once per notebook, not per sweep).
 
-From the measured per-worker throughput (model-epochs per second on one core) the script prints
-the wall time of the published-scale training of chapters 4-6 on 1, 8 and 64 workers. That table
-is extrapolated: it assumes the throughput of a core measured here and shards that keep every
-worker busy; it says nothing about GPUs, where a shard's throughput must be measured on the GPU.
+From the measured per-core throughputs (model-epochs of training, chain-steps of chapter 5's
+LLC) the script prints the wall time of the published-scale chapters 4-6 on 1, 8 and 64 workers.
+That table is extrapolated: it assumes the throughput of a core measured here and shards that
+keep every worker busy; it says nothing about GPUs, where a shard's throughput must be measured
+on the GPU (no GPU was available where this was written).
 
-Measured on a 2-core AMD EPYC machine (2026-11-25): local 62.2 s, Ray 63.3 s (+1.7%), Ray's
-start-up 5.7 s, merged results identical; 16,070 model-epochs per second per core.
+Measured on a 2-core AMD EPYC machine (2026-11-25), two runs: local 62.2 / 65.3 s, Ray 63.3 /
+69.6 s (+1.7% / +6.6%), Ray's start-up 5.7 / 4.7 s, merged results identical both times;
+15,300-16,100 model-epochs and 16,500 LLC chain-steps per second per core.
 """
 
 from __future__ import annotations
@@ -28,10 +30,12 @@ import time
 
 import torch
 
-from lib.grokking.mlp import MLPConfig
+from lib.grokking.llc import SGLDConfig
+from lib.grokking.mlp import MLPConfig, init_instances
+from lib.grokking.mlp_llc import mlp_llc_in_chunks
 from lib.grokking.pairs import make_pair
 from lib.grokking.sweep_runner import SweepBackend, backend_in_use
-from lib.grokking.sweeps import run_pair_sweep
+from lib.grokking.sweeps import intersection_training_set, run_pair_sweep
 from lib.grokking.training import SweepConfig
 
 #: Published-scale training of chapters 4-6 in model-epochs (instances x epochs) of the S4 model
@@ -47,10 +51,25 @@ PUBLISHED_MODEL_EPOCHS = {
 }
 
 
+#: Chapter 5's published-scale LLC: 10,000 seeds x 100 chains x 3,000 SGLD steps.
+PUBLISHED_CHAIN_STEPS = 10_000 * 100 * 3_000
+
+
 def sweep(instances: int, epochs: int, workers: int):
     config = SweepConfig(epochs=epochs, log_every=10, workers=workers)
     return run_pair_sweep(make_pair("S4_vs_A4xZ2"), list(range(instances)), MLPConfig(24, 32, 32), config,
                           progress=False)
+
+
+def llc_chain_steps_per_second(instances: int = 40, chains: int = 8, steps: int = 200) -> float:
+    """Chain-steps (one SGLD step of one chain of one model) per second of chapter 5's batched
+    LLC estimator on one core, for the S4 model."""
+    params = init_instances(list(range(instances)), MLPConfig(24, 32, 32))
+    left, right, labels = intersection_training_set(make_pair("S4_vs_A4xZ2"))
+    began = time.perf_counter()
+    mlp_llc_in_chunks(params, left, right, labels, SGLDConfig(steps=steps, chains=chains),
+                      torch.Generator().manual_seed(0), workers=1)
+    return instances * chains * steps / (time.perf_counter() - began)
 
 
 def same(a, b) -> bool:
@@ -89,13 +108,18 @@ def main() -> None:
           f"(ray start-up, once per notebook: {startup:.1f} s)")
     print(f"merged results identical: {same(results['local'], results['ray'])}")
     print(f"measured throughput: {per_worker:,.0f} model-epochs per second per worker (one core)")
-    total = sum(PUBLISHED_MODEL_EPOCHS.values())
-    print("\nExtrapolated wall time of the published-scale training of chapters 4-6 "
-          f"({total / 1e9:.2f} billion model-epochs; the LLC chains of chapter 5 are not included):")
-    print("| workers (cores like this one) | wall time |")
+    torch.set_num_threads(1)
+    per_core_llc = llc_chain_steps_per_second()
+    print(f"measured LLC throughput: {per_core_llc:,.0f} chain-steps per second on one core")
+    training = sum(PUBLISHED_MODEL_EPOCHS.values())
+    seconds = training / per_worker + PUBLISHED_CHAIN_STEPS / per_core_llc
+    print("\nExtrapolated wall time of the published-scale chapters 4-6 on cores like these "
+          f"({training / 1e9:.2f} billion model-epochs of training, {PUBLISHED_CHAIN_STEPS / 1e9:.1f} billion "
+          "chain-steps of LLC):")
+    print("| workers | wall time |")
     print("|---|---|")
     for count in (1, 8, 64):
-        print(f"| {count} | {total / (per_worker * count) / 60:,.1f} min |")
+        print(f"| {count} | {seconds / count / 3600:,.1f} h |")
     for name, work in PUBLISHED_MODEL_EPOCHS.items():
         print(f"  {name}: {work / 1e9:.3f} billion model-epochs")
 

@@ -115,9 +115,9 @@ print(config.sgld)
 #     -p s5_seeds 100 -p s5_every 100 -p s5_llc_chains 100 -p s5_llc_steps 3000
 # ```
 #
-# With `-p sweep_backend ray -p ray_address auto` the seeds this chapter trains (the iid runs,
-# the S5 seeds, the fallback sweep) run as shards on a Ray cluster; the LLC chains still run on
-# the machine of the notebook.
+# With `-p sweep_backend ray -p ray_address auto` the LLC chains and the seeds this chapter
+# trains (the iid runs, the S5 seeds, the fallback sweep) run as shards on a Ray cluster, with the
+# same numbers as on one machine.
 
 # %% [markdown]
 # ## The estimator

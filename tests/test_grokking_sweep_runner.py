@@ -10,12 +10,14 @@ from pathlib import Path
 import pytest
 import torch
 
-from lib.grokking.mlp import MLPConfig
+from lib.grokking.llc import SGLDConfig
+from lib.grokking.mlp import MLPConfig, init_instances
+from lib.grokking.mlp_llc import mlp_llc_in_chunks
 from lib.grokking.pairs import make_pair
 from lib.grokking.sweep_runner import (
     ShardFailed, SweepBackend, backend_in_use, check_backend, content_key, merge_shards, plan_shards, run_sharded,
 )
-from lib.grokking.sweeps import run_pair_sweep
+from lib.grokking.sweeps import intersection_training_set, run_pair_sweep
 from lib.grokking.training import SweepConfig
 
 PAIR = make_pair("S4_vs_A4xZ2")
@@ -155,3 +157,21 @@ def test_a_shard_that_keeps_failing_stops_the_sweep_with_one_sentence(ray_cluste
     assert str(error.value) == "Shard 2 (instances 5..6) failed: ValueError: this shard cannot be computed"
     left = list((tmp_path / "shards" / "fails").glob("*")) if (tmp_path / "shards" / "fails").exists() else []
     assert all(p.suffix == ".pt" and p.name.startswith("shard_") for p in left)   # whole shards, nothing partial
+
+
+
+def test_llc_chains_on_ray_equal_the_local_ones(ray_cluster, monkeypatch):
+    """Chapter 5's chains go through the runner too: shards are whole chunks with their own seeds."""
+    monkeypatch.setattr("lib.grokking.mlp_llc.MAX_SGLD_ACTIVATIONS", 2 * 3 * 336 * 24)  # 2 instances a chunk
+    params = init_instances(list(range(7)), MLPConfig(24, 8, 8))
+    left, right, labels = intersection_training_set(PAIR)
+    config = SGLDConfig(steps=30, chains=3)
+
+    def estimate():
+        return mlp_llc_in_chunks(params, left, right, labels, config, torch.Generator().manual_seed(4), workers=2)
+
+    local = estimate()
+    with backend_in_use(SweepBackend("ray", shards_per_worker=2)):
+        on_ray = estimate()
+    for field in ("per_chain", "init_loss", "loss_trace", "mean"):
+        assert torch.equal(getattr(local, field), getattr(on_ray, field)), field

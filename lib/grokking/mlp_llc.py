@@ -21,6 +21,7 @@ chunk runs, so the numbers depend on the seed and the chunk size but not on the 
 
 from __future__ import annotations
 
+import functools
 import math
 
 import torch
@@ -33,6 +34,7 @@ from lib.grokking.llc import (
 )
 from lib.grokking.mlp import PARAMETER_NAMES, instance_loss, single_logits
 from lib.grokking.parallel import run_chunks
+from lib.grokking.sweep_runner import content_key, current_backend, run_sharded
 
 #: Most activations (models x training pairs x the larger of hidden width and group order) in
 #: one SGLD batch of `mlp_llc_in_chunks`, 4 MiB of floats: 12 S4 seeds at 8 chains, one at the
@@ -92,29 +94,44 @@ def mlp_llc_in_chunks(
     after another on a GPU).
 
     Chunk k uses a generator seeded with the k-th of a list of seeds drawn first from
-    `generator`; the same seed gives the same numbers with any number of workers.
+    `generator`; the same seed gives the same numbers with any number of workers, and on every
+    backend of `lib.grokking.sweep_runner` (its shards are whole chunks).
     """
-    n, chains, steps = params["unembed"].shape[0], config.chains, config.steps
+    n, chains = params["unembed"].shape[0], config.chains
     n_elements, hidden = params["unembed"].shape[2], params["unembed"].shape[1]
     size = max(1, MAX_SGLD_ACTIVATIONS // (chains * train_labels.numel() * max(hidden, n_elements)))
     chunks = [(start, min(start + size, n)) for start in range(0, n, size)]
     seeds = torch.randint(0, 2**62, (len(chunks),), generator=generator, device=generator.device).tolist()
-    seed_of = dict(zip(chunks, seeds))
-    per_chain = torch.empty(n, chains, dtype=torch.float64)
-    init_loss = torch.empty(n, dtype=torch.float64)
-    trace = torch.empty(steps, n, dtype=torch.float64)
+    local = current_backend().name == "local"
+    on_cpu = params["unembed"].device.type == "cpu"
+    shard_work = functools.partial(_llc_shard, params, (train_left, train_right, train_labels), config,
+                                   dict(zip(chunks, seeds)), str(generator.device),
+                                   workers if on_cpu and local else 1)
+    key = content_key(*params.values(), train_left, train_right, train_labels, repr((config, seeds)))
+    flat = run_sharded(shard_work, n, key=key, instance_dim=lambda name: 1 if name == "trace" else 0,
+                       cut_points=[start for start, _ in chunks])
+    return summarise_chains(flat["per_chain"], flat["init_loss"], flat["trace"], config.burn_in_steps)
+
+
+def _llc_shard(params: dict[str, torch.Tensor], train: tuple[torch.Tensor, torch.Tensor, torch.Tensor],
+               config: SGLDConfig, seed_of: dict[tuple[int, int], int], device: str, workers: int,
+               start: int, stop: int) -> dict[str, torch.Tensor]:
+    """The chains of instances start..stop - 1 (whole chunks of `seed_of`, each with its own
+    seed): one shard of `mlp_llc_in_chunks` for `lib.grokking.sweep_runner`."""
+    chunks = [(a - start, b - start) for a, b in seed_of if start <= a < stop]
+    shard = {k: v[start:stop] for k, v in params.items()}
+    per_chain = torch.empty(stop - start, config.chains, dtype=torch.float64)
+    init_loss = torch.empty(stop - start, dtype=torch.float64)
+    trace = torch.empty(config.steps, stop - start, dtype=torch.float64)
 
     def estimate_chunk(chunk: tuple[int, int], report) -> None:
-        start, stop = chunk
-        chunk_generator = torch.Generator(device=generator.device).manual_seed(seed_of[chunk])
-        part = mlp_llc({k: v[start:stop] for k, v in params.items()}, train_left, train_right,
-                       train_labels, config, chunk_generator)
-        per_chain[start:stop], init_loss[start:stop], trace[:, start:stop] = (
-            part.per_chain, part.init_loss, part.loss_trace)
+        a, b = chunk
+        generator = torch.Generator(device=device).manual_seed(seed_of[a + start, b + start])
+        part = mlp_llc({k: v[a:b] for k, v in shard.items()}, *train, config, generator)
+        per_chain[a:b], init_loss[a:b], trace[:, a:b] = part.per_chain, part.init_loss, part.loss_trace
 
-    on_cpu = params["unembed"].device.type == "cpu"
-    run_chunks(chunks, estimate_chunk, workers if on_cpu else 1, [per_chain, init_loss, trace], None)
-    return summarise_chains(per_chain, init_loss, trace, config.burn_in_steps)
+    run_chunks(chunks, estimate_chunk, workers, [per_chain, init_loss, trace], None)
+    return {"per_chain": per_chain, "init_loss": init_loss, "trace": trace}
 
 
 def mlp_single_llc(

@@ -21,7 +21,7 @@ already written stay, complete, for the rerun.
 `use_backend` sets the backend for the chapter (its `sweep_backend`, `ray_address` parameters);
 `lib.grokking.training.train_instances` runs through here, so chapter 4's sweeps, chapter 6's
 perturbed copies, transplants and retrained seeds, and the fallback sweeps of chapters 5 and 6
-all do.
+all do, and so do chapter 5's LLC chains (`lib.grokking.mlp_llc.mlp_llc_in_chunks`).
 """
 
 from __future__ import annotations
