@@ -4,7 +4,7 @@ The chapter opens chapter 2's trained model (`lib.paths.finetuning.ensure_base_m
 checkpoint, or the same training code run here) and models of the same recipe at other depths
 (`depth_model`, trained with chapter 2's code and kept in `results_dir` so that a rerun, or an
 interrupted one, picks them up), and reads them on fresh graphs of their training distribution
-(`probe_data`). The experiments live in `lib.chapters.ch7_probing` (what each layer knows),
+(`GraphSet.draw`). The experiments live in `lib.chapters.ch7_probing` (what each layer knows),
 `lib.chapters.ch7_causal` (ablation, patching, shortcuts, the hand-built model on the same
 graphs), figures in `lib.chapters.ch7_figures`, sentences and the results JSON in
 `lib.chapters.ch7_results`.
