@@ -4,6 +4,7 @@ Run from the repository root:
 
     .venv/bin/python benchmarks/bench_sweep_backends.py                 # S4 pair, 1,000 x 2,000: ~2.5 minutes on 2 cores
     .venv/bin/python benchmarks/bench_sweep_backends.py --epochs 200    # a quick look
+    .venv/bin/python benchmarks/bench_sweep_backends.py --device cuda   # the table for GPUs, on a GPU machine
 
 Both backends train the same sweep of the S4 pair (chapter 4's model and schedule) in one run,
 alternating, on this machine's cores: "local" with one worker process per core, "ray" with a Ray
@@ -11,11 +12,13 @@ started here with as many CPUs, one single-threaded task per shard. The overhead
 the medians; the merged results are compared exactly. Ray's start-up is timed apart (it happens
 once per notebook, not per sweep).
 
-From the measured per-core throughputs (model-epochs of training, chain-steps of chapter 5's
+From the measured per-shard throughputs (model-epochs of training, chain-steps of chapter 5's
 LLC) the script prints the wall time of the published-scale chapters 4-6 on 1, 8 and 64 workers.
-That table is extrapolated: it assumes the throughput of a core measured here and shards that
-keep every worker busy; it says nothing about GPUs, where a shard's throughput must be measured
-on the GPU (no GPU was available where this was written).
+A worker is what one Ray task gets: one core with `--device cpu` (the throughputs of the local
+run), one GPU with `--device cuda` (a shard of `--instances` trained, and LLC chains run, on this
+machine's GPU). The table is extrapolated from one worker: it assumes shards that keep every
+worker busy and ignores Ray's start-up and transfers (measured above on cores). No GPU was
+available where this was written, so the GPU table has not been measured yet.
 
 Measured on a 2-core AMD EPYC machine (2026-11-25), two runs: local 62.2 / 65.3 s, Ray 63.3 /
 69.6 s (+1.7% / +6.6%), Ray's start-up 5.7 / 4.7 s, merged results identical both times;
@@ -55,20 +58,29 @@ PUBLISHED_MODEL_EPOCHS = {
 PUBLISHED_CHAIN_STEPS = 10_000 * 100 * 3_000
 
 
-def sweep(instances: int, epochs: int, workers: int):
+def sweep(instances: int, epochs: int, workers: int, device: torch.device = torch.device("cpu")):
     config = SweepConfig(epochs=epochs, log_every=10, workers=workers)
     return run_pair_sweep(make_pair("S4_vs_A4xZ2"), list(range(instances)), MLPConfig(24, 32, 32), config,
-                          progress=False)
+                          device=device, progress=False)
 
 
-def llc_chain_steps_per_second(instances: int = 40, chains: int = 8, steps: int = 200) -> float:
+def shard_model_epochs_per_second(instances: int, epochs: int, device: torch.device) -> float:
+    """Model-epochs per second of one shard of the S4 sweep trained on `device` (a GPU)."""
+    sweep(2, 2, workers=1, device=device)  # first calls pay for lazy initialisation
+    began = time.perf_counter()
+    sweep(instances, epochs, workers=1, device=device)
+    return instances * epochs / (time.perf_counter() - began)
+
+
+def llc_chain_steps_per_second(device: torch.device, instances: int = 40, chains: int = 8,
+                               steps: int = 200) -> float:
     """Chain-steps (one SGLD step of one chain of one model) per second of chapter 5's batched
-    LLC estimator on one core, for the S4 model."""
-    params = init_instances(list(range(instances)), MLPConfig(24, 32, 32))
+    LLC estimator on one core (`device` "cpu") or one GPU, for the S4 model."""
+    params = init_instances(list(range(instances)), MLPConfig(24, 32, 32), device=device)
     left, right, labels = intersection_training_set(make_pair("S4_vs_A4xZ2"))
     began = time.perf_counter()
     mlp_llc_in_chunks(params, left, right, labels, SGLDConfig(steps=steps, chains=chains),
-                      torch.Generator().manual_seed(0), workers=1)
+                      torch.Generator(device=device).manual_seed(0), workers=1)
     return instances * chains * steps / (time.perf_counter() - began)
 
 
@@ -83,7 +95,12 @@ def main() -> None:
     parser.add_argument("--epochs", type=int, default=2000)
     parser.add_argument("--workers", type=int, default=2, help="local worker processes = Ray CPUs")
     parser.add_argument("--repeats", type=int, default=1, help="alternating rounds; medians are reported")
+    parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"],
+                        help="what one worker of the scaling table is: a core or a GPU")
     args = parser.parse_args()
+    device = torch.device(args.device)
+    if device.type == "cuda" and not torch.cuda.is_available():
+        parser.error("--device cuda needs a GPU that torch can see; this machine has none.")
 
     import ray
 
@@ -109,14 +126,19 @@ def main() -> None:
     print(f"merged results identical: {same(results['local'], results['ray'])}")
     print(f"measured throughput: {per_worker:,.0f} model-epochs per second per worker (one core)")
     torch.set_num_threads(1)
-    per_core_llc = llc_chain_steps_per_second()
-    print(f"measured LLC throughput: {per_core_llc:,.0f} chain-steps per second on one core")
+    if device.type == "cuda":
+        per_worker = shard_model_epochs_per_second(args.instances, args.epochs, device)
+        print(f"measured on {torch.cuda.get_device_name(device)}: {per_worker:,.0f} model-epochs per "
+              f"second for one shard of {args.instances:,} instances")
+    per_worker_llc = llc_chain_steps_per_second(device)
+    unit = "GPU" if device.type == "cuda" else "core"
+    print(f"measured LLC throughput: {per_worker_llc:,.0f} chain-steps per second on one {unit}")
     training = sum(PUBLISHED_MODEL_EPOCHS.values())
-    seconds = training / per_worker + PUBLISHED_CHAIN_STEPS / per_core_llc
-    print("\nExtrapolated wall time of the published-scale chapters 4-6 on cores like these "
+    seconds = training / per_worker + PUBLISHED_CHAIN_STEPS / per_worker_llc
+    print(f"\nExtrapolated wall time of the published-scale chapters 4-6 on {unit}s like this one "
           f"({training / 1e9:.2f} billion model-epochs of training, {PUBLISHED_CHAIN_STEPS / 1e9:.1f} billion "
           "chain-steps of LLC):")
-    print("| workers | wall time |")
+    print(f"| {unit}s | wall time |")
     print("|---|---|")
     for count in (1, 8, 64):
         print(f"| {count} | {seconds / count / 3600:,.1f} h |")

@@ -212,11 +212,16 @@ def parameter(help: str, *, low: Bound = None, high: Bound = None, low_inclusive
         min_length: shortest allowed list.
         check: a function (name, value) -> checked value that replaces the type's check.
         smoke: the value used when `smoke=True`; a callable receives the checked value and
-            returns the smoke value (for example `lambda steps: min(steps, 40)`).
+            returns the smoke value (for example `at_most(40)`).
     """
     rule = Rule(help, low, high, low_inclusive, None if choices is None else tuple(choices),
                 min_length, check, smoke)
     return dataclasses.field(metadata={"rule": rule})
+
+
+def at_most(cap: int) -> Callable[[int], int]:
+    """Smoke value of a count for `parameter`: the checked value, capped at `cap`."""
+    return lambda value: min(value, cap)
 
 
 @dataclasses.dataclass(frozen=True)

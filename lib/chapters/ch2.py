@@ -12,7 +12,7 @@ import math
 
 import torch
 
-from lib.book.params import ChapterParameters, ParameterError, check_schedule, parameter
+from lib.book.params import at_most, ChapterParameters, check_schedule, parameter, ParameterError
 from lib.paths.training import PathTrainingConfig, TrainingRun, constant_prediction_loss, predict
 from lib.paths.phase_transitions import transition_steps
 
@@ -32,9 +32,9 @@ class Chapter2Parameters(ChapterParameters):
     n_max: int = parameter("most vertices in a graph, also the number of edge slots (published: 15)",
                            low=3, high=62)
     n_layers: int = parameter("encoder layers (published: 11)", low=1, high=64,
-                              smoke=lambda layers: min(layers, 2))
+                              smoke=at_most(2))
     batch_size: int = parameter("fresh graphs per step (published: 2**15)", low=1, high=2**20,
-                                smoke=lambda size: min(size, 64))
+                                smoke=at_most(64))
     learning_rates: tuple[float, ...] = parameter(
         "learning rate of each phase (published: [5e-4, 1e-4])", low=0.0, high=1.0)
     phase_steps: tuple[int, ...] = parameter(
@@ -44,7 +44,7 @@ class Chapter2Parameters(ChapterParameters):
     snapshot_every: int = parameter("steps between predictions on the fixed evaluation batch",
                                     low=1, smoke=20)
     eval_size: int = parameter("size of the fixed evaluation batch", low=16, high=1_000_000,
-                               smoke=lambda size: min(size, 256))
+                               smoke=at_most(256))
     transition_threshold: float = parameter(
         "a length counts as learned once its loss stays below this", low=0.0, low_inclusive=False)
     transition_smoothing: int = parameter(

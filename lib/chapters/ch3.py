@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from lib.book.params import ChapterParameters, check_schedule, parameter
+from lib.book.params import at_most, ChapterParameters, check_schedule, parameter
 from lib.book.tables import format_value, markdown_table
 from lib.chapters.ch3_results import GeneralizationSummary, KindScore
 from lib.paths.generalization_tests import TARGET_KINDS
@@ -30,34 +30,34 @@ class Chapter3Parameters(ChapterParameters):
         "small graphs have 3..small_n_max vertices, small targets have vertex ids at most small_n_max (published: 7)",
         low=3, high=62)
     finetune_steps: int = parameter("fine-tuning steps, each on fresh graphs (published: 100)",
-                                    low=1, smoke=lambda steps: min(steps, 10))
+                                    low=1, smoke=at_most(10))
     finetune_batch_size: int = parameter("graphs per fine-tuning step (published: 2**15)",
-                                         low=1, high=2**20, smoke=lambda size: min(size, 64))
+                                         low=1, high=2**20, smoke=at_most(64))
     finetune_learning_rate: float = parameter(
         "AdamW learning rate of fine-tuning (published, stated: 1e-5)", low=0.0, high=1.0,
         low_inclusive=False)
     finetune_weight_decay: float = parameter(
         "AdamW decoupled weight decay of fine-tuning (published, stated: 1e-5)", low=0.0, high=10.0)
     eval_size: int = parameter("held-out on-path graphs for the loss before and after fine-tuning",
-                               low=16, high=2**20, smoke=lambda size: min(size, 256))
+                               low=16, high=2**20, smoke=at_most(256))
     test_graphs: int = parameter("held-out graphs per generalization test", low=16, high=2**20,
-                                 smoke=lambda size: min(size, 256))
+                                 smoke=at_most(256))
     length_train_n_max: int = parameter(
         "length study: training graphs have 3..length_train_n_max vertices", low=3, high=29)
     length_test_n_max: int = parameter(
         "length study: test graphs have up to this many vertices (all ids seen in training)",
         low=lambda earlier: earlier.length_train_n_max + 1, high=30)
     length_n_layers: int = parameter("encoder layers of the length-study model", low=1, high=64,
-                                     smoke=lambda layers: min(layers, 2))
+                                     smoke=at_most(2))
     length_batch_size: int = parameter("fresh graphs per step of the length-study model", low=1,
-                                       high=2**20, smoke=lambda size: min(size, 64))
+                                       high=2**20, smoke=at_most(64))
     length_learning_rates: tuple[float, ...] = parameter(
         "learning rate of each training phase of the length-study model", low=0.0, high=1.0)
     length_phase_steps: tuple[int, ...] = parameter(
         "steps of each phase", low=1, smoke=lambda steps: tuple(min(s, 20) for s in steps))
     length_graphs_per_cell: int = parameter(
         "test graphs per (size, distance) cell, at most", low=1, high=2**16,
-        smoke=lambda count: min(count, 32))
+        smoke=at_most(32))
     cpu_threads: int = parameter(
         "torch threads on the CPU (one is fastest for these small models on 2 cores)", low=1, high=256)
 

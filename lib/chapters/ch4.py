@@ -19,7 +19,7 @@ from lib.grokking.sweeps import run_pair_sweep, save_sweep, sweep_outcomes, swee
 from lib.grokking.training import SweepResult, SweepConfig, snapshot_epochs
 from lib.grokking.mlp import MLPConfig
 from lib.grokking.sweep_runner import BACKENDS, check_backend, use_backend
-from lib.book.params import KEEP, ChapterParameters, ParameterError, parameter
+from lib.book.params import at_most, ChapterParameters, KEEP, parameter, ParameterError
 
 #: The pairs whose intersection chapter 4 can subsample.
 SUBSAMPLE_PAIRS = ("S4_vs_A4xZ2", "S5_vs_A5xZ2")
@@ -87,13 +87,9 @@ def subsample_keys(keys) -> list[str]:
     return [key for key in keys if key.startswith(SUBSAMPLE_PREFIX)]
 
 
-def _at_most(cap: int):
-    """Smoke value: the given count, capped."""
-    return lambda value: min(value, cap)
-
 
 def _count(help: str, smoke_cap: int):
-    return parameter(help, low=1, high=1_000_000, smoke=_at_most(smoke_cap))
+    return parameter(help, low=1, high=1_000_000, smoke=at_most(smoke_cap))
 
 
 def _width(help: str, smoke=KEEP):
@@ -137,9 +133,9 @@ class Chapter4Parameters(SweepChapterParameters):
     """The papermill parameters of chapter 4, each with its type, bounds, help and smoke value."""
 
     epochs: int = parameter("full-batch epochs of every sweep (the authors: 2000)", low=1,
-                            high=1_000_000, smoke=_at_most(60))
+                            high=1_000_000, smoke=at_most(60))
     log_every: int = parameter("epochs between recorded accuracies and losses", low=1,
-                               high=lambda earlier: earlier.epochs, smoke=_at_most(10))
+                               high=lambda earlier: earlier.epochs, smoke=at_most(10))
     grok_threshold: float = parameter(
         "accuracy on a group's full table that counts as grokking it", low=0.5, high=1.0)
     s4_instances: int = _count("seeds of the S4 vs A4 x Z2 sweep (published: 10,000)", 16)
@@ -162,7 +158,7 @@ class Chapter4Parameters(SweepChapterParameters):
     s5_instances: int = _count(
         "seeds of the S5 vs A5 x Z2 sweep: a small sample on a CPU (published: 100)", 1)
     s5_dim: int = _width("embedding and hidden width (d and h) for the S5 pair (published: 128)",
-                         smoke=_at_most(32))
+                         smoke=at_most(32))
     s5_weight_decay: float = _decay("weight decay for the S5 pair (published: 2e-5)")
     subsample_pairs: tuple[str, ...] = parameter(
         "pairs trained on a random part of the intersection", choices=SUBSAMPLE_PAIRS)
@@ -174,7 +170,7 @@ class Chapter4Parameters(SweepChapterParameters):
         low_inclusive=False)
     checkpoint_every: int = parameter(
         "epochs between saved parameter snapshots of the S4 sweep (0: none)", low=0,
-        smoke=_at_most(30))
+        smoke=at_most(30))
     save_sweeps: bool = parameter(
         "save the sweeps (metrics, final parameters, S4 snapshots) for chapters 5-6")
 

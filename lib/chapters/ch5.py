@@ -21,7 +21,7 @@ from typing import Protocol
 
 import torch
 
-from lib.book.params import parameter
+from lib.book.params import at_most, parameter
 from lib.chapters.ch4 import SweepChapterParameters
 from lib.grokking.circuit_efficiency import loss_at_norm
 from lib.grokking.generalization_measures import all_measures
@@ -49,18 +49,15 @@ STUDY_S4_SCHEDULE = SweepConfig(epochs=2000, log_every=20, weight_decay=2e-5,
 GROUPS = ("grokked S4", "grokked A4xZ2", "neither")
 
 
-def _at_most(cap: int):
-    return lambda value: min(value, cap)
-
 
 @dataclass(frozen=True)
 class Chapter5Parameters(SweepChapterParameters):
     """The papermill parameters of chapter 5, each with its type, bounds, help and smoke value."""
 
     llc_chains: int = parameter("SGLD chains per seed (published: 100)", low=2, high=10_000,
-                                smoke=_at_most(2))
+                                smoke=at_most(2))
     llc_steps: int = parameter("SGLD steps per chain (published: 3,000)", low=2, high=1_000_000,
-                               smoke=_at_most(20))
+                               smoke=at_most(20))
     llc_step_size: float = parameter("SGLD step size (published: 8e-4)", low=0.0, high=1.0,
                                      low_inclusive=False)
     llc_n_beta: float = parameter("SGLD inverse temperature n * beta (published: 1e3)", low=0.0,
@@ -71,37 +68,37 @@ class Chapter5Parameters(SweepChapterParameters):
                                    low=0.0, high=0.99)
     neither_sample: int = parameter(
         "seeds that grokked neither group measured beside every grokker", low=1, high=1_000_000,
-        smoke=_at_most(4))
+        smoke=at_most(4))
     bootstrap_resamples: int = parameter("bootstrap resamples of every interval", low=100,
-                                         high=1_000_000, smoke=_at_most(100))
+                                         high=1_000_000, smoke=at_most(100))
     fallback_instances: int = parameter(
         "seeds of the S4 sweep trained here when chapter 4's is missing (chapter 4: 1,000)", low=1,
-        high=1_000_000, smoke=_at_most(16))
+        high=1_000_000, smoke=at_most(16))
     fallback_epochs: int = parameter("epochs of that sweep (the study: 2,000)", low=1,
-                                     high=1_000_000, smoke=_at_most(40))
+                                     high=1_000_000, smoke=at_most(40))
     trajectory_every: int = parameter(
         "epochs between the snapshots at which one seed per outcome is measured over training",
-        low=1, smoke=_at_most(20))
+        low=1, smoke=at_most(20))
     iid_instances: int = parameter("seeds trained on an iid part of S4's table", low=1,
-                                   high=100_000, smoke=_at_most(2))
+                                   high=100_000, smoke=at_most(2))
     iid_train_fraction: float = parameter("share of S4's table they train on", low=0.0, high=1.0,
                                           low_inclusive=False)
-    iid_epochs: int = parameter("epochs of those seeds", low=1, high=1_000_000, smoke=_at_most(40))
+    iid_epochs: int = parameter("epochs of those seeds", low=1, high=1_000_000, smoke=at_most(40))
     iid_every: int = parameter("epochs between their measured snapshots", low=1,
-                               smoke=_at_most(20))
+                               smoke=at_most(20))
     grok_threshold: float = parameter("accuracy on a group's full table that counts as grokking it",
                                       low=0.5, high=1.0)
     s5_seeds: int = parameter("S5 vs A5 x Z2 seeds whose LLC is followed along training", low=1,
-                              high=10_000, smoke=_at_most(1))
+                              high=10_000, smoke=at_most(1))
     s5_dim: int = parameter("their embedding and hidden width d = h (the study: 128)", low=1,
-                            high=4096, smoke=_at_most(8))
+                            high=4096, smoke=at_most(8))
     s5_epochs: int = parameter("their epochs (the study: 2,000)", low=1, high=1_000_000,
-                               smoke=_at_most(20))
-    s5_every: int = parameter("epochs between their measured snapshots", low=1, smoke=_at_most(10))
+                               smoke=at_most(20))
+    s5_every: int = parameter("epochs between their measured snapshots", low=1, smoke=at_most(10))
     s5_llc_chains: int = parameter("SGLD chains per S5 snapshot (published: 100)", low=2,
-                                   high=10_000, smoke=_at_most(2))
+                                   high=10_000, smoke=at_most(2))
     s5_llc_steps: int = parameter("SGLD steps per chain at each S5 snapshot (published: 3,000)",
-                                  low=2, high=1_000_000, smoke=_at_most(20))
+                                  low=2, high=1_000_000, smoke=at_most(20))
     cpu_threads: int = parameter("torch threads of this process on the CPU (the measures)", low=1,
                                  high=256)
     workers: int = parameter("single-threaded worker processes for the LLC chains and the "

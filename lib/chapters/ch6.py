@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import torch
 
-from lib.book.params import ParameterError, parameter
+from lib.book.params import at_most, parameter, ParameterError
 from lib.chapters.ch4 import SweepChapterParameters
 from lib.chapters.ch5 import S4_PAIR, STUDY_S4_MODEL, STUDY_S4_SCHEDULE
 from lib.grokking.early_prediction import held_out_auc
@@ -54,9 +54,6 @@ PUBLISHED_FLIP_RATES = {"grokked S4": 5.4e-5, "grokked A4xZ2": 4e-4, "neither": 
 PUBLISHED_UNGROK_SHARES = (0.07, 0.08)
 
 
-def _at_most(cap):
-    return lambda value: min(value, cap)
-
 
 @dataclass(frozen=True)
 class Chapter6Parameters(SweepChapterParameters):
@@ -64,47 +61,47 @@ class Chapter6Parameters(SweepChapterParameters):
 
     fallback_instances: int = parameter(
         "seeds of the S4 sweep trained here when chapter 4's is missing (chapter 4: 1,000)", low=1,
-        high=1_000_000, smoke=_at_most(16))
+        high=1_000_000, smoke=at_most(16))
     fallback_epochs: int = parameter("epochs of that sweep (the study: 2,000)", low=1,
-                                     high=1_000_000, smoke=_at_most(40))
+                                     high=1_000_000, smoke=at_most(40))
     grok_threshold: float = parameter("accuracy on a group's full table that counts as grokking it",
                                       low=0.5, high=1.0)
     perturb_per_outcome: int = parameter("seeds of each outcome whose weights are perturbed", low=1,
-                                         high=1000, smoke=_at_most(1))
+                                         high=1000, smoke=at_most(1))
     perturb_every: int = parameter("epochs between the checkpoints at which they are perturbed",
-                                   low=1, smoke=_at_most(20))
+                                   low=1, smoke=at_most(20))
     log2_scales: tuple[int, ...] = parameter(
         "noise scales as powers of two, k in 2^k (the study: -25 .. 5)", low=-60, high=10,
         smoke=(-20, 0))
     copies: int = parameter("noisy copies per seed, checkpoint and scale", low=1, high=10_000,
-                            smoke=_at_most(2))
+                            smoke=at_most(2))
     decision_log2_scale: int = parameter(
         "decision epoch: perturbations up to 2^k no longer change the outcome", low=-60, high=10)
     tv_per_outcome: int = parameter("seeds of each outcome whose logits' total variation is measured",
-                                    low=1, high=100_000, smoke=_at_most(2))
+                                    low=1, high=100_000, smoke=at_most(2))
     tv_epochs: int = parameter("epochs those seeds are trained for (the study: 3,000)", low=1,
-                               high=1_000_000, smoke=_at_most(40))
+                               high=1_000_000, smoke=at_most(40))
     tv_window: int = parameter("the late interval of the total variation, its last epochs", low=1,
-                               smoke=_at_most(20))
+                               smoke=at_most(20))
     tv_every: int = parameter("epochs between the snapshots inside that interval", low=1,
-                              smoke=_at_most(10))
+                              smoke=at_most(10))
     transplant_seeds: int = parameter("seeds transplanted in each direction", low=1, high=100_000,
-                                      smoke=_at_most(4))
+                                      smoke=at_most(4))
     transplant_train_fraction: float = parameter(
         "share of the group's table they first train on", low=0.0, high=1.0, low_inclusive=False)
     transplant_first_epochs: int = parameter("epochs on that iid part", low=1, high=1_000_000,
-                                             smoke=_at_most(40))
+                                             smoke=at_most(40))
     transplant_second_epochs: int = parameter("epochs on the intersection after the transplant",
-                                              low=1, high=1_000_000, smoke=_at_most(40))
+                                              low=1, high=1_000_000, smoke=at_most(40))
     jacobian_dim: int = parameter("embedding and hidden width (d and h) of the MLP whose "
-                                  "training Jacobian is computed", low=1, high=64, smoke=_at_most(2))
+                                  "training Jacobian is computed", low=1, high=64, smoke=at_most(2))
     jacobian_lengths: tuple[int, ...] = parameter(
         "training lengths (full-batch Adam steps) of the Jacobians", low=0, high=100_000,
         smoke=(0, 3))
     jacobian_weight_decays: tuple[float, ...] = parameter(
         "weight decays of the Jacobians (0 and the study's 2e-5)", low=0.0, high=1.0)
     predict_every: int = parameter("epochs between the epochs at which the outcome is predicted",
-                                   low=1, smoke=_at_most(20))
+                                   low=1, smoke=at_most(20))
     predict_folds: int = parameter("folds of the held-out predictions", low=2, high=1000)
     cpu_threads: int = parameter("torch threads of this process on the CPU", low=1, high=256)
     workers: int = parameter("single-threaded worker processes training the perturbed copies and "

@@ -19,16 +19,13 @@ from pathlib import Path
 
 import torch
 
-from lib.book.params import ChapterParameters, ParameterError, parameter
+from lib.book.params import at_most, ChapterParameters, parameter, ParameterError
 from lib.paths.finetuning import BaseModel
 from lib.paths.model import PathTransformer
 from lib.paths.sampler import sample_with_options
 from lib.paths.token_graphs import UNREACHABLE, TokenGraphs
 from lib.paths.training import PathTrainingConfig, load_training_run, start_training, train
 
-
-def _at_most(cap):
-    return lambda value: min(value, cap)
 
 
 @dataclass(frozen=True)
@@ -39,17 +36,17 @@ class Chapter7Parameters(ChapterParameters):
         "encoder layers of the other models of chapter 2's recipe compared with it (chapter 2: 4)",
         low=1, high=16, smoke=(1,))
     probe_graphs: int = parameter("fresh graphs the probes are trained on", low=64, high=1 << 20,
-                                  smoke=_at_most(256))
+                                  smoke=at_most(256))
     probe_test_graphs: int = parameter("held-out graphs the probes are scored on", low=64,
-                                       high=1 << 20, smoke=_at_most(256))
+                                       high=1 << 20, smoke=at_most(256))
     probe_l2: float = parameter("L2 penalty of the probes (on standardised activations)", low=0.0,
                                 high=10.0)
     reach_threshold: float = parameter(
         "held-out balanced accuracy at which a probe counts as reading its fact", low=0.5, high=1.0)
     intervention_graphs: int = parameter("held-out graphs of the ablation and patching experiments",
-                                         low=64, high=1 << 20, smoke=_at_most(256))
+                                         low=64, high=1 << 20, smoke=at_most(256))
     random_subspaces: int = parameter("random subspaces patched as the control of the probe subspace",
-                                       low=1, high=1000, smoke=_at_most(2))
+                                       low=1, high=1000, smoke=at_most(2))
     cpu_threads: int = parameter(
         "torch threads on the CPU (one is fastest for these small models on 2 cores)", low=1, high=256)
 

@@ -37,11 +37,14 @@ from lib.grokking.parallel import run_chunks
 from lib.grokking.sweep_runner import content_key, current_backend, run_sharded
 
 #: Most activations (models x training pairs x the larger of hidden width and group order) in
-#: one SGLD batch of `mlp_llc_in_chunks`, 4 MiB of floats: 12 S4 seeds at 8 chains, one at the
-#: published 100 chains or an S5 seed at any count (a chunk has at least one seed). On S4 the
-#: cost per model-step was flat from 64 to 1,024 models in a batch (130-160 microseconds, one
-#: thread), so small batches cost nothing, and many chunks share out evenly over the workers.
-MAX_SGLD_ACTIVATIONS = 2**20
+#: one SGLD batch of `mlp_llc_in_chunks`, 1 MiB of floats: 3 S4 seeds at 8 chains, one at the
+#: published 100 chains or an S5 seed at any count (a chunk has at least one seed). Smaller
+#: batches stay nearer the core's cache: on S4 (8 chains, one thread, six interleaved rounds) a
+#: model-step cost 110 microseconds in batches of 16-24 models, 123 at 48, 129 at 96, 136 at 8.
+#: With two workers on 200 seeds, wall time per model-step against the former 4 MiB (medians of
+#: eight interleaved rounds on a busy machine): 92 against 99 microseconds for trained seeds, 71
+#: against 94 at their initial weights. Many small chunks also share out evenly over the workers.
+MAX_SGLD_ACTIVATIONS = 2**18
 
 
 def mlp_llc(
