@@ -87,7 +87,6 @@ def subsample_keys(keys) -> list[str]:
     return [key for key in keys if key.startswith(SUBSAMPLE_PREFIX)]
 
 
-
 def _count(help: str, smoke_cap: int):
     return parameter(help, low=1, high=1_000_000, smoke=at_most(smoke_cap))
 

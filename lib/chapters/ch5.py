@@ -49,7 +49,6 @@ STUDY_S4_SCHEDULE = SweepConfig(epochs=2000, log_every=20, weight_decay=2e-5,
 GROUPS = ("grokked S4", "grokked A4xZ2", "neither")
 
 
-
 @dataclass(frozen=True)
 class Chapter5Parameters(SweepChapterParameters):
     """The papermill parameters of chapter 5, each with its type, bounds, help and smoke value."""

@@ -54,7 +54,6 @@ PUBLISHED_FLIP_RATES = {"grokked S4": 5.4e-5, "grokked A4xZ2": 4e-4, "neither": 
 PUBLISHED_UNGROK_SHARES = (0.07, 0.08)
 
 
-
 @dataclass(frozen=True)
 class Chapter6Parameters(SweepChapterParameters):
     """The papermill parameters of chapter 6, each with its type, bounds, help and smoke value."""

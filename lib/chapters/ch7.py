@@ -27,7 +27,6 @@ from lib.paths.token_graphs import UNREACHABLE, TokenGraphs
 from lib.paths.training import PathTrainingConfig, load_training_run, start_training, train
 
 
-
 @dataclass(frozen=True)
 class Chapter7Parameters(ChapterParameters):
     """The papermill parameters of chapter 7, each with its type, bounds, help and smoke value."""
