@@ -2,7 +2,7 @@
 
 Run from the repository root:
 
-    .venv/bin/python benchmarks/bench_llc.py                 # about 5 minutes on 2 busy cores
+    .venv/bin/python benchmarks/bench_llc.py                 # about 4 minutes on 2 cores
     .venv/bin/python benchmarks/bench_llc.py --repeats 1 --instances 50 --steps 50   # a quick look
 
 Usage:
@@ -28,7 +28,11 @@ each on 1 and on 2 torch threads; the faster count is its reference. All contend
 same process, in interleaved rounds, so that a slow spell of the busy machine hits all of them;
 medians over the rounds are reported. The ratios are instances per wall-clock second, batched
 over one-at-a-time; the CPU column (CPU seconds per instance, all processes) shows how much of
-a ratio comes from doing less work and how much from using both cores.
+a ratio comes from doing less work and how much from using both cores. The last column is the
+share of the machine's cores that other processes (and, on a virtual machine, other guests)
+took while a contender ran, from /proc/stat: the one-at-a-time baselines use one core, so a
+busy second core slows only the two-worker contender, and a run with that column well above
+zero does not measure the two-core ratio.
 
 The instances are trained briefly first (`run_pair_sweep`, `--train-epochs` full-batch Adam
 epochs, untimed), so that w* is near a minimum as at the checkpoints chapter 5 measures. A last
@@ -36,20 +40,28 @@ line checks that the three estimators give the same LLCs on the timed instances 
 chains' standard errors). devinterp's `estimate_learning_coeff` is the same code path: it
 returns `estimate_learning_coeff_with_summary(...)["llc/mean"]`.
 
-Measured with the defaults, 2 cores: on a busy machine (3 runs, the last with `--repeats 5`)
-batched with 2 workers against devinterp at its faster thread count 18.0x, 21.1x and 18.3x
-wall-clock; on a quiet machine (3 runs) 22.1x, 21.6x and 19.6x (about 10-11x less CPU per
-instance than devinterp on one thread; the rest is the two workers, which scaled 1.7-2.0x).
-Against our plain loop 11.6-14.3x. A model-step of the batched estimator costs about 150
-microseconds of CPU: the hand-written forward and backward pass about 110 (three batched
-products of 24 x 32 x 336 per model) and the Gaussian noise about 30 (4,352 normal draws at
-about 7 ns each, torch's fastest generator here; numpy's was slower); devinterp spends about
-1.5 ms per step of one model. Clamping the logits before the exponential to avoid denormals
-gave no measurable gain on trained models (their gradients were bitwise identical), so it was
-not kept. So the book's aim of 20x is reached in four runs of six, not reliably. After the
-batches shrank from 4 to 1 MiB of activations (`MAX_SGLD_ACTIVATIONS`, 24 models instead of
-96: 7-25% less wall time per model-step), one run on a busy machine (2026-11-25, AVX2): 18.2x
-against devinterp (9.1x less CPU; 1 worker 7.9x), 13.4x against our plain loop.
+Measured with the defaults on a 2-core AMD EPYC virtual machine (AVX2), batched with 2 workers
+against devinterp at its faster thread count:
+
+* with batches of 1 MiB of activations (`MAX_SGLD_ACTIVATIONS`), 2026-11-25, both cores free
+  (others' share 0.0-0.3%): 21.1x, 21.2x (`--repeats 5`) and 22.2x wall-clock (10.6-11.3x less
+  CPU per instance than devinterp on one thread); 1 worker alone 10.5-11.3x; against our plain loop 13.8-14.0x. The same
+  day with one `yes > /dev/null` beside it (others' share 31% during the two-worker rounds):
+  15.5x; and 16.4x in a run started as the test suite finished (before this column existed). The per-core ratio (about 11x)
+  does not move with the load; the two-worker ratio is the per-core one times how much of the
+  second core the workers get (1.9-2.0x free, 1.4x shared).
+* with batches of 4 MiB, earlier sessions: 22.1x, 21.6x and 19.6x on a quiet machine, 18.0x,
+  21.1x and 18.3x on a busy one.
+
+Where a model-step of the batched estimator goes (one thread, 24 models, about 90
+microseconds): the three batched products of 24 x 32 x 336 per model about 25 (at 67 GFLOP/s,
+near this core's peak), the softmax and its gradient about 16 (the exponential alone 9), the
+lookups, their gradient and the ReLU's about 20, the Gaussian noise about 20 (4,352 normal draws
+at 4.5 ns, torch's fastest generator here; numpy's took 10 ns), the drift 2.6; devinterp spends
+about 1.1-1.2 ms per step of one model. Tried and not kept: clamping the logits before the
+exponential (no gain on trained models), torch's fused softmax for the tail (no gain), a
+one-hot product or a flat `index_add_` for the table gradients (slower), one noise draw for
+the whole flat buffer (2% faster, not worth a different random stream).
 """
 
 from __future__ import annotations
@@ -61,6 +73,7 @@ import resource
 import statistics
 import sys
 import time
+from dataclasses import dataclass
 
 import torch
 
@@ -81,17 +94,47 @@ def cpu_seconds() -> float:
     return own.user + own.system + children.ru_utime + children.ru_stime
 
 
-def timed(run) -> tuple[float, float, object]:
-    """(wall seconds, CPU seconds, result) of run()."""
-    wall, cpu = time.perf_counter(), cpu_seconds()
+def machine_cpu_seconds() -> tuple[float, float]:
+    """(busy, stolen) CPU seconds of the whole machine since boot, all cores, from /proc/stat
+    (Linux; zeros elsewhere). Stolen time is what the hypervisor gave to other guests while this
+    virtual machine wanted to run."""
+    try:
+        with open("/proc/stat") as stat:
+            fields = [int(x) for x in stat.readline().split()[1:9]]
+    except OSError:
+        return 0.0, 0.0
+    user, nice, system, _idle, _iowait, irq, softirq, steal = fields
+    tick = os.sysconf("SC_CLK_TCK")
+    return (user + nice + system + irq + softirq) / tick, steal / tick
+
+
+@dataclass
+class Timing:
+    """One timed run of a contender: wall seconds, its own CPU seconds, and the CPU seconds that
+    other processes of this machine used and that the hypervisor stole meanwhile."""
+
+    wall: float
+    cpu: float
+    others: float
+    stolen: float
+
+
+def timed(run) -> tuple[Timing, object]:
+    """The `Timing` of run(), and its result."""
+    wall, cpu, (busy, stolen) = time.perf_counter(), cpu_seconds(), machine_cpu_seconds()
     result = run()
-    return time.perf_counter() - wall, cpu_seconds() - cpu, result
+    wall, cpu = time.perf_counter() - wall, cpu_seconds() - cpu
+    busy_after, stolen_after = machine_cpu_seconds()
+    return Timing(wall, cpu, max(0.0, busy_after - busy - cpu), stolen_after - stolen), result
 
 
-def per_instance(runs: list[tuple[float, float]], instances: int) -> tuple[float, float]:
-    """(instances per wall-clock second, CPU seconds per instance), medians over the rounds."""
-    return (instances / statistics.median(w for w, _ in runs),
-            statistics.median(c for _, c in runs) / instances)
+def per_instance(runs: list[Timing], instances: int) -> tuple[float, float, float]:
+    """(instances per wall-clock second, CPU seconds per instance, share of the machine's cores
+    that other processes and other guests took while it ran), medians over the rounds."""
+    cores = os.cpu_count() or 1
+    return (instances / statistics.median(run.wall for run in runs),
+            statistics.median(run.cpu for run in runs) / instances,
+            statistics.median((run.others + run.stolen) / (run.wall * cores) for run in runs))
 
 
 def main() -> None:
@@ -157,14 +200,14 @@ def main() -> None:
         print(f"round {round_ + 1} of {args.repeats} ...", file=sys.stderr, flush=True)
         for name, (run, _, threads) in contenders.items():
             torch.set_num_threads(threads)
-            wall, cpu, result = timed(lambda: run(round_))
-            runs[name].append((wall, cpu))
+            timing, result = timed(lambda: run(round_))
+            runs[name].append(timing)
             per_chain[name] = result[:singles]
 
     rates = {name: per_instance(runs[name], contenders[name][1]) for name in contenders}
-    print(f"\n{'contender':44s} {'instances/s':>12s} {'CPU-s each':>11s}")
-    for name, (rate, cpu) in rates.items():
-        print(f"{name:44s} {rate:12.3f} {cpu:11.3f}")
+    print(f"\n{'contender':44s} {'instances/s':>12s} {'CPU-s each':>11s} {'taken by others':>16s}")
+    for name, (rate, cpu, others) in rates.items():
+        print(f"{name:44s} {rate:12.3f} {cpu:11.3f} {others:15.1%}")
     for baseline in ("devinterp", "mlp_single_llc"):
         best = max((name for name in rates if name.startswith(baseline)), key=lambda name: rates[name][0])
         print(f"\nagainst {baseline} at its faster thread count ({best.rsplit(', ', 1)[1]}):")
