@@ -2,7 +2,7 @@
 
 Run from the repository root:
 
-    .venv/bin/python benchmarks/bench_sweep_backends.py                 # S4 pair, 1,000 x 2,000: ~2.5 minutes on 2 cores
+    .venv/bin/python benchmarks/bench_sweep_backends.py                 # S4 pair, 1,000 x 2,000: 2.5-5 minutes on 2 cores
     .venv/bin/python benchmarks/bench_sweep_backends.py --epochs 200    # a quick look
     .venv/bin/python benchmarks/bench_sweep_backends.py --device cuda   # the table for GPUs, on a GPU machine
 
@@ -18,11 +18,18 @@ A worker is what one Ray task gets: one core with `--device cpu` (the throughput
 run), one GPU with `--device cuda` (a shard of `--instances` trained, and LLC chains run, on this
 machine's GPU). The table is extrapolated from one worker: it assumes shards that keep every
 worker busy and ignores Ray's start-up and transfers (measured above on cores). No GPU was
-available where this was written, so the GPU table has not been measured yet.
+available where this was written, so the GPU table has not been measured yet. On a GPU the
+chunks keep the sizes tuned for a core's cache (`auto_chunk_size`: about 80 S4 instances per
+training chunk; `MAX_SGLD_ACTIVATIONS`: 24 LLC models per batch), so `--device cuda` measures
+the chapters as they run today, with kernels that are small for a GPU; a larger budget on CUDA
+is the first thing to try there (it changes the numbers, as any change of chunking does).
 
 Measured on a 2-core AMD EPYC machine (2026-11-25), two runs: local 62.2 / 65.3 s, Ray 63.3 /
 69.6 s (+1.7% / +6.6%), Ray's start-up 5.7 / 4.7 s, merged results identical both times;
-15,300-16,100 model-epochs and 16,500 LLC chain-steps per second per core.
+15,300-16,100 model-epochs and 16,500 LLC chain-steps per second per core. On a slower 2-core
+AMD EPYC (AVX2), 2026-11-25, one run: local 119.3 s, Ray 114.7 s (-3.8%: within the noise),
+start-up 10.0 s, merged results identical; 8,400 model-epochs and 9,900 chain-steps per second
+per core, so 88 h on 1 core, 11 h on 8, 1.4 h on 64.
 """
 
 from __future__ import annotations
