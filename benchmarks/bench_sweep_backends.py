@@ -19,7 +19,7 @@ run), one GPU with `--device cuda` (a shard of `--instances` trained, and LLC ch
 machine's GPU). The table is extrapolated from one worker: it assumes shards that keep every
 worker busy and ignores Ray's start-up and transfers (measured above on cores). No GPU was
 available where this was written, so the GPU table has not been measured yet. On a GPU the
-chunks keep the sizes tuned for a core's cache (`auto_chunk_size`: about 80 S4 instances per
+chunks keep the sizes tuned for a core's cache (`auto_chunk_size`: 97 S4 instances per
 training chunk; `MAX_SGLD_ACTIVATIONS`: 24 LLC models per batch), so `--device cuda` measures
 the chapters as they run today, with kernels that are small for a GPU; a larger budget on CUDA
 is the first thing to try there (it changes the numbers, as any change of chunking does).
