@@ -45,9 +45,8 @@ against devinterp at its faster thread count:
 
 * with batches of 1 MiB of activations (`MAX_SGLD_ACTIVATIONS`), 2026-11-25, on free cores:
   21.1x and 21.2x (`--repeats 5`; before this column existed), 22.2x (others' share 0.3%)
-  and 18.5x (others' share 0.3%:
-  the two workers scaled only 1.69x that time, against 1.86-2.02x in the other three; what
-  slows them there, such as another guest on the host's shared cache, does not show in
+  and 18.5x (others' share 0.3%: the two workers scaled only 1.69x that time, against
+  1.86-2.02x in the other three; what slows them there, such as another guest on the host's shared cache, does not show in
   /proc/stat). Against devinterp on one thread 10.1-11.3x less CPU per instance; 1 worker
   alone 10.5-11.3x; against our plain loop 12.1-14.0x. The same day with one
   `yes > /dev/null` beside it (others' share 31% during the two-worker rounds): 15.5x; and
