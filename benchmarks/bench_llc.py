@@ -43,17 +43,18 @@ returns `estimate_learning_coeff_with_summary(...)["llc/mean"]`.
 Measured with the defaults on a 2-core AMD EPYC virtual machine (AVX2), batched with 2 workers
 against devinterp at its faster thread count:
 
-* with batches of 1 MiB of activations (`MAX_SGLD_ACTIVATIONS`), 2026-11-25, on free cores:
-  21.1x and 21.2x (`--repeats 5`; before this column existed), 22.2x (others' share 0.3%) and
-  18.5x (others' share 0.3%: the two workers scaled only 1.69x that time, against 1.86-2.02x in
-  the other three; what slows them there, such as another guest on the host's shared cache, does
-  not show in /proc/stat). Against devinterp on one thread 10.1-11.3x less CPU per instance; 1
-  worker alone 10.5-11.3x; against our plain loop 12.1-14.0x. The same day with one
-  `yes > /dev/null` beside it (others' share 31% during the two-worker rounds): 15.5x; and 16.4x in a
-  run started as the test suite finished (before this column existed). The per-core ratio (about
-  11x) does not move with the load: the two-worker ratio is the per-core one times how much of
-  the second core the workers get. So 20x is reached in three runs of four on free cores, not
-  reliably.
+* with batches of 1 MiB of activations (`MAX_SGLD_ACTIVATIONS`), 2026-11-25, with nothing else
+  running here: 21.1x and 21.2x (`--repeats 5`; before this column existed), 22.2x (others'
+  share 0.3%), 18.5x (others' share 0.3%: the two workers scaled only 1.69x that time, against
+  1.86-2.02x in the other three) and 18.5x again an hour later (others' share 0.4%, while every
+  contender ran about 40% slower than before: the host was loaded in ways that do not show in
+  /proc/stat, and devinterp on two threads became the faster baseline). The two workers used
+  10.1-12.0x less CPU per instance than devinterp on one thread; 1 worker alone 9.8-11.3x;
+  against our plain loop 10.5-14.0x. The same day with one `yes > /dev/null` beside it (others'
+  share 31% during the two-worker rounds): 15.5x; and 16.4x in a run started as the test suite
+  finished (before this column existed). The two-worker ratio is the per-core one (about 10-11x)
+  times how much of the second core the workers get. So 20x is reached in three runs of five on
+  an idle machine, not reliably.
 * with batches of 4 MiB, earlier sessions: 22.1x, 21.6x and 19.6x on a quiet machine, 18.0x,
   21.1x and 18.3x on a busy one.
 
