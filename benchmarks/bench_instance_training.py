@@ -5,8 +5,10 @@ Run from the repository root:
     .venv/bin/python benchmarks/bench_instance_training.py            # ~1 minute on 2 cores
     .venv/bin/python benchmarks/bench_instance_training.py --scale-check   # adds a 10,000-instance run
 
-Both measurements happen in one run, on the same pair and settings, so the ratio is meaningful
-even when other processes share the machine (absolute rates then are pessimistic). The
+Both measurements happen in one run, on the same pair and settings, so the ratio holds when the
+whole machine slows down (absolute rates then are pessimistic); each line also says what share
+of the cores other processes took meanwhile (`benchmarks/timing.py`), since a busy second core
+slows only the batched trainer's two workers, not the one-thread baseline. The
 one-at-a-time baseline is the plain single-model trainer (`train_single`: autograd and
 torch.optim.Adam, the reference of the tests) at whichever thread count is faster, with each
 model scored on all pairs at the start and the end, the work a sweep's result holds for every
@@ -18,10 +20,7 @@ from batching alone and how much from the hand-written gradient.
 from __future__ import annotations
 
 import argparse
-import os
 import resource
-import statistics
-import time
 
 import torch
 
@@ -29,6 +28,7 @@ from lib.grokking.pairs import make_pair
 from lib.grokking.sweeps import intersection_training_set, pair_evaluations
 from lib.grokking.training import SweepConfig, evaluate_instances, train_instances, train_single
 from lib.grokking.mlp import MLPConfig, init_instances, init_single
+from timing import Timing, medians, timed
 
 
 def peak_rss_gib() -> float:
@@ -69,23 +69,12 @@ def main() -> None:
     print(f"pair {args.pair}: N={pair.n_elements}, {left.numel()} training pairs, d=h={args.dim}, "
           f"{model.n_parameters()} parameters per model, torch threads={args.threads}")
 
-    def cpu_seconds() -> float:
-        """CPU time of this process and of its finished children (the sweep's worker processes)."""
-        times = os.times()
-        return times.user + times.system + times.children_user + times.children_system
-
-    def timed(run) -> tuple[float, float]:
-        """(wall seconds, CPU seconds of this process and its workers) spent in run()."""
-        wall, cpu = time.perf_counter(), cpu_seconds()
-        run()
-        return time.perf_counter() - wall, cpu_seconds() - cpu
-
-    def report(name: str, model_epochs: int, runs: list[tuple[float, float]]) -> tuple[float, float]:
+    def report(name: str, model_epochs: int, runs: list[Timing]) -> tuple[float, float]:
         """Print and return (model-epochs per wall second, per CPU second), medians over runs."""
-        wall = statistics.median(w for w, _ in runs)
-        cpu = statistics.median(c for _, c in runs)
+        wall, cpu, others = medians(runs)
         print(f"{name}: {model_epochs / wall:,.0f} model-epochs/s wall-clock "
-              f"({1e3 * wall / model_epochs:.3f} ms each), {1e3 * cpu / model_epochs:.3f} CPU-ms each")
+              f"({1e3 * wall / model_epochs:.3f} ms each), {1e3 * cpu / model_epochs:.3f} CPU-ms each; "
+              f"others took {others:.1%} of the cores meanwhile")
         return model_epochs / wall, model_epochs / cpu
 
     # Warm up both code paths (first calls pay for lazy initialisation).
@@ -112,16 +101,16 @@ def main() -> None:
         # Batched: all instances at once.
         torch.set_num_threads(args.threads)
         batched_runs.append(timed(lambda: train_instances(
-            init_instances(range(args.instances), model), left, right, labels, evaluations, config)))
+            init_instances(range(args.instances), model), left, right, labels, evaluations, config))[0])
         # One at a time: the plain reference trainer, at 1 and at `threads` intra-op threads.
         for threads in thread_counts:
             torch.set_num_threads(threads)
             plain_runs[threads].append(timed(lambda: [
-                plain_one_at_a_time(seed) for seed in range(args.single_instances)]))
+                plain_one_at_a_time(seed) for seed in range(args.single_instances)])[0])
         torch.set_num_threads(args.threads)
         kernel_runs.append(timed(lambda: [
             train_instances(init_instances([seed], model), left, right, labels, evaluations, one_config)
-            for seed in range(args.single_instances)]))
+            for seed in range(args.single_instances)])[0])
     batched_wall, batched_cpu = report(f"batched, {args.instances} instances x {args.epochs} epochs",
                                        args.instances * args.epochs, batched_runs)
     plain = [report(f"one at a time, train_single on {threads} thread(s)", single_epochs, plain_runs[threads])
@@ -142,8 +131,9 @@ def main() -> None:
     if args.scale_check:
         scale = SweepConfig(epochs=args.scale_epochs, weight_decay=args.weight_decay,
                                log_every=args.sweep_log_every, checkpoint_epochs=(0, args.scale_epochs))
-        wall, cpu = timed(lambda: train_instances(init_instances(range(args.scale_instances), model),
+        timing, _ = timed(lambda: train_instances(init_instances(range(args.scale_instances), model),
                                                   left, right, labels, evaluations, scale))
+        wall, cpu = timing.wall, timing.cpu
         model_epochs = args.scale_instances * args.scale_epochs
         print(f"scale check: {args.scale_instances} instances x {args.scale_epochs} epochs in {wall:.1f} s "
               f"({model_epochs / wall:,.0f} model-epochs/s); 2,000 epochs would take "

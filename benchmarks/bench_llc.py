@@ -29,10 +29,10 @@ same process, in interleaved rounds, so that a slow spell of the busy machine hi
 medians over the rounds are reported. The ratios are instances per wall-clock second, batched
 over one-at-a-time; the CPU column (CPU seconds per instance, all processes) shows how much of
 a ratio comes from doing less work and how much from using both cores. The last column is the
-share of the machine's cores that other processes (and, on a virtual machine, other guests)
-took while a contender ran, from /proc/stat: the one-at-a-time baselines use one core, so a
-busy second core slows only the two-worker contender, and a run with that column well above
-zero does not measure the two-core ratio.
+share of the machine's cores that other processes (and, on a virtual machine, other guests) took
+while a contender ran, from /proc/stat (`benchmarks/timing.py`): the one-at-a-time baselines use
+one core, so a busy second core slows only the two-worker contender, and a run with that column
+well above zero does not measure the two-core ratio.
 
 The instances are trained briefly first (`run_pair_sweep`, `--train-epochs` full-batch Adam
 epochs, untimed), so that w* is near a minimum as at the checkpoints chapter 5 measures. A last
@@ -76,11 +76,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
-import resource
-import statistics
 import sys
-import time
-from dataclasses import dataclass
 
 import torch
 
@@ -91,57 +87,16 @@ from lib.grokking.mlp_llc import MAX_SGLD_ACTIVATIONS, mlp_llc_in_chunks, mlp_si
 from lib.grokking.pairs import make_pair
 from lib.grokking.sweeps import intersection_training_set, run_pair_sweep
 from lib.grokking.training import SweepConfig
+from timing import Timing, medians, timed
 
 BASELINE_THREADS = (1, 2)
-
-
-def cpu_seconds() -> float:
-    """CPU time of this process and of its finished worker processes (all threads)."""
-    own, children = os.times(), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.user + own.system + children.ru_utime + children.ru_stime
-
-
-def machine_cpu_seconds() -> tuple[float, float]:
-    """(busy, stolen) CPU seconds of the whole machine since boot, all cores, from /proc/stat
-    (Linux; zeros elsewhere). Stolen time is what the hypervisor gave to other guests while this
-    virtual machine wanted to run."""
-    try:
-        with open("/proc/stat") as stat:
-            fields = [int(x) for x in stat.readline().split()[1:9]]
-    except OSError:
-        return 0.0, 0.0
-    user, nice, system, _idle, _iowait, irq, softirq, steal = fields
-    tick = os.sysconf("SC_CLK_TCK")
-    return (user + nice + system + irq + softirq) / tick, steal / tick
-
-
-@dataclass
-class Timing:
-    """One timed run of a contender: wall seconds, its own CPU seconds, and the CPU seconds that
-    other processes of this machine used and that the hypervisor stole meanwhile."""
-
-    wall: float
-    cpu: float
-    others: float
-    stolen: float
-
-
-def timed(run) -> tuple[Timing, object]:
-    """The `Timing` of run(), and its result."""
-    wall, cpu, (busy, stolen) = time.perf_counter(), cpu_seconds(), machine_cpu_seconds()
-    result = run()
-    wall, cpu = time.perf_counter() - wall, cpu_seconds() - cpu
-    busy_after, stolen_after = machine_cpu_seconds()
-    return Timing(wall, cpu, max(0.0, busy_after - busy - cpu), stolen_after - stolen), result
 
 
 def per_instance(runs: list[Timing], instances: int) -> tuple[float, float, float]:
     """(instances per wall-clock second, CPU seconds per instance, share of the machine's cores
     that other processes and other guests took while it ran), medians over the rounds."""
-    cores = os.cpu_count() or 1
-    return (instances / statistics.median(run.wall for run in runs),
-            statistics.median(run.cpu for run in runs) / instances,
-            statistics.median((run.others + run.stolen) / (run.wall * cores) for run in runs))
+    wall, cpu, others = medians(runs)
+    return instances / wall, cpu / instances, others
 
 
 def main() -> None:
