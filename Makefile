@@ -38,6 +38,7 @@ execute: venv
 # tags kept), execute it in place, and record which code it ran (notebooks/fingerprints.json).
 # Run this, and commit, when a chapter or its code changed: a test fails until you do.
 notebooks: venv
+	$(BIN)/python tools/sync_parameter_comments.py $(NOTEBOOKS)
 	$(BIN)/python tools/sync_notebooks.py $(NOTEBOOKS)
 	@for nb in $(NOTEBOOKS:.py=.ipynb); do \
 	  echo "executing $$nb in place"; \

@@ -40,35 +40,8 @@ line checks that the three estimators give the same LLCs on the timed instances 
 chains' standard errors). devinterp's `estimate_learning_coeff` is the same code path: it
 returns `estimate_learning_coeff_with_summary(...)["llc/mean"]`.
 
-Measured with the defaults on a 2-core AMD EPYC virtual machine (AVX2), batched with 2 workers
-against devinterp at its faster thread count:
-
-* with batches of 1 MiB of activations (`MAX_SGLD_ACTIVATIONS`), 2026-11-25, with nothing else
-  running here: 21.1x and 21.2x (`--repeats 5`; before this column existed), 22.2x (others'
-  share 0.3%), 18.5x (others' share 0.3%: the two workers scaled only 1.69x that time, against
-  1.86-2.02x in the other three) and 18.5x again an hour later (others' share 0.4%, while every
-  contender ran about 40% slower than before: the host was loaded in ways that do not show in
-  /proc/stat, and devinterp on two threads became the faster baseline). The two workers used
-  10.1-12.0x less CPU per instance than devinterp on one thread; 1 worker alone 9.8-11.3x;
-  against our plain loop 10.5-14.0x. The same day with one `yes > /dev/null` beside it (others'
-  share 31% during the two-worker rounds): 15.5x; and 16.4x in a run started as the test suite
-  finished (before this column existed). The two-worker ratio is the per-core one (about 10-11x)
-  times how much of the second core the workers get. So 20x is reached in three runs of five on
-  an idle machine, not reliably.
-* with batches of 4 MiB, earlier sessions: 22.1x, 21.6x and 19.6x on a quiet machine, 18.0x,
-  21.1x and 18.3x on a busy one.
-
-Where a model-step of the batched estimator goes (one thread, 24 models, about 90
-microseconds): the three batched products of 24 x 32 x 336 per model about 25 (at 67 GFLOP/s,
-near this core's peak), the softmax and its gradient about 18 (the exponential alone 9), the
-lookups, their gradient and the ReLU's about 20, the Gaussian noise about 20 (4,352 normal draws
-at 4.5 ns, torch's fastest generator here; numpy's took 10 ns), the drift 2.6; devinterp spends
-about 1.1-1.2 ms per step of one model. Tried and not kept: clamping the logits before the
-exponential (no gain on trained models), torch's fused softmax for the tail (no gain), a
-one-hot product or a flat `index_add_` for the table gradients (slower), one noise draw for
-the whole flat buffer (2% faster, not worth a different random stream), and `torch.compile`
-of a functional version of the whole SGLD step (about 290 microseconds per model-step after
-22 s of compiling, three times slower than the hand-written step).
+Results measured so far, with their machines and dates, and where a step's time goes:
+`benchmarks/RESULTS.md`.
 """
 
 from __future__ import annotations

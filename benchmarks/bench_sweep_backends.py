@@ -24,12 +24,7 @@ training chunk; `MAX_SGLD_ACTIVATIONS`: 24 LLC models per batch), so `--device c
 the chapters as they run today, with kernels that are small for a GPU; a larger budget on CUDA
 is the first thing to try there (it changes the numbers, as any change of chunking does).
 
-Measured on a 2-core AMD EPYC machine (2026-11-25), two runs: local 62.2 / 65.3 s, Ray 63.3 /
-69.6 s (+1.7% / +6.6%), Ray's start-up 5.7 / 4.7 s, merged results identical both times;
-15,300-16,100 model-epochs and 16,500 LLC chain-steps per second per core. On a slower 2-core
-AMD EPYC (AVX2), 2026-11-25, one run: local 119.3 s, Ray 114.7 s (-3.8%: within the noise),
-start-up 10.0 s, merged results identical; 8,400 model-epochs and 9,900 chain-steps per second
-per core, so 88 h on 1 core, 11 h on 8, 1.4 h on 64.
+Results measured so far, with their machines and dates: `benchmarks/RESULTS.md`.
 """
 
 from __future__ import annotations

@@ -67,8 +67,11 @@ lib.grokking   ambiguous grokking of finite groups (study 2)
   transplant             train on one group's own data, then on the intersection: who ungroks [6]
   early_prediction       held-out logistic regression of the final outcome from epoch-t features [6]
 lib.chapters   glue of each chapter: its parameters, runs, summaries and figures
+  registry               a chapter's parameters class and results checks, found from its notebook's name (tests, tools)
   ch1, ch1_figures       the hand-built BFS transformer
+  ch1_results            what chapter 1's results JSON must hold (the notebook tests read it)
   ch2, ch2_figures       training with phase transitions
+  ch2_results            what chapter 2's results JSON must hold (the notebook tests read it)
   ch3, ch3_figures       fine-tuning and off-distribution generalization
   ch3_results            typed summaries of fine-tuning and the five tests, read by the prose
   ch3_length             typed summary of the length-generalization study

@@ -3,18 +3,15 @@
 from __future__ import annotations
 
 import dataclasses
-import importlib
-import pkgutil
-import re
 from pathlib import Path
 
 import pytest
 
-import lib.chapters
 from lib.book.params import (
-    ChapterParameters, ParameterError, parameter, parameter_help, read_parameter_comments,
-    read_parameters_cell, validate_parameters,
+    ChapterParameters, ParameterError, check_writable_directory, parameter, parameter_help,
+    read_parameter_comments, read_parameters_cell, validate_parameters,
 )
+from lib.chapters.registry import parameters_class
 
 NOTEBOOKS = sorted((Path(__file__).parents[1] / "notebooks").glob("[0-9][0-9]_*.py"))
 COMMON = dict(smoke=False, seed=0, device="cpu", results_dir="r")
@@ -70,24 +67,38 @@ def test_a_missing_parameter_is_named():
         validate_parameters(Toy, {k: v for k, v in TOY.items() if k != "kind"})
 
 
-def _chapter_spec(notebook: Path) -> type[ChapterParameters]:
-    """The parameters dataclass a chapter's notebook validates with (found by its name)."""
-    name = re.search(r"validate_parameters\((\w+), globals\(\)\)", notebook.read_text()).group(1)
-    for module in pkgutil.iter_modules(lib.chapters.__path__):
-        found = getattr(importlib.import_module(f"lib.chapters.{module.name}"), name, None)
-        if found is not None:
-            return found
-    raise AssertionError(f"{notebook.name} validates with {name}, which no lib.chapters module defines")
-
-
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem)
 def test_each_chapter_declares_exactly_its_parameters_cell(notebook):
-    spec = _chapter_spec(notebook)
+    spec = parameters_class(notebook)
     defaults = read_parameters_cell(notebook)
     assert list(defaults) == [f.name for f in dataclasses.fields(spec)], \
         "the parameters cell and the chapter's dataclass must list the same names in the same order"
     assert read_parameter_comments(notebook) == parameter_help(spec), \
-        "each parameter's comment in the notebook must equal its help in the dataclass"
+        ("each parameter's comment in the notebook is generated from its help in the dataclass: "
+         f"run `.venv/bin/python tools/sync_parameter_comments.py notebooks/{notebook.name}`")
     config = validate_parameters(spec, defaults)
     smoke = validate_parameters(spec, {**defaults, "smoke": True})
     assert config.smoke is False and smoke.smoke is True
+
+
+def test_a_results_dir_that_can_be_made_is_checked_and_nothing_is_left(tmp_path):
+    nested = tmp_path / "a" / "b" / "results"
+    assert check_writable_directory("results_dir", str(nested)) == str(nested)
+    assert list(tmp_path.iterdir()) == [], "the check must remove what it created"
+    assert check_writable_directory("results_dir", str(tmp_path)) == str(tmp_path)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("make_bad", [
+    lambda tmp: "/proc/forbidden/results",               # a file system that refuses mkdir
+    lambda tmp: str((tmp / "file").resolve()) if (tmp / "file").write_text("x") else "",  # a file
+    lambda tmp: str(tmp / "file" / "below"),            # a directory below a file
+], ids=["proc", "a_file", "below_a_file"])
+def test_an_unwritable_results_dir_stops_with_one_sentence(make_bad, tmp_path):
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(ParameterError) as error:
+        validate_parameters(Toy, {**TOY, "results_dir": make_bad(tmp_path)})
+    message = str(error.value)
+    assert message.startswith("Parameter `results_dir` must be a directory this run can create and "
+                              "write to") and "\n" not in message
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]

@@ -123,3 +123,29 @@ def bfs_distance(adjacency: torch.Tensor, source_index: int = 0, target_index: i
 def bfs_distance_batch(adjacency: torch.Tensor) -> torch.Tensor:
     """`bfs_distance` from vertex 1 to vertex 2 for every graph of a (batch, n, n) tensor."""
     return torch.tensor([bfs_distance(graph) for graph in adjacency.cpu()], dtype=torch.float32)
+
+
+def frontier_distance_batch(adjacency: torch.Tensor, unreachable: int | None = None) -> torch.Tensor:
+    """The distance from vertex 1 to vertex 2 of every graph, all graphs at once (chapter 1).
+
+    The same numbers as `bfs_distance_batch` (tested against it), computed by growing the set of
+    vertices within k hops of vertex 1 with one boolean matrix product per hop, so that the
+    perturb-and-recover protocol can label a fresh batch of graphs at every step.
+
+    Args:
+        adjacency: (batch, n, n) bool adjacency, vertex v at index v - 1.
+        unreachable: the label where there is no path (default n; the study's appendix: n + 1).
+
+    Returns:
+        (batch,) float32 distances.
+    """
+    batch, n, _ = adjacency.shape
+    edges = adjacency.float()
+    reached = torch.zeros(batch, n, dtype=torch.bool, device=adjacency.device)
+    reached[:, 0] = True
+    distance = torch.full((batch,), float(n if unreachable is None else unreachable), device=adjacency.device)
+    for hops in range(n):
+        newly = reached[:, 1] & (distance == float(n if unreachable is None else unreachable))
+        distance[newly] = float(hops)
+        reached = reached | (torch.einsum("bv,bvw->bw", reached.float(), edges) > 0)
+    return distance

@@ -67,3 +67,89 @@ def seed_construction_distance(adjacency: torch.Tensor, big: float = 12.0, super
         out[:, layer] = (weights * source).sum(dim=-1)
         reach = 2 * torch.sigmoid(squash_slope * (reach + new_reach)) - 1
     return 1 + (1 - out).sum(dim=-1)
+
+
+class StudyConstruction(torch.nn.Module):
+    """The study's construction as a trainable model, weight lists as in the authors' notebook.
+
+    Chapter 1 damages and retrains it exactly as the authors did (`lib.bfs.study_damage`), so it
+    keeps their six weight lists, each a tensor with a leading index:
+
+    * `reach_query`, `reach_key` (n, 2, 4n + 2) and `reach_value` (n, n, 4n + 2): the n reach
+      heads, one set shared by every layer (head j of the list serves vertex j + 1);
+    * `answer_query`, `answer_key` (n, 3, 4n + 2) and `answer_value` (n, n, 4n + 2): one answer
+      head per layer.
+
+    Every head reads the whole hidden state; the reach heads' summed outputs are added to the
+    reach section, the answer head's output to the out section (fixed output maps, as in the
+    authors' code), and the reach section is squashed with 2 sigmoid(slope x) - 1 after each
+    layer. With intact weights it computes what `seed_construction_distance` computes (a test
+    checks it); damaged weights also read the sections the intact ones ignore.
+    """
+
+    LISTS = ("reach_key", "reach_query", "reach_value", "answer_key", "answer_query", "answer_value")
+
+    def __init__(self, n_vertices: int = 8, big: float = 12.0, super: float = 30.0, medium: float = 7.0,
+                 squash_slope: float = 5.0):
+        super_ = super
+        torch.nn.Module.__init__(self)
+        n = self.n_vertices = n_vertices
+        self.squash_slope = squash_slope
+        width = 4 * n + 2
+        answer, not_answer, source = 0, 4 * n + 1, 3 * n + 1     # flags; source = self bit of vertex 1
+        heads = torch.arange(n)
+        reach_query = torch.zeros(n, 2, width)
+        reach_query[heads, 0, n + 1 + heads] = super_            # query: v reaches vertex j + 1
+        reach_query[:, 1, not_answer] = 1.0
+        reach_key = torch.zeros(n, 2, width)
+        reach_key[heads, 0, 1 + heads] = 1.0                     # key: w neighbours vertex j + 1
+        reach_key[:, 1, answer] = big
+        reach_value = torch.zeros(n, n, width)
+        reach_value[:, heads, 3 * n + 1 + heads] = 1.0           # value: w's one-hot
+        answer_key = torch.zeros(n, 3, width)
+        answer_key[:, 0, not_answer] = -big
+        answer_key[:, 0, source] = big + super_
+        answer_key[:, 1, not_answer] = -super_
+        answer_key[:, 1, n + 2] = big + super_                   # reach bit of vertex 2
+        answer_key[:, 1, answer] = -big - super_
+        answer_key[:, 2, answer] = medium
+        answer_query = torch.zeros(n, 3, width)
+        answer_query[:, :, answer] = 1.0
+        answer_value = torch.zeros(n, n, width)
+        answer_value[heads, heads, source] = 1.0                 # layer l writes out[l]
+        for name, tensor in zip(self.LISTS, (reach_key, reach_query, reach_value, answer_key, answer_query,
+                                             answer_value)):
+            setattr(self, name, torch.nn.Parameter(tensor))
+
+    def embed(self, adjacency: torch.Tensor) -> torch.Tensor:
+        """Tokens (batch, n + 1, 4n + 2) as the authors' `random_graph` writes them."""
+        batch, n, _ = adjacency.shape
+        rows = adjacency.to(self.reach_key.dtype)
+        tokens = torch.zeros(batch, n + 1, 4 * n + 2, dtype=rows.dtype, device=adjacency.device)
+        tokens[:, 0, 0] = 1.0
+        tokens[:, 0, n + 1: 2 * n + 1] = 1.0                     # the answer token reaches everything
+        tokens[:, 1:, 1: n + 1] = rows                            # neighbours
+        tokens[:, 1:, n + 1: 2 * n + 1] = rows                    # reach starts at radius 1
+        tokens[:, 1:, 3 * n + 1: 4 * n + 1] = torch.eye(n, dtype=rows.dtype, device=adjacency.device)
+        tokens[:, 1:, 4 * n + 1] = 1.0
+        return tokens
+
+    def forward(self, adjacency: torch.Tensor) -> torch.Tensor:
+        """(batch,) distance from vertex 1 to vertex 2, n + 1 for unreachable."""
+        n = self.n_vertices
+        hidden = self.embed(adjacency.to(self.reach_key.device))
+        batch, tokens, _ = hidden.shape
+        pad = hidden.new_zeros(batch, tokens, n + 1)
+        for layer in range(n):
+            q = torch.einsum("btd,hed->bhte", hidden, self.reach_query)
+            k = torch.einsum("btd,hed->bhte", hidden, self.reach_key)
+            v = torch.einsum("btd,hfd->bhtf", hidden, self.reach_value)
+            new_reach = (torch.softmax(q @ k.transpose(-1, -2), dim=-1) @ v).sum(dim=1)
+            qa = hidden @ self.answer_query[layer].T
+            ka = hidden @ self.answer_key[layer].T
+            va = hidden @ self.answer_value[layer].T
+            out = torch.softmax(qa @ ka.transpose(-1, -2), dim=-1) @ va
+            hidden = hidden + torch.cat([pad, new_reach, out, pad], dim=-1)
+            reach = 2 * torch.sigmoid(self.squash_slope * hidden[..., n + 1: 2 * n + 1]) - 1
+            hidden = torch.cat([hidden[..., : n + 1], reach, hidden[..., 2 * n + 1:]], dim=-1)
+        return 1 + (1 - hidden[:, 0, 2 * n + 1: 3 * n + 1]).sum(dim=-1)

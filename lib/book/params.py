@@ -8,10 +8,13 @@ carry their type, bounds, help and smoke-run value through `parameter(...)`:
         n_vertices: int = parameter("graph size of the model (2..32)", low=2, high=32,
                                     smoke=5)
 
-The notebook's first cell holds the flat defaults papermill needs (one line per field, its
-comment equal to the field's help; a test checks both), and its second cell calls
+The notebook's first cell holds the flat defaults papermill needs (one line per field). The help
+is written once, here; its comment on the field's line is generated from it by
+`tools/sync_parameter_comments.py` (which `make notebooks` runs; a test fails, naming the
+command, when the two differ). The notebook's second cell calls
 `validate_parameters(Chapter1Parameters, globals())`. A bad value raises `ParameterError` whose
-message is one sentence naming the parameter and what is allowed, so a headless rerun stops with
+message is one sentence naming the parameter and what is allowed (`results_dir` included: it
+must be a directory the run can create and write to, checked before any work), so a headless rerun stops with
 a readable reason instead of a traceback deep inside training code. With `smoke=True` the
 fields' smoke values replace the given ones, so tests run each chapter in seconds.
 
@@ -22,9 +25,11 @@ List parameters also accept their YAML/JSON text ('[0.1, 1.0]'), which is what p
 from __future__ import annotations
 
 import ast
+import contextlib
 import dataclasses
 import json
 import math
+import tempfile
 import types
 import typing
 from collections.abc import Callable, Mapping, Sequence
@@ -134,6 +139,36 @@ def check_path(name: str, value: Any) -> str:
     return value
 
 
+def check_writable_directory(name: str, value: Any) -> str:
+    """Return `value` if it names a directory this run can create and write to (all chapters).
+
+    Checked before any computation, so that an hour-long run cannot end on a `mkdir` error when
+    it writes its results. The check really creates the missing directories and a probe file,
+    then removes both: the file system, not a permission guess, decides (root passes every
+    `os.access` test, yet cannot write under /proc). Nothing is left behind.
+    """
+    path = Path(check_path(name, value)).expanduser()
+    missing = []
+    existing = path
+    while not existing.exists():
+        missing.append(existing)
+        if existing.parent == existing:
+            break
+        existing = existing.parent
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=path, prefix=".write-probe-"):
+            pass
+    except OSError as error:
+        _fail(name, "a directory this run can create and write to "
+                    f"({type(error).__name__}: {error.strerror or error})", value)
+    finally:
+        for created in missing:   # deepest first, only what this check made
+            with contextlib.suppress(OSError):
+                created.rmdir()
+    return value
+
+
 def resolve_device(value: Any, name: str = "device") -> torch.device:
     """Turn the `device` parameter into a torch.device.
 
@@ -204,7 +239,8 @@ def parameter(help: str, *, low: Bound = None, high: Bound = None, low_inclusive
     """Declare one chapter parameter: a dataclass field with no default and its `Rule`.
 
     Args:
-        help: one sentence, equal to the comment on the parameter's line in the notebook.
+        help: one sentence; `tools/sync_parameter_comments.py` writes it as the comment on the
+            parameter's line in the notebook.
         low, high: bounds of a number or of every entry of a list; a callable receives the
             parameters declared before this one (as attributes) and returns the bound.
         low_inclusive: False for a strict lower bound ("greater than 0").
@@ -237,7 +273,7 @@ class ChapterParameters:
     device: torch.device = parameter('"auto" (CUDA when present), "cpu", "cuda" or "cuda:K"',
                                      check=lambda name, value: resolve_device(value, name))
     results_dir: str = parameter("results JSON and saved models go here; later chapters read them here",
-                                 check=check_path)
+                                 check=check_writable_directory)
 
     def check_consistency(self) -> None:
         """Raise `ParameterError` when parameters that are each valid do not fit together."""

@@ -418,3 +418,18 @@ __all__ = [
     "TargetIdSplit", "TargetKindScores", "TestComparison", "check_chapter_claims", "share_with_target",
     "summarize_finetuning", "summarize_finetuning_run", "summarize_generalization",
 ]
+
+
+# --- What the notebook tests check (tests/test_notebooks.py finds these by chapter number) ---
+
+#: Keys chapter 3's results JSON must contain (it may write more).
+REQUIRED_KEYS = frozenset({"finetune_loss_before", "finetune_loss_after", "generalization",
+                           "length_generalization"})
+
+
+def check_results(results: dict) -> None:
+    """Assert what chapter 3's results JSON must satisfy beyond holding `REQUIRED_KEYS`."""
+    assert results["finetune_loss_after"] < results["finetune_loss_before"]
+    assert len(results["generalization"]) == 5
+    assert all({"test", "mse", "accuracy", "published_mse"} <= r.keys() for r in results["generalization"])
+    assert all({"n_vertices", "distance", "mse"} <= r.keys() for r in results["length_generalization"])

@@ -372,3 +372,17 @@ def check_findings(intersections: Sequence[PairIntersection], outcomes: Mapping[
     if "subsample_s5" in subsamples:
         require(subsamples["subsample_s5"].min_acc_intersection >= 0.99,
                 "every seed trained on 60% of the S5 intersection completes it to 99%.")
+
+
+# --- What the notebook tests check (tests/test_notebooks.py finds these by chapter number) ---
+
+#: Keys chapter 4's results JSON must contain (it may write more).
+REQUIRED_KEYS = frozenset({"pairs", "subsample", "intersection_sizes", "published_intersection_sizes"})
+
+
+def check_results(results: dict) -> None:
+    """Assert what chapter 4's results JSON must satisfy beyond holding `REQUIRED_KEYS`."""
+    assert results["intersection_sizes"] == results["published_intersection_sizes"]
+    for pair in results["pairs"]:
+        assert {"name", "n_elements", "intersection_size", "n_instances", "epochs", "fraction_g1",
+                "fraction_g2", "fraction_neither"} <= pair.keys()

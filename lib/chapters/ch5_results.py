@@ -211,3 +211,21 @@ __all__ = [
     "auc_table", "chapter_results", "strongest_separator", "compare_outcomes", "measure_correlations", "outcome_aucs", "outcome_summaries",
     "summary_table", "tracking_over_time", "tracking_table", "trajectory_results",
 ]
+
+
+# --- What the notebook tests check (tests/test_notebooks.py finds these by chapter number) ---
+
+#: Keys chapter 5's results JSON must contain (it may write more).
+REQUIRED_KEYS = frozenset({"outcomes", "correlations", "aucs", "llc_over_training", "s5_llc_over_training",
+                           "tracking_over_time", "regression_check", "sgld"})
+
+
+def check_results(results: dict) -> None:
+    """Assert what chapter 5's results JSON must satisfy beyond holding `REQUIRED_KEYS`."""
+    assert results["regression_check"]["estimate"] > 0
+    assert all({"group", "count", "llc", "train_loss", "weight_norm", "efficiency_loss"} <= o.keys()
+               for o in results["outcomes"])
+    assert sum(o["count"] for o in results["outcomes"]) == results["n_measured"]
+    assert {t["measure"] for t in results["tracking_over_time"]} >= {"llc", "train_loss", "path_norm"}
+    s5 = results["s5_llc_over_training"]
+    assert len(s5["llc"]) == len(s5["seeds"]) and all(len(row) == len(s5["epochs"]) for row in s5["llc"])

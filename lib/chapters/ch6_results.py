@@ -241,3 +241,24 @@ __all__ = [
     "summary_lines",
     "total_variation_rows", "total_variation_table", "transplant_rows", "transplant_table",
 ]
+
+
+# --- What the notebook tests check (tests/test_notebooks.py finds these by chapter number) ---
+
+#: Keys chapter 6's results JSON must contain (it may write more).
+REQUIRED_KEYS = frozenset({"decision_epochs", "total_variation", "transplant", "jacobian", "early_prediction",
+                           "perturbation", "outcome_counts"})
+
+
+def check_results(results: dict) -> None:
+    """Assert what chapter 6's results JSON must satisfy beyond holding `REQUIRED_KEYS`."""
+    assert all({"seed", "outcome", "choice_epoch", "decision_epoch", "lead_epochs"} <= r.keys()
+               for r in results["decision_epochs"])
+    assert {r["first_group"] for r in results["transplant"]} == {"S4", "A4xZ2"}
+    assert all({"ungrokked_share", "regrokked_share"} <= r.keys() for r in results["transplant"])
+    jacobian = results["jacobian"]
+    assert jacobian["finite_difference_error"] < 1e-4
+    assert all(r["top_singular_value"] == 1.0 for r in jacobian["spectra"] if r["length"] == 0)
+    prediction = results["early_prediction"]
+    assert len(prediction["auc_either"]) == len(prediction["epochs"]) == len(prediction["auc_group"])
+    assert all("published_flip_rate" in r for r in results["total_variation"]["by_outcome"])

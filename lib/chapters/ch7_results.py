@@ -243,3 +243,20 @@ def chapter_results(*, config, models: list[dict], largest: int, probes: dict[in
 __all__ = ["WEAK_CORRELATION", "ablation_rows", "attention_rows", "chapter_results",
            "growth_verdict", "hand_built_rows", "model_rows", "model_table", "preference_table",
            "reach_rows", "settled_layer", "strongest_preferences", "summary_lines"]
+
+
+# --- What the notebook tests check (tests/test_notebooks.py finds these by chapter number) ---
+
+#: Keys chapter 7's results JSON must contain (it may write more).
+REQUIRED_KEYS = frozenset({"models", "probes", "probes_random_init", "reach_radius", "attention", "ablation",
+                           "patching", "shortcut_correlations", "hand_built", "conclusions"})
+
+
+def check_results(results: dict) -> None:
+    """Assert what chapter 7's results JSON must satisfy beyond holding `REQUIRED_KEYS`."""
+    assert results["hand_built"]["hand_built_mse"] < 1e-6
+    for depth, probes in results["probes"].items():
+        for grid in probes["accuracy"].values():
+            assert len(grid["accuracy"]) == int(depth) + 1 and len(grid["accuracy"][0]) == len(grid["ks"])
+    assert {r["component"] for r in results["ablation"]} >= {"none", "layer 1 head 1", "layer 1 MLP"}
+    assert len(results["patching"]["probe"]) == len(results["patching"]["token"]) > 0

@@ -1,0 +1,56 @@
+"""Find a chapter's parts from its notebook's file name (tests and tools; no notebook imports it).
+
+A chapter registers itself by its own files: `notebooks/NN_topic.py` validates its parameters
+with a dataclass of `lib.chapters` (named in its `validate_parameters(..., globals())` call),
+and `lib/chapters/chN_results.py` declares what its results JSON must hold (`REQUIRED_KEYS`,
+`check_results`). The notebook tests and `tools/sync_parameter_comments.py` find them here, so
+adding a chapter touches no list in the tests.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import re
+from pathlib import Path
+from types import ModuleType
+
+import lib.chapters
+from lib.book.params import ChapterParameters
+
+
+def chapter_number(notebook: str | Path) -> int:
+    """The chapter number of `notebooks/NN_topic.{py,ipynb}` (NN)."""
+    match = re.fullmatch(r"(\d\d)_\w+", Path(notebook).stem)
+    if match is None:
+        raise ValueError(f"{Path(notebook).name} is not named like a chapter (NN_topic).")
+    return int(match.group(1))
+
+
+def results_module(notebook: str | Path) -> ModuleType:
+    """`lib.chapters.chN_results` of the chapter: its `REQUIRED_KEYS` and `check_results`."""
+    name = f"lib.chapters.ch{chapter_number(notebook)}_results"
+    try:
+        module = importlib.import_module(name)
+    except ModuleNotFoundError as error:
+        raise LookupError(f"{Path(notebook).name} has no {name} declaring REQUIRED_KEYS and "
+                          f"check_results.") from error
+    if not hasattr(module, "REQUIRED_KEYS") or not callable(getattr(module, "check_results", None)):
+        raise LookupError(f"{name} must declare REQUIRED_KEYS and check_results(results).")
+    return module
+
+
+def parameters_class(notebook: str | Path) -> type[ChapterParameters]:
+    """The parameters dataclass that the chapter's notebook validates with (found by its name)."""
+    source = Path(notebook).with_suffix(".py").read_text()
+    match = re.search(r"validate_parameters\((\w+), globals\(\)\)", source)
+    if match is None:
+        raise LookupError(f"{Path(notebook).name} never calls validate_parameters(..., globals()).")
+    for module in pkgutil.iter_modules(lib.chapters.__path__):
+        if module.name == "registry":
+            continue
+        found = getattr(importlib.import_module(f"lib.chapters.{module.name}"), match.group(1), None)
+        if isinstance(found, type) and issubclass(found, ChapterParameters):
+            return found
+    raise LookupError(f"{Path(notebook).name} validates with {match.group(1)}, which no lib.chapters "
+                      f"module defines.")
