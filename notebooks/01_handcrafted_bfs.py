@@ -15,7 +15,7 @@
 #
 # Before asking whether a trained transformer *finds* a general algorithm for shortest paths,
 # it helps to know that one *exists* inside the architecture. The shortest-paths study
-# [@wang2024shortest] wrote one down: a transformer whose every weight is set by hand so that it
+# {cite:p}`wang2024shortest` wrote one down: a transformer whose every weight is set by hand so that it
 # performs breadth-first search (BFS), one hop per layer. This chapter rebuilds that
 # construction, makes it exact, and probes how robust it is.
 #
@@ -84,7 +84,7 @@ print(f"device: {config.device}; model size n = {config.n_vertices}; smoke run: 
 # ```{note}
 # **Published scale.** The study's perturbation experiment used n = 8, replaced one random
 # Q, K or V matrix by standard normal noise, and retrained with Adam at learning rate 1e-6 on
-# batches of 512 graphs for 5,000 steps [@wang2024shortest]. The section "The study's setting"
+# batches of 512 graphs for 5,000 steps {cite:p}`wang2024shortest`. The section "The study's setting"
 # below runs exactly that, for `study_draws` random draws but only `study_steps` = 300 steps at
 # the defaults; the full length is
 # `papermill 01_handcrafted_bfs.ipynb out.ipynb -p study_steps 5000 -p study_draws 10`
@@ -192,7 +192,7 @@ assert handcrafted_max_abs_error < 0.01, f"hand-built model is not exact: max er
 # %% [markdown]
 # ### Why the study's constants fell short, and what changed
 #
-# The study claims an MSE below $10^{-6}$ [@wang2024shortest]. Its appendix code (constants
+# The study claims an MSE below $10^{-6}$ {cite:p}`wang2024shortest`. Its appendix code (constants
 # 12, 30, 7 and a squash $2\sigma(5x) - 1$, at $n = 8$), re-implemented in
 # `lib.bfs.seed_construction` and run here on the study's own graph sampler, gives the error in
 # the next cell.
@@ -231,7 +231,7 @@ display(Markdown(f"With a constant at 4 or below the MSE reaches **{scientific(w
 # Is the hand-built solution an isolated point, or does it sit in a basin that gradient descent
 # can find its way back into? The study replaced one random Q, K or V matrix with standard
 # normal noise and retrained with Adam, watching the loss fall from about 0.40 to about 0.06 in
-# 5,000 steps [@wang2024shortest]. We make the damage size a dial and try two kinds of damage:
+# 5,000 steps {cite:p}`wang2024shortest`. We make the damage size a dial and try two kinds of damage:
 #
 # - **replace**: one random query, key or value matrix (one head, one layer) becomes
 #   `scale` × N(0, 1) noise (scale 1 is the study's experiment);
@@ -264,7 +264,7 @@ display(Markdown("\n".join(
 #
 # The study damaged its own construction once: one random Q, K or V matrix replaced by standard
 # normal noise, then Adam at learning rate $10^{-6}$ on batches of 512 graphs for 5,000 steps,
-# with the loss going from about 0.40 to about 0.06 [@wang2024shortest]. The same damage, rerun
+# with the loss going from about 0.40 to about 0.06 {cite:p}`wang2024shortest`. The same damage, rerun
 # here on this chapter's construction for several random draws (each draw picks another matrix;
 # minibatches come from a fixed pool of four batches of graphs):
 

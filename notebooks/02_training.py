@@ -15,7 +15,7 @@
 #
 # Chapter 1 built a transformer that computes shortest paths by hand. Here a transformer has to
 # find such weights itself. We reproduce the training study of the shortest-paths post
-# [@wang2024shortest]: random graphs written as sequences of edge tokens, a label that is the
+# {cite:p}`wang2024shortest`: random graphs written as sequences of edge tokens, a label that is the
 # distance from vertex 1 to vertex 2, a standard encoder trained on fresh graphs at every step.
 #
 # What you will see:
@@ -87,7 +87,7 @@ print(f"device: {training.device}; graphs of {training.n_min}..{training.n_max} 
 # %% [markdown]
 # ```{note}
 # **Published scale.** The defaults are a reduced run for a CPU. The post's run
-# [@wang2024shortest] used graphs of up to 15 vertices, 11 layers, batches of $2^{15}$ fresh graphs,
+# {cite:p}`wang2024shortest` used graphs of up to 15 vertices, 11 layers, batches of $2^{15}$ fresh graphs,
 # 6,400 steps at learning rate 5e-4 and then 3,200 at 1e-4 (the post's "epochs" were such steps
 # on fresh data, 3.14e8 examples in all), and reports a final loss of 0.001623 after about three
 # hours on one GPU. To rerun it that way:
@@ -150,7 +150,7 @@ assert count_parameters(published_model) == PUBLISHED["n_parameters"]
 
 # %% [markdown]
 # Could a model of this size simply memorize the task? The post argues that it cannot
-# [@wang2024shortest]: a graph on 15 vertices is 15 edges, each one of the $\binom{15}{2}$ vertex
+# {cite:p}`wang2024shortest`: a graph on 15 vertices is 15 edges, each one of the $\binom{15}{2}$ vertex
 # pairs, so there are roughly $\binom{15}{2}^{15} / 15!$ graphs once the order of the edges is ignored
 # (roughly, because edges may repeat), and each answer needs about 4 bits. The cell below
 # redoes the arithmetic from the parameter count above.[^bits]
@@ -175,7 +175,7 @@ print(f"published model: {model_bits:,} bits ({model_bits:.3g}); graphs on 15 ve
 # the schedule (here and in the post: a higher rate, then a lower one to settle). Training runs
 # in float32. The authors first trained in bfloat16 to save memory and found that with their
 # huge batches training barely progressed, from loss of precision; switching to float32 fixed it,
-# after two weeks of debugging [@wang2024shortest]. Why precision would matter here is our guess,
+# after two weeks of debugging {cite:p}`wang2024shortest`. Why precision would matter here is our guess,
 # not something this book tested: bfloat16 keeps only 8 bits of mantissa (about 3 significant
 # digits), so a mean over $2^{15}$ squared errors, and the small updates it produces late in
 # training, could be mostly rounded away.

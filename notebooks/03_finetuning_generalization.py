@@ -15,11 +15,11 @@
 #
 # Chapter 2 trained a transformer to compute one distance: from vertex 1 to vertex 2. This
 # chapter asks what that skill is worth elsewhere. Following the shortest-paths post
-# [@wang2024shortest], we fine-tune the model briefly to give the distance from vertex 1 to
+# {cite:p}`wang2024shortest`, we fine-tune the model briefly to give the distance from vertex 1 to
 # *other* vertices, but only to vertices on a shortest 1-2 path and only in small graphs, and
 # then run it on five distributions it was never trained on. Then we go past the post: a model
 # trained on small graphs is run on larger graphs with longer paths, and what it does is set
-# against two ideas from the length-generalization literature [@zhou2023rasp; @huang2024lengthgen].
+# against two ideas from the length-generalization literature {cite:p}`zhou2023rasp,huang2024lengthgen`.
 #
 # What you will see:
 #
@@ -94,7 +94,7 @@ print(f"device: {config.device}; small graphs up to {config.small_n_max} vertice
 # %% [markdown]
 # ```{note}
 # **Published scale.** The defaults are a reduced run for a CPU, built on chapter 2's reduced
-# model (graphs of up to 8 vertices, 4 layers). The post [@wang2024shortest] fine-tuned its
+# model (graphs of up to 8 vertices, 4 layers). The post {cite:p}`wang2024shortest` fine-tuned its
 # model (graphs of up to 15 vertices) for 100 steps of $2^{15}$ fresh graphs with a stated learning
 # rate and weight decay of 1e-5, on small graphs of 3 to 7 vertices. To rerun that, first run
 # chapter 2 at its published scale into the same `results_dir`, then
@@ -245,7 +245,7 @@ confusion_figure(finetune_run.snapshot_predictions[-1], finetune_run.eval_labels
 # Each test is run on the pre-trained model too, so we can tell what fine-tuning changed.
 # The table's last two columns are the study's own numbers: the MSE its post reports, and the
 # MSE the authors got when they reran the tests with a deeper, 11-layer model
-# [@wang2024shortest]. Both come from the study's larger graphs (up to 15 vertices, against 8
+# {cite:p}`wang2024shortest`. Both come from the study's larger graphs (up to 15 vertices, against 8
 # here), so they compare with our columns in order of magnitude, not digit by digit.
 
 # %%
@@ -426,7 +426,7 @@ display(Markdown(f"""
 
 # %% [markdown]
 # **How this relates to the length-generalization literature.** The RASP-generalization
-# conjecture [@zhou2023rasp] says a transformer tends to length-generalize on a task when the
+# conjecture {cite:p}`zhou2023rasp` says a transformer tends to length-generalize on a task when the
 # task has a short RASP program that works for every input length. For a *fixed* distance k,
 # "is vertex 2 within k hops of vertex 1?" is such a program: k rounds of "attend to the edges
 # that touch the current frontier", whatever the number of edges. Computing the distance for
@@ -437,7 +437,7 @@ display(Markdown(f"""
 # longer than the training paths do not. The hand-built transformer of chapter 1 makes the point from the other side:
 # it is exact, but only because it has one layer per possible hop.
 #
-# The formal framework of [@huang2024lengthgen] analyses causal transformers with learnable
+# The formal framework of {cite:p}`huang2024lengthgen` analyses causal transformers with learnable
 # *absolute positional encodings*: it characterizes which functions can be identified from
 # sufficiently long training inputs (under a norm-based regularizer), which proves length
 # generalization possible for a rich family of tasks and predicts failure elsewhere. With

@@ -16,8 +16,8 @@
 # Chapter 4 trained a thousand seeds on the pairs where S4 and A4 x Z2 agree: most memorized,
 # some grokked S4, a few grokked A4 x Z2. If training prefers simple solutions, a measure of
 # complexity should tell the outcomes apart, and perhaps even predict them. The study of Wu and
-# Jaburi [@wu2025ambiguous] tried three measures at the end of training, the local learning
-# coefficient (LLC) [@lau2023llc], the weight norm and the circuit efficiency [@varma2023efficiency],
+# Jaburi {cite:p}`wu2025ambiguous` tried three measures at the end of training, the local learning
+# coefficient (LLC) {cite:p}`lau2023llc`, the weight norm and the circuit efficiency {cite:p}`varma2023efficiency`,
 # and found all three "somewhat predictive": seeds that grok S4 tend to have lower training
 # loss, weight norm and LLC. This chapter measures the same seeds.
 #
@@ -29,7 +29,7 @@
 #   other seeds, per outcome with intervals, their correlations, and how well each measure
 #   separates the outcomes (ROC AUC);
 # - the LLC along training of one seed per outcome;
-# - the generalization measures of Jiang et al. [@jiang2019fantastic] along the training of
+# - the generalization measures of Jiang et al. {cite:p}`jiang2019fantastic` along the training of
 #   seeds that grok S4 from an iid part of its table: which one follows the generalization gap.
 
 # %% tags=["parameters"]
@@ -106,7 +106,7 @@ print(config.sgld)
 #
 # The defaults are a reduced run for a CPU: fewer chains and SGLD steps per seed, every grokker
 # but only a sample of the other seeds, few seeds on the iid task, and one S5 seed with short
-# chains. The study estimated the LLC with 100 chains of 3,000 steps [@wu2025ambiguous] and
+# chains. The study estimated the LLC with 100 chains of 3,000 steps {cite:p}`wu2025ambiguous` and
 # trained 100 S5 seeds; on a GPU, after chapter 4 ran at the published scale (10,000 seeds):
 #
 # ```
@@ -124,7 +124,7 @@ print(config.sgld)
 #
 # The LLC of a trained model $w^*$ measures how much of parameter space around $w^*$ has a loss
 # almost as low as $w^*$'s: the smaller, the more degenerate (and, in singular learning theory,
-# the simpler) the solution [@lau2023llc]. It is estimated by sampling the tempered posterior
+# the simpler) the solution {cite:p}`lau2023llc`. It is estimated by sampling the tempered posterior
 # localized at $w^*$ with stochastic-gradient Langevin dynamics:
 #
 # $$w \leftarrow w - \tfrac{\epsilon}{2}\left(n\beta\,\nabla L(w) + \gamma\,(w - w^*)\right) + \mathcal{N}(0, \epsilon),$$
@@ -203,7 +203,7 @@ llc_spread_figure(end).show()
 # ## Correlations and prediction
 #
 # The study found the training loss and the LLC strongly correlated across seeds, and the loss
-# and the weight norm moderately so [@wu2025ambiguous]. Here are both correlations, linear and
+# and the weight norm moderately so {cite:p}`wu2025ambiguous`. Here are both correlations, linear and
 # by rank, over the measured seeds (the sample over-represents grokkers: correlations over all
 # seeds would weigh the memorizers more).
 
@@ -243,7 +243,7 @@ rescaling_figure(norms, losses, end, positions).show()
 #
 # The study followed the LLC of S5 seeds over training: it rose to about 4,500 early and fell to
 # 500-600 by the end, and for seeds that grokked it fell sharply when test accuracy rose
-# [@wu2025ambiguous]. First the S4 seeds of this chapter. Chapter 4 kept their snapshots only
+# {cite:p}`wu2025ambiguous`. First the S4 seeds of this chapter. Chapter 4 kept their snapshots only
 # every few hundred epochs, so one seed per outcome is retrained here with the same code and
 # seed, with a snapshot every `trajectory_every` epochs, and its LLC estimated at each. The
 # estimate assumes the weights sit at a minimum of the training loss: before a seed fits its
@@ -288,7 +288,7 @@ llc_trajectory_figure(s5_trajectory, f"The LLC along training of S5 vs A5 x Z2 s
 # Trained on a random part of S4's own table, with no second group to confuse it, the MLP
 # usually groks. S4 is small (576 pairs), so the seeds here see 80% of its table by default; the
 # cell prints how many grokked and when. Along that training every
-# measure of Jiang et al. [@jiang2019fantastic] (L2 norm, distance from initialization, inverse
+# measure of Jiang et al. {cite:p}`jiang2019fantastic` (L2 norm, distance from initialization, inverse
 # margin, products of spectral and Frobenius norms, path norm, PAC-Bayes sharpness), the
 # training loss and the LLC are computed at each snapshot, next to the generalization gap
 # (training accuracy minus accuracy on the whole table). For each seed, the rank correlation

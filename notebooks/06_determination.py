@@ -14,7 +14,7 @@
 # # When is the choice made? Determination of the grokked group
 #
 # Training here is deterministic: full-batch Adam from a seeded initialization. In that literal
-# sense a seed's fate is fixed before its first step. Wu and Jaburi [@wu2025ambiguous] ask a
+# sense a seed's fate is fixed before its first step. Wu and Jaburi {cite:p}`wu2025ambiguous` ask a
 # more useful question: from which point on is the choice *robust*, so that small changes to the
 # weights no longer change which group the model groks? Borrowing from cell biology, a seed is
 # *determined* once its fate is stable, even while it still looks undecided from the outside.
@@ -101,7 +101,7 @@ seconds = {}
 # the study's scales $2^{-25}, 2^{-20}, \dots, 2^{5}$ with four noisy copies each, 20 seeds per
 # outcome for the total variation, 64 seeds per transplant direction, and the Jacobian of a
 # $d = h = 4$ model over 300 steps. The study perturbed its seeds on that same grid of scales
-# and measured total variation over 3,000 epochs [@wu2025ambiguous]; it does not give its
+# and measured total variation over 3,000 epochs {cite:p}`wu2025ambiguous`; it does not give its
 # numbers of seeds and copies. On a GPU, after chapter 4 ran at the published scale, with ten
 # seeds per outcome, ten copies and Jacobians up to 2,000 steps:
 #
@@ -192,7 +192,7 @@ display(perturbation_panel(dense, labels, config.copies, config.seed + 2, config
 # outside the training set still move: the total variation (the distance between a pair's logit
 # vectors at consecutive snapshots, averaged over pairs and summed over the snapshot steps) and the
 # argmax-flip rate (share of pairs whose predicted element changes, per snapshot step)
-# [@wu2025ambiguous]. The study trained these models for 3,000 epochs; up to `tv_per_outcome`
+# {cite:p}`wu2025ambiguous`. The study trained these models for 3,000 epochs; up to `tv_per_outcome`
 # seeds per outcome are retrained here with the same code and seeds for `tv_epochs` epochs (past
 # the sweep's 2,000 the same trajectories simply go on), with a snapshot every `tv_every` epochs
 # over the last `tv_window`, and grouped by their outcome at the end. The study's formula did not
@@ -233,7 +233,7 @@ transplant_figure(transplant, config.grok_threshold).show()
 
 # %% [markdown]
 # The study reports that about 7% of transplanted seeds ungrok, 8% with the roles swapped
-# [@wu2025ambiguous]; the summary at the end sets this run's shares beside those. What could
+# {cite:p}`wu2025ambiguous`; the summary at the end sets this run's shares beside those. What could
 # make them differ is not settled here: the study does not say which pair, model size or
 # first-phase data it transplanted, nor where it drew the line for "partially ungrok". Here any
 # logged epoch below the grokking threshold while the intersection is still fitted counts, the
@@ -244,14 +244,14 @@ transplant_figure(transplant, config.grok_threshold).show()
 # ## The training Jacobian
 #
 # The training map sends initial weights to final weights; its Jacobian says how a small change
-# at initialization shows up at the end [@belrose2024jacobian]. For an MLP of the chapter's shape
+# at initialization shows up at the end {cite:p}`belrose2024jacobian`. For an MLP of the chapter's shape
 # with $d = h$ = `jacobian_dim`, small enough for its $P \times P$ Jacobian, the Jacobian is computed
 # exactly with `torch.func.jacfwd` through every full-batch Adam step (one forward-mode tangent
 # per initial weight, batched), after several training lengths, with and without weight decay,
 # in float64 and float32, and checked against central finite differences in float64. Belrose and
 # Scherlis found a *bulk* of singular values near 1 (directions training leaves alone); the
 # study found none in this setting, and a Jacobian that blows up late in training
-# [@wu2025ambiguous]. If the blow-up were a numerical artifact, float32 and float64 would part;
+# {cite:p}`wu2025ambiguous`. If the blow-up were a numerical artifact, float32 and float64 would part;
 # and where the map is no longer linear over a step of 1e-6, finite differences part from the
 # exact Jacobian (checked at the shortest and the longest length; only the first is asserted).
 

@@ -18,7 +18,7 @@
 # has length $d$ needs $d$ layers. Chapter 2 trained a transformer of the study's architecture on
 # the same question, with edges as tokens, and its loss fell one path length at a time. The
 # study tried to read the trained model's computation and did not get far
-# [@wang2024shortest]. This chapter opens chapter 2's model and asks, layer by layer:
+# {cite:p}`wang2024shortest`. This chapter opens chapter 2's model and asks, layer by layer:
 #
 # 1. **What does each layer know?** Linear probes on every residual stream, at the target token
 #    ("$d(1, t) \le k$") and at every edge token ("an endpoint is within $k$ steps of vertex 1",
@@ -89,7 +89,7 @@ print(f"device: {config.device}; smoke run: {config.smoke}")
 # %% [markdown]
 # ```{note}
 # **Scale.** The study's model has 11 layers and reads graphs of up to 15 vertices
-# [@wang2024shortest]; chapter 2's CPU default has 4 layers and graphs of 3 to 8 vertices, and
+# {cite:p}`wang2024shortest`; chapter 2's CPU default has 4 layers and graphs of 3 to 8 vertices, and
 # this chapter reads that model (from chapter 2's checkpoint in `results_dir` when it is there).
 # After chapter 2 ran at the published scale on a GPU, the same analysis of the 11-layer model,
 # with models of 6 and 16 layers beside it and more graphs, is

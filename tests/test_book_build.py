@@ -1,5 +1,6 @@
-"""How the book is built: from executed copies, never writing the tracked notebooks, with
-MyST's cell tags honoured by the offline build."""
+"""How the book is built: from executed copies, never writing the tracked notebooks, by Sphinx
+with MyST-NB from myst.yml (tools/build_book.py): cell tags honoured, equations numbered and
+referenced, citations and footnotes resolved, figures drawn from their JSON, no warnings."""
 
 import re
 import subprocess
@@ -12,7 +13,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
 
-import offline_book  # noqa: E402  (a script folder, not a package)
+import build_book  # noqa: E402  (a script folder, not a package)
 import sync_notebooks  # noqa: E402
 
 
@@ -41,33 +42,96 @@ def test_make_notebooks_is_the_explicit_way_to_refresh_the_committed_ones():
     assert "tools/results_table.py" in commands                # then the index page's table
 
 
+TINY_BOOK = {
+    "myst.yml": "version: 1\nproject:\n  title: Tiny\n  bibliography:\n    - refs.bib\n  toc:\n"
+                "    - file: pages/index.md\n    - file: pages/01_tags.ipynb\n",
+    "refs.bib": "@misc{knuth1984, author = {Knuth, Donald}, title = {Literate Programming}, year = 1984}\n",
+    "pages/index.md": "# Tiny\n\nAs {cite:t}`knuth1984` says, see {eq}`eq-energy` and the note.[^n]\n\n"
+                      "$$E = m c^2$$ (eq-energy)\n\n[^n]: A footnote.\n",
+}
+
+
 def tagged_notebook() -> nbformat.NotebookNode:
-    notebook = nbformat.v4.new_notebook()
+    notebook = nbformat.v4.new_notebook(metadata={"kernelspec": {"name": "python3", "language": "python",
+                                                                 "display_name": "Python 3"},
+                                                  "language_info": {"name": "python"}})
+    notebook.cells.append(nbformat.v4.new_markdown_cell("# Tags\n\nBack to {eq}`eq-energy`."))
     cells = [("plain", []), ("no-output", ["remove-output"]), ("no-input", ["remove-input"]),
              ("gone", ["remove-cell"])]
     for name, tags in cells:
         cell = nbformat.v4.new_code_cell(f"print('{name} source')", metadata={"tags": tags})
         cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=f"{name} output\n")]
         notebook.cells.append(cell)
+    figure = nbformat.v4.new_code_cell("figure")
+    figure.outputs = [nbformat.v4.new_output("display_data", data={
+        "application/vnd.plotly.v1+json": {"data": [{"type": "bar", "y": [1, 2]}], "layout": {"width": 500}},
+        "text/plain": "Figure()"})]
+    notebook.cells.append(figure)
     return notebook
 
 
-def test_offline_book_honours_remove_output_input_and_cell_tags(tmp_path):
-    path = tmp_path / "tagged.ipynb"
-    nbformat.write(tagged_notebook(), path)
-    _, body = offline_book.render_notebook(path, offline_book.MarkdownRenderer({}))
+@pytest.fixture(scope="module")
+def tiny_book(tmp_path_factory):
+    """A two-page book (a page with a labelled equation, a citation and a footnote; a notebook
+    with tagged cells, a plotly figure and a reference back to the equation) built by the same
+    code as the real one; its HTML pages by name, and Sphinx's warnings."""
+    root = tmp_path_factory.mktemp("tiny")
+    for name, text in TINY_BOOK.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    nbformat.write(tagged_notebook(), root / "pages" / "01_tags.ipynb")
+    html = build_book.build(root / "html", stage=root / "stage", root=root)
+    pages = {path.stem: path.read_text() for path in html.parent.glob("*.html")}
+    return pages, (root / "stage" / "warnings.txt").read_text()
+
+
+def test_the_build_honours_remove_output_input_and_cell_tags(tiny_book):
+    body = tiny_book[0]["01_tags"]
     assert "plain source" in body and "plain output" in body
     assert "no-output source" in body and "no-output output" not in body
     assert "no-input source" not in body and "no-input output" in body
     assert "gone" not in body
+    assert not tiny_book[1], tiny_book[1]
 
 
-def test_offline_book_reads_a_chapters_executed_copy_when_there_is_one(tmp_path):
+def test_numbered_equation_references_resolve_on_the_page_and_across_pages(tiny_book):
+    pages = tiny_book[0]
+    assert re.search(r'<a class="reference internal" href="#equation-eq-energy">\(1\)</a>', pages["index"])
+    assert re.search(r'<a class="reference internal" href="index.html#equation-eq-energy">\(1\)</a>',
+                     pages["01_tags"])
+    assert 'id="equation-eq-energy"' in pages["index"]
+
+
+def test_citations_footnotes_and_figures_render(tiny_book):
+    pages = tiny_book[0]
+    assert "Knuth" in pages["index"] and "{cite" not in pages["index"]       # {cite:t} became "Knuth [1984]"
+    assert "Literate programming" in pages["references"]   # the plain style: sentence case
+    assert 'class="footnote-reference brackets"' in pages["index"] and "[^n]" not in pages["index"]
+    # The plotly figure is drawn from its JSON by plotly.js served from the book itself.
+    assert 'class="plotly-figure" style="max-width: 500px"' in pages["01_tags"]
+    assert "Plotly.newPlot" in pages["01_tags"] and '_static/plotly.min.js' in pages["01_tags"]
+
+
+def test_the_real_book_builds_without_warnings_from_the_committed_notebooks(tmp_path):
+    html = build_book.build(tmp_path / "html", stage=tmp_path / "stage")
+    assert not (tmp_path / "stage" / "warnings.txt").read_text().strip()
+    names = {path.stem for path in html.parent.glob("*.html")}
+    assert {"index", "references", "search", *(p.stem for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))} <= names
+    references = (html.parent / "references.html").read_text()
+    assert "Kramár" in references                       # Kram\'ar in references.bib, decoded
+    for path in html.parent.glob("*.html"):
+        text = re.sub(r'<div class="highlight.*?</pre></div>', "", path.read_text(), flags=re.S)  # code cells
+        assert "[@" not in text and "{cite" not in text, f"{path.name}: a citation left unresolved"
+        assert not re.search(r'<(?:script|link|img)[^>]+(?:src|href)="(?:https?:)?//', text), \
+            f"{path.name} loads something from another site"
+
+
+def test_the_build_reads_a_chapters_executed_copy_when_there_is_one(tmp_path):
     committed = ROOT / "notebooks" / "01_handcrafted_bfs.ipynb"
-    assert offline_book.executed_copy(committed, None) == committed
-    assert offline_book.executed_copy(committed, tmp_path) == committed       # no copy there
+    assert build_book.executed_copy(committed, None) == committed
+    assert build_book.executed_copy(committed, tmp_path) == committed       # no copy there
     (tmp_path / committed.name).write_text("{}")
-    assert offline_book.executed_copy(committed, tmp_path) == tmp_path / committed.name
+    assert build_book.executed_copy(committed, tmp_path) == tmp_path / committed.name
 
 
 def test_build_log_cells_are_tagged_out_of_the_book():
@@ -77,26 +141,6 @@ def test_build_log_cells_are_tagged_out_of_the_book():
         notebook = nbformat.read(path, as_version=4)
         writes = [cell for cell in notebook.cells if cell.cell_type == "code" and "write_results(" in cell.source]
         assert writes and all("remove-output" in cell.metadata.get("tags", []) for cell in writes), path.name
-
-
-def test_bibliography_is_read_with_latex_decoded_and_bad_entries_refused():
-    entries = offline_book.parse_bibtex((ROOT / "book" / "references.bib").read_text())
-    assert "Kramár, János" in entries["varma2023efficiency"]["author"]     # Kram\'ar, J\'anos in the file
-    assert entries["chughtai2023toy"]["type"] == "inproceedings"
-    assert offline_book.short_citation(entries["wu2025ambiguous"]) == "Wu & Jaburi, 2025"
-    text = "@misc{good, title = {Fine}, year = 2020}\n\n@misc{broken, title = {Unclosed, year = 2021\n"
-    with pytest.raises(ValueError, match="could not be read, the first at line 3"):
-        offline_book.parse_bibtex(text)
-
-
-def test_outline_links_every_section_heading_with_unique_ids():
-    body = ('<h1>Title</h1><h2 id="setup">Setup</h2><h3 id="data">Data <a class="citation" href="r.html">(W)</a></h3>'
-            '<h2 id="setup">Setup</h2>')
-    body, outline = offline_book.add_outline(body)
-    assert re.findall(r'<h[23] id="([^"]+)"', body) == ["setup", "data", "setup-2"]
-    assert re.findall(r'href="#([^"]+)"', outline) == ["setup", "data", "setup-2"]
-    assert 'class="citation"' not in outline and "Data (W)" in outline
-    assert offline_book.add_outline("<h1>Only a title</h1>") == ("<h1>Only a title</h1>", "")
 
 
 def test_syncing_a_notebook_takes_new_tags_from_its_source_and_keeps_outputs(tmp_path):

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from lib.chapters.ch2_figures import confusion_matrix
+from lib.book.confusion import confusion_matrix
 from lib.chapters.ch3_figures import (
     confusion_by_test_figure, error_by_target_kind_figure, finetune_loss_figure,
     generalization_bars_figure, length_heatmap_figure, loss_by_distance_figure, loss_by_size_figure,

@@ -8,7 +8,7 @@ import torch
 from lib.grokking.pairs import make_pair
 from lib.book.params import read_parameters_cell, validate_parameters
 from lib.chapters.ch4 import (
-    PUBLISHED, Chapter4Parameters, experiments_overview, published_for, representative_instances,
+    PUBLISHED_COUNTS, Chapter4Parameters, experiments_overview, published_for, representative_instances,
     run_experiment,
 )
 from lib.chapters.ch4_results import pair_outcome
@@ -25,7 +25,7 @@ DEFAULTS = {**read_parameters_cell(Path(__file__).parents[1] / "notebooks" / "04
 
 def test_defaults_build_the_experiments():
     config = validate_parameters(Chapter4Parameters, DEFAULTS)
-    assert list(config.experiments) == ["z48", "s4", "s4_second_decay", "s5", "z35", "z100",
+    assert list(config.experiments) == ["z48", "s4", "s4_no_bias", "s4_second_decay", "s5", "z35", "z100",
                                         "subsample_s5", "subsample_s4"]
     second = config.experiments["s4_second_decay"]
     assert second.training.weight_decay == 2e-4 and second.n_instances == config.experiments["s4"].n_instances
@@ -34,15 +34,21 @@ def test_defaults_build_the_experiments():
     assert config.experiments["z35"].model.n_elements == 70
     s4 = config.experiments["s4"]
     assert s4.n_instances == 1000 and s4.model.embed_dim == 32 and s4.training.epochs == 2000
-    assert s4.training.checkpoint_epochs == (0, 500, 1000, 1500, 2000)
+    assert s4.model.unembed_bias and second.model.unembed_bias and config.experiments["s5"].model.unembed_bias
+    no_bias = config.experiments["s4_no_bias"]
+    assert not no_bias.model.unembed_bias and no_bias.training.weight_decay == s4.training.weight_decay
+    assert no_bias.training.checkpoint_epochs == (0, 500, 1000, 1500, 2000)
+    assert s4.training.checkpoint_epochs == ()
+    assert not config.experiments["z48"].model.unembed_bias
     assert config.experiments["s5"].model.hidden_dim == 128
     assert config.experiments["subsample_s5"].train_fraction == 0.6
     smoke = validate_parameters(Chapter4Parameters, {**DEFAULTS, "smoke": True})
     assert all(e.training.epochs <= 60 for e in smoke.experiments.values())
     assert smoke.experiments["s4"].n_instances <= 16
     overview = experiments_overview(config.experiments).splitlines()
-    assert overview[1] == "            s4: S4_vs_A4xZ2, 1000 instances, d=32, h=32, wd=2e-05, 2000 epochs"
-    assert overview[-1] == ("  subsample_s4: S4_vs_A4xZ2, 200 instances, d=32, h=32, wd=2e-05, 2000 epochs, "
+    assert overview[1] == "            s4: S4_vs_A4xZ2, 1000 instances, d=32, h=32, bias, wd=2e-05, 2000 epochs"
+    assert overview[2] == "    s4_no_bias: S4_vs_A4xZ2, 1000 instances, d=32, h=32, no bias, wd=2e-05, 2000 epochs"
+    assert overview[-1] == ("  subsample_s4: S4_vs_A4xZ2, 200 instances, d=32, h=32, bias, wd=2e-05, 2000 epochs, "
                             "60% of the intersection")
 
 
@@ -62,8 +68,10 @@ def test_a_smoke_experiment_and_its_figures():
     run = run_experiment(config.experiments["s4"], config, progress=False)
     assert run.summary["n_instances"] == 16 and run.summary["intersection_size"] == 336
     outcome = pair_outcome(run)
-    assert "S4_vs_A4xZ2, wd 2e-5, 16 instances" in outcome.fractions_line()
-    assert outcome.published_sentence().startswith("**Published** at weight decay 2e-5: 603 and 43 of 10,000")
+    assert "S4_vs_A4xZ2, bias, wd 2e-5, 16 instances" in outcome.fractions_line()
+    assert outcome.published_sentence().startswith(
+        "**Published** with the same model, weight decay and threshold (with the unembedding bias, weight "
+        "decay 2e-5, grokked at accuracy >= 0.999): 603 and 43 of 10,000")
     # The outcome object reads the same numbers as the summary written to the results JSON.
     for key in ("grokked_g1", "grokked_g2", "memorized", "failed"):
         share = getattr(outcome, key)
@@ -76,7 +84,7 @@ def test_a_smoke_experiment_and_its_figures():
     figures = [
         cayley_tables_figure(make_pair("S4_vs_A4xZ2")),
         final_accuracy_scatter(run.result, run.codes, "S4", "A4xZ2"),
-        outcome_fractions_figure([run.summary], {"s4": {"fraction_g1": PUBLISHED["s4"]["fraction_g1"]}}),
+        outcome_fractions_figure([run.summary], {"s4": {"fraction_g1": PUBLISHED_COUNTS["s4"].fraction_g1}}),
         training_curves_figure(run.result, {f"instance {i}": i for i in typical.values()}, "S4", "A4xZ2"),
         class_balance_figure(class_balance(make_pair("Z100_vs_Z50xZ2")), "Z100_vs_Z50xZ2"),
     ]
@@ -88,10 +96,12 @@ def test_a_smoke_experiment_and_its_figures():
     assert torch.equal(run.result.seeds, torch.arange(16))
 
 
-def test_published_numbers_are_compared_only_at_their_weight_decay():
+def test_published_numbers_are_compared_only_with_the_same_decay_and_bias():
     config = validate_parameters(Chapter4Parameters, DEFAULTS)
-    assert published_for(config.experiments["s4"])["fraction_g1"] == 603 / 10_000
-    assert published_for(config.experiments["s4_second_decay"])["fraction_g2"] == 42 / 10_000
+    assert published_for(config.experiments["s4"]).fraction_g1 == 603 / 10_000
+    second = published_for(config.experiments["s4_second_decay"])
+    assert second.fraction_g2 == 42 / 10_000 and second.grok_threshold == 0.95
     other = validate_parameters(Chapter4Parameters, {**DEFAULTS, "s4_weight_decay": 1e-3})
-    assert published_for(other.experiments["s4"]) == {}
-    assert published_for(config.experiments["z35"])["note"]  # a note, no fractions
+    assert published_for(other.experiments["s4"]) is None
+    assert published_for(config.experiments["s4_no_bias"]) is None  # the published runs had the bias
+    assert published_for(config.experiments["z35"]) is None  # a note, no counts

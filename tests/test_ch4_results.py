@@ -27,8 +27,10 @@ GROKS_G1, GROKS_G2, MEMORIZES, FAILS = (1.0, 0.75, 1.0), (0.75, 1.0, 1.0), (0.62
 
 
 def hand_made_run(finals, *, pair_name="S4_vs_A4xZ2", key="s4", seconds=2.0, epochs=10,
-                  acc_intersection=None, n_train_pairs=None, fit_epochs=None, threshold=0.999):
-    """A classified run whose instances end with the given (acc_g1, acc_g2, train_acc).
+                  acc_intersection=None, n_train_pairs=None, fit_epochs=None, threshold=0.999,
+                  bias=True, weight_decay=2e-5):
+    """A classified run whose instances end with the given (acc_g1, acc_g2, train_acc), its model
+    with the unembedding bias unless `bias` is False.
 
     Metrics are logged at epochs 10, 20, ... (one per entry of `fit_epochs`, else one epoch);
     instance i reaches training accuracy 1 at `fit_epochs[i]` and keeps its final values after.
@@ -47,7 +49,8 @@ def hand_made_run(finals, *, pair_name="S4_vs_A4xZ2", key="s4", seconds=2.0, epo
     left, right = pairs_in_mask(pair.mask)
     left, right = left[:n_train_pairs], right[:n_train_pairs]
     train_fraction = left.numel() / pair.intersection_size
-    model, training = MLPConfig(pair.n_elements, 4, 4), SweepConfig(epochs=epochs, log_every=epochs)
+    model = MLPConfig(pair.n_elements, 4, 4, unembed_bias=bias)
+    training = SweepConfig(epochs=epochs, log_every=epochs, weight_decay=weight_decay)
     result = SweepResult(
         seeds=torch.arange(n), model_config=model, training_config=training, train_left=left,
         train_right=right, train_labels=pair.g1.table[left, right],
@@ -109,7 +112,8 @@ def test_outcome_and_summary_agree_and_the_fractions_line_reads_the_outcome():
     assert [outcome.failed.low, outcome.failed.high] == run.summary["ci_failed"]
     low, high = wilson_interval(3, 8)
     line = outcome.fractions_line()
-    assert line.startswith("S4_vs_A4xZ2, wd 2e-5, 8 instances, 10 epochs, 2 s: grokked S4: 3 (37.50%, "
+    assert line.startswith("S4_vs_A4xZ2, bias, wd 2e-5, 8 instances, 10 epochs, threshold 0.999, 2 s: "
+                           "grokked S4: 3 (37.50%, "
                            f"95% CI {100 * low:.2f}-{100 * high:.2f}%); grokked A4xZ2: 1 (12.50%")
     assert "memorized only: 3 (37.50%" in line and "did not fit: 1 (12.50%" in line
 
@@ -122,7 +126,7 @@ def test_epoch_cost_compares_model_epochs_per_second():
 def test_a_pair_without_published_fractions_reads_none():
     outcome = pair_outcome(hand_made_run([MEMORIZES], pair_name="Z100_vs_Z50xZ2", key="z100"))
     assert outcome.published_n_instances is None
-    assert outcome.published_fraction_g1 == outcome.published_fraction_g2 == 0.0
+    assert outcome.published_fraction_g1 is None and outcome.published_fraction_g2 is None  # a note, no count
     runs = {"s5": hand_made_run([MEMORIZES], pair_name="S5_vs_A5xZ2", key="s5"), "s4": hand_made_run(EIGHT)}
     assert published_fraction_marks(runs) == {"s5": {}, "s4": {"fraction_g1": 0.0603, "fraction_g2": 0.0043}}
     assert pair_outcome(runs["s5"]).published_sentence() == ""
@@ -145,9 +149,10 @@ def test_preference_is_claimed_only_when_the_intervals_separate():
 def test_outcomes_table_shows_counts_percentages_intervals_and_published_fractions():
     outcome = pair_outcome(hand_made_run(EIGHT))
     lines = outcomes_table([outcome]).splitlines()
-    assert lines[0].startswith("| pair | G1 | G2 | weight decay | seeds | grokked G1 |") and len(lines) == 3
+    assert lines[0].startswith("| pair | G1 | G2 | bias | weight decay | threshold | seeds | grokked G1 |")
+    assert len(lines) == 3
     low, high = wilson_interval(3, 8)
-    assert lines[2].startswith(f"| S4_vs_A4xZ2 | S4 | A4xZ2 | 2e-5 | 8 | 3 (37.50%; {low:.2%} to {high:.2%}) |")
+    assert lines[2].startswith(f"| S4_vs_A4xZ2 | S4 | A4xZ2 | yes | 2e-5 | 0.999 | 8 | 3 (37.50%; {low:.2%} to {high:.2%}) |")
     assert lines[2].endswith("| 6.03% | 0.43% |")
 
 
@@ -200,7 +205,10 @@ def chapter_runs():
     """Hand-made runs under the chapter's keys, with the published findings true of them."""
     return {"z48": hand_made_run([GROKS_G1, MEMORIZES], key="z48"),
             "s4": hand_made_run([GROKS_G1] * 2 + [GROKS_G2] + [MEMORIZES] * 5, key="s4"),
-            "s4_second_decay": hand_made_run([GROKS_G1] + [MEMORIZES] * 3, key="s4_second_decay"),
+            "s4_no_bias": hand_made_run([GROKS_G1] * 2 + [GROKS_G2] * 2 + [MEMORIZES] * 5, key="s4_no_bias",
+                                        bias=False),
+            "s4_second_decay": hand_made_run([GROKS_G1] + [MEMORIZES] * 3, key="s4_second_decay",
+                                             weight_decay=2e-4),
             "s5": hand_made_run([MEMORIZES], key="s5"),
             "z35": hand_made_run([GROKS_G2, MEMORIZES], pair_name="Z35x|6Z2_vs_Z35x|34Z2", key="z35"),
             "z100": hand_made_run([MEMORIZES] * 2, key="z100"),
@@ -216,8 +224,19 @@ def test_chapter_results_are_the_summaries_and_the_intersections(tmp_path):
     assert saved["s4"] == "04_sweep_s4.pt" and (tmp_path / "04_sweep_s4.pt").exists()
     balance = label_balance(make_pair("Z100_vs_Z50xZ2"))
     results = chapter_results(runs, pair_intersections(), balance, config, saved)
-    assert results["pairs"] == [runs[key].summary for key in ("z48", "s4", "s4_second_decay", "s5", "z35", "z100")]
-    assert results["pairs"][4]["name"] == "Z35x|6Z2_vs_Z35x|34Z2"
+    keys = ("z48", "s4", "s4_no_bias", "s4_second_decay", "s5", "z35", "z100")
+    assert results["pairs"] == [runs[key].summary | {"unembed_bias": key != "s4_no_bias"} for key in keys]
+    assert results["pairs"][5]["name"] == "Z35x|6Z2_vs_Z35x|34Z2"
+    with_bias, without = results["s4_bias_comparison"]
+    assert (with_bias["unembed_bias"], without["unembed_bias"]) == (True, False)
+    assert (with_bias["grokked_g2"]["count"], without["grokked_g2"]["count"]) == (1, 2)
+    assert with_bias["published"]["fraction_g1"] == 0.0603 and without["published"] is None
+    # wd 2e-5 compared at 0.999, wd 2e-4 at the authors' 0.95; each published count once.
+    compared = {c["experiment"]: c for c in results["published_comparisons"]}
+    assert set(compared) == {"s4", "s4_second_decay"}
+    assert compared["s4_second_decay"]["grok_threshold"] == 0.95
+    assert compared["s4_second_decay"]["published"]["fraction_g1"] == 0.067
+    assert results["feeds_chapters_5_6"] == "s4_no_bias"
     assert results["subsample"] == [runs["subsample_s4"].summary]
     assert results["intersection_sizes"] == results["published_intersection_sizes"]
     assert results["z100_label_counts"]["intersection"][:3] == [2, 4, 6]
@@ -227,7 +246,7 @@ def test_chapter_results_are_the_summaries_and_the_intersections(tmp_path):
 
 def test_check_findings_passes_when_they_hold_and_names_the_one_that_does_not():
     runs = chapter_runs()
-    outcomes = {key: pair_outcome(runs[key]) for key in ("z48", "s4", "s4_second_decay", "s5", "z35", "z100")}
+    outcomes = {key: pair_outcome(runs[key]) for key in ("z48", "s4", "s4_no_bias", "s4_second_decay", "s5", "z35", "z100")}
     subsamples = {"subsample_s4": subsample_outcome(runs["subsample_s4"])}
     intersections = pair_intersections()
     check_findings(intersections, outcomes, subsamples, smoke=False)
@@ -236,8 +255,9 @@ def test_check_findings_passes_when_they_hold_and_names_the_one_that_does_not():
         check_findings(intersections, outcomes, subsamples, smoke=False)
     check_findings(intersections, outcomes, subsamples, smoke=True)  # findings need the full scale
     outcomes["z48"] = pair_outcome(runs["z48"])
-    outcomes["s4_second_decay"] = pair_outcome(hand_made_run([GROKS_G2, MEMORIZES], key="s4_second_decay"))
-    with pytest.raises(AssertionError, match="S4 pair at weight decay 2e-5 grokking S4 is rarer"):
+    outcomes["s4_second_decay"] = pair_outcome(hand_made_run([GROKS_G2, MEMORIZES], key="s4_second_decay",
+                                                             weight_decay=2e-4))
+    with pytest.raises(AssertionError, match="S4 pair at weight decay 2e-4 grokking S4 is rarer"):
         check_findings(intersections, outcomes, subsamples, smoke=False)
     outcomes["s4_second_decay"] = pair_outcome(runs["s4_second_decay"])
     s5_short = {"subsample_s5": subsample_outcome(hand_made_run(

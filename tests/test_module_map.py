@@ -1,4 +1,5 @@
-"""The module map in lib/__init__.py lists every module of lib, and the README shows the same map."""
+"""The module map in lib/__init__.py lists every module of lib, each with what it is for; the
+README links to it (rather than keeping a copy)."""
 
 import re
 from pathlib import Path
@@ -13,18 +14,30 @@ def map_block() -> str:
     return doc[doc.index("lib.book "):].rstrip()
 
 
-def test_the_map_lists_every_module_and_nothing_else():
-    listed = set()
+def map_entries() -> dict[str, str]:
+    """{"lib.book.params": "papermill parameters: ...", ...}: each listed module and its line's
+    description (one line can list several modules: "ch1, ch1_figures  the ...")."""
+    entries = {}
     package = None
     for line in map_block().splitlines():
         if line.startswith("lib."):
             package = line.split()[0]
         else:
-            names = line.strip().split("  ")[0]   # "ch1, ch1_figures" or "params"
-            listed |= {f"{package}.{name.strip()}" for name in names.split(",")}
+            names, _, description = line.strip().partition("  ")
+            for name in names.split(","):
+                entries[f"{package}.{name.strip()}"] = description.strip()
+    return entries
+
+
+def test_the_map_lists_every_module_and_nothing_else():
+    listed = set(map_entries())
     on_disk = {".".join(p.relative_to(ROOT).with_suffix("").parts)
                for p in (ROOT / "lib").glob("*/*.py") if p.name != "__init__.py"}
     assert listed == on_disk, f"missing from the map: {on_disk - listed}; not on disk: {listed - on_disk}"
+
+
+def test_every_module_in_the_map_says_what_it_is_for():
+    assert all(map_entries().values()), [name for name, text in map_entries().items() if not text]
 
 
 def test_modules_are_small_or_say_why():
@@ -34,5 +47,7 @@ def test_modules_are_small_or_say_why():
             assert re.search(r"over 400 lines because", text), f"{path.name} has {text.count(chr(10))} lines"
 
 
-def test_the_readme_shows_the_same_map():
-    assert map_block() in (ROOT / "README.md").read_text()
+def test_the_readme_links_to_the_map_instead_of_copying_it():
+    readme = (ROOT / "README.md").read_text()
+    assert "](lib/__init__.py)" in readme
+    assert "lib.book.params" not in readme and "\n  params  " not in readme, "the README copies the map"

@@ -1,4 +1,5 @@
-"""The edge-token transformer, its training loop (resume, logging) and transition detection."""
+"""The edge-token transformer, its training loop (resume, logging) and the running median of
+the transition detector (lib.paths.phase_transitions; the detector: test_paths_phase_transitions)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from lib.paths.training import (
     load_training_run, predict, start_training, train,
 )
 from lib.paths.model import PathTransformer, PathTransformerConfig, build_model, count_parameters
-from lib.paths.phase_transitions import order_of_learning, running_median, transition_step, transition_steps
+from lib.paths.phase_transitions import running_median
 
 
 
@@ -109,42 +110,7 @@ def test_load_trained_model_and_fine_tune_start(tmp_path):
         start_training(dataclasses.replace(config, n_layers=3), model=model)
 
 
-def test_transition_step_on_known_curves():
-    steps = [10, 20, 30, 40, 50, 60]
-    # A clean drop at step 30.
-    assert transition_step(steps, [5, 4, 0.05, 0.04, 0.03, 0.02], 0.1, smoothing=1, min_run=3) == 30
-    # A dip that does not last is not a transition; the lasting drop is.
-    assert transition_step(steps, [5, 0.05, 3, 0.05, 0.04, 0.03], 0.1, smoothing=1, min_run=3) == 40
-    # With `hold`, a dip that lasts long enough counts.
-    assert transition_step(steps, [5, 0.05, 0.05, 3, 3, 3], 0.1, smoothing=1, hold=2) == 20
-    # NaN windows are skipped.
-    assert transition_step(steps, [5, math.nan, 0.05, math.nan, 0.04, 0.01], 0.1, smoothing=1,
-                           min_run=3) == 30
-    # Below from the start: no transition; never below: none either.
-    assert transition_step(steps, [0.01, 0.01, 0.02, 0.01, 0.01, 0.01], 0.1) is None
-    assert transition_step(steps, [5] * 6, 0.1) is None
-    # A single noisy window is smoothed away by the running median.
-    assert transition_step(steps, [5, 4, 0.05, 0.5, 0.04, 0.03], 0.1, smoothing=3, min_run=3) == 40
-    assert transition_step(steps, [5, 4, 0.5, 0.5, 0.4, 0.03], 0.1, smoothing=1, min_run=3) is None, "too late"
-
-
 def test_running_median_skips_gaps():
     smoothed = running_median([1.0, math.nan, 3.0, 100.0, 5.0], 3)
     assert smoothed[0] == 2.0 and math.isnan(smoothed[1]) and smoothed[2] == 3.0
     assert smoothed[3] == 5.0 and smoothed[4] == 52.5
-
-
-def test_transition_steps_and_order():
-    steps = list(range(10, 110, 10))
-    curves = torch.full((10, 5), 4.0)
-    curves[:, 0] = math.nan           # label 0 never occurs
-    curves[3:, 1] = 0.01              # length 1 at step 40
-    curves[6:, 2] = 0.02              # lengths 2 and 3 at step 70
-    curves[6:, 3] = 0.03
-    curves[:2, 4] = 0.05              # length 4 dips early (near the mean), then is not learned
-    transitions = transition_steps(steps, curves, 0.1, smoothing=1, min_run=3)
-    assert transitions == {1: 40, 2: 70, 3: 70, 4: None}
-    assert order_of_learning(transitions) == [[1], [2, 3]]
-    counts = torch.full((10, 5), 100)
-    counts[:, 3] = 1
-    assert transition_steps(steps, curves, 0.1, lengths=[3], min_count=counts, min_run=3) == {3: None}

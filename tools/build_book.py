@@ -1,8 +1,14 @@
-"""Build the HTML book into _build/html (the `html` step of `make book`).
+"""Build the HTML book into _build/html with Sphinx, MyST-NB and sphinx-book-theme (`make html`).
 
-First tries MyST's own HTML export, whose theme is downloaded on first use. Where that is not
-possible (no network), prints one line saying so and builds the offline static book instead
-(tools/offline_book.py): same pages, same order, working figures and math, no network needed.
+The book is built offline from the executed notebooks (Sphinx never executes them) and from
+myst.yml, the one table of contents: this script stages a Sphinx source folder in
+_build/sphinx/src (myst.yml's pages in one folder, each chapter from its executed copy in
+`--notebooks` when there is one, else the committed notebook; a references page; the
+configuration tools/sphinx/conf.py, which reads myst.yml; the static files: MathJax from the
+npm registry's `mathjax` package and plotly.js from the plotly package) and runs Sphinx on it.
+No tracked file is written.
+
+    .venv/bin/python tools/build_book.py [--notebooks _build/executed] [--results results] [--output _build/html]
 """
 
 from __future__ import annotations
@@ -10,60 +16,98 @@ from __future__ import annotations
 import argparse
 import shutil
 import subprocess
-import sys
+import time
 from pathlib import Path
 
-import offline_book  # the sibling scripts in tools/ (run as `python tools/build_book.py`)
-import results_table
+import plotly
+import yaml
+from sphinx.cmd.build import build_main
 
-ROOT = offline_book.ROOT
+import results_table  # a sibling script in tools/ (run as `python tools/build_book.py`)
 
-
-def stage_project(notebooks: Path | None, index: str | None) -> Path:
-    """The MyST project to build: the repository itself, or, when `notebooks` holds executed
-    copies of the chapters or `index` a fresh index page, a copy of the book's sources in
-    _build/site with those in place of the committed ones (so the build never writes to the
-    tracked files)."""
-    if (notebooks is None or not notebooks.is_dir()) and index is None:
-        return ROOT
-    site = ROOT / "_build" / "site"
-    if site.exists():
-        shutil.rmtree(site)
-    shutil.copytree(ROOT / "book", site / "book")
-    (site / "notebooks").mkdir(parents=True)
-    shutil.copy(ROOT / "myst.yml", site / "myst.yml")
-    for committed in sorted((ROOT / "notebooks").glob("*.ipynb")):
-        shutil.copy(offline_book.executed_copy(committed, notebooks), site / "notebooks" / committed.name)
-    if index is not None:
-        (site / "book" / "index.md").write_text(index)
-    return site
+ROOT = Path(__file__).resolve().parents[1]
+SPHINX_CONF = ROOT / "tools" / "sphinx"
+STAGE = ROOT / "_build" / "sphinx"
+NPM_CACHE = ROOT / "_build" / "npm"
+MATHJAX_VERSION = "3.2.2"   # version 3 is self-contained; version 4 fetches its fonts from a CDN
+REFERENCES_PAGE = "# References\n\n```{bibliography}\n```\n"
 
 
-def try_myst_html(project: Path) -> bool:
-    """Run `myst build --html` in `project`; True if it produced the site, which is then moved
-    to _build/html."""
-    myst = Path(sys.executable).parent / "myst"
-    try:
-        result = subprocess.run([str(myst), "build", "--html"], cwd=project, capture_output=True, text=True,
-                                timeout=600)
-    except (OSError, subprocess.SubprocessError):
-        return False
-    built = project / "_build" / "html"
-    if result.returncode != 0 or not (built / "index.html").exists():
-        return False
-    if project != ROOT:
-        target = ROOT / "_build" / "html"
-        if target.exists():
-            shutil.rmtree(target)
-        shutil.move(built, target)
-    return True
+def executed_copy(source: Path, notebooks: Path | None) -> Path:
+    """The notebook to build for toc entry `source`: its executed copy in `notebooks` (what
+    `make execute` writes) when there is one, else the committed notebook itself."""
+    if notebooks is not None and (notebooks / source.name).exists():
+        return notebooks / source.name
+    return source
+
+
+def stage_sources(src: Path, notebooks: Path | None, index_text: str | None, root: Path = ROOT) -> None:
+    """Fill `src` with what Sphinx reads: conf.py, `root`'s myst.yml, every toc page under its file
+    name (chapters from their executed copies where present; the first page's text replaced by
+    `index_text` when given), the bibliography and the references page."""
+    config = yaml.safe_load((root / "myst.yml").read_text())["project"]
+    if src.exists():
+        shutil.rmtree(src)
+    src.mkdir(parents=True)
+    shutil.copy(SPHINX_CONF / "conf.py", src / "conf.py")
+    shutil.copy(root / "myst.yml", src / "myst.yml")
+    names = [Path(entry["file"]).name for entry in config["toc"]]
+    if len(set(names)) != len(names):
+        raise SystemExit(f"two pages of myst.yml's toc share a file name: {names}")
+    for position, entry in enumerate(config["toc"]):
+        source = root / entry["file"]
+        target = src / source.name
+        if position == 0 and index_text is not None:
+            target.write_text(index_text)
+        else:
+            shutil.copy(executed_copy(source, notebooks) if source.suffix == ".ipynb" else source, target)
+    for bib in config.get("bibliography", []):
+        shutil.copy(root / bib, src / Path(bib).name)
+    (src / "references.md").write_text(REFERENCES_PAGE)
+
+
+def mathjax_folder() -> Path:
+    """MathJax's browser build (es5/), installed once from the npm registry into _build/npm."""
+    es5 = NPM_CACHE / "node_modules" / "mathjax" / "es5"
+    if not (es5 / "tex-chtml.js").exists():
+        NPM_CACHE.mkdir(parents=True, exist_ok=True)
+        try:
+            subprocess.run(["npm", "install", "--silent", "--no-audit", "--no-fund", "--prefix", str(NPM_CACHE),
+                            f"mathjax@{MATHJAX_VERSION}"], check=True, capture_output=True, timeout=300)
+        except (OSError, subprocess.SubprocessError) as error:
+            raise SystemExit(f"MathJax could not be installed with npm ({error}); the book needs it for its math.")
+    return es5
+
+
+def stage_static(src: Path) -> None:
+    """The book's static files in `src/_static`: its CSS and legend script, plotly.js from the
+    installed plotly package and MathJax from npm."""
+    static = src / "_static"
+    shutil.copytree(SPHINX_CONF / "_static", static)
+    shutil.copy(Path(plotly.__file__).parent / "package_data" / "plotly.min.js", static / "plotly.min.js")
+    shutil.copytree(mathjax_folder(), static / "mathjax")
+
+
+def build(output: Path = ROOT / "_build" / "html", notebooks: Path | None = None,
+          index_text: str | None = None, stage: Path = STAGE, root: Path = ROOT) -> Path:
+    """Stage the sources of the book in `root` (default: this repository) in `stage` and build
+    the HTML book into `output`; return the index page's path. Sphinx's warnings go to
+    `stage/warnings.txt` (a test reads them)."""
+    src = stage / "src"
+    stage_sources(src, notebooks, index_text, root)
+    stage_static(src)
+    if output.exists():
+        shutil.rmtree(output)
+    status = build_main(["-b", "html", "-E", "-q", "--keep-going", "-w", str(stage / "warnings.txt"),
+                         "-d", str(stage / "doctrees"), str(src), str(output)])
+    if status != 0:
+        raise SystemExit(f"Sphinx failed (exit {status}); see {stage / 'warnings.txt'}")
+    return output / f"{Path(yaml.safe_load((root / 'myst.yml').read_text())['project']['toc'][0]['file']).stem}.html"
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description="Build the HTML book.")
-    parser.add_argument("--offline", action="store_true", help="skip MyST's theme; build the offline book only")
-    parser.add_argument("--output", type=Path, default=ROOT / "_build" / "html",
-                        help="folder of the offline book (default: _build/html)")
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--output", type=Path, default=ROOT / "_build" / "html", help="default: _build/html")
     parser.add_argument("--results", type=Path, default=None,
                         help="folder of the chapters' results JSON: the built index page gets the table of "
                              "published against reproduced numbers from them (book/index.md is not changed)")
@@ -72,15 +116,11 @@ def main() -> None:
                              "_build/executed); chapters without one there use the committed notebook")
     args = parser.parse_args()
     notebooks = None if args.notebooks is None else args.notebooks.resolve()
-    index = None if args.results is None else results_table.index_with_fresh_table(
+    index_text = None if args.results is None else results_table.index_with_fresh_table(
         args.results.resolve(), (ROOT / "book" / "index.md").read_text())
-    if not args.offline and try_myst_html(stage_project(notebooks, index)):
-        print(f"MyST HTML site built in {ROOT / '_build' / 'html'}")
-        return
-    if not args.offline:
-        print("The MyST theme could not be downloaded (no network), so the offline static HTML book is built instead.")
-    built = offline_book.build(args.output, notebooks, {"book/index.md": index} if index else None)
-    print(f"Offline HTML book built: {built}")
+    start = time.monotonic()
+    index = build(args.output.resolve(), notebooks, index_text)
+    print(f"HTML book built in {time.monotonic() - start:.0f} s: {index}")
 
 
 if __name__ == "__main__":

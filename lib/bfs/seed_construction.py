@@ -140,11 +140,15 @@ class StudyConstruction(torch.nn.Module):
         hidden = self.embed(adjacency.to(self.reach_key.device))
         batch, tokens, _ = hidden.shape
         pad = hidden.new_zeros(batch, tokens, n + 1)
+        width = hidden.shape[-1]
         for layer in range(n):
-            q = torch.einsum("btd,hed->bhte", hidden, self.reach_query)
-            k = torch.einsum("btd,hed->bhte", hidden, self.reach_key)
-            v = torch.einsum("btd,hfd->bhtf", hidden, self.reach_value)
-            new_reach = (torch.softmax(q @ k.transpose(-1, -2), dim=-1) @ v).sum(dim=1)
+            # All n reach heads at once; scores (batch, query token, key token, head).
+            flat = hidden.reshape(batch * tokens, width)
+            q = (flat @ self.reach_query.reshape(-1, width).T).view(batch, tokens, n, 2)
+            k = (flat @ self.reach_key.reshape(-1, width).T).view(batch, tokens, n, 2)
+            v = (flat @ self.reach_value.reshape(-1, width).T).view(batch, tokens, n, n)
+            scores = (q.unsqueeze(2) * k.unsqueeze(1)).sum(dim=-1)
+            new_reach = torch.einsum("bqkh,bkhf->bqf", torch.softmax(scores, dim=2), v)
             qa = hidden @ self.answer_query[layer].T
             ka = hidden @ self.answer_key[layer].T
             va = hidden @ self.answer_value[layer].T

@@ -1,6 +1,6 @@
 """Figures of chapter 3: fine-tuning curves, the five-test comparison, length generalization.
 
-Confusion histograms reuse `lib.chapters.ch2_figures.confusion_figure` (chapter 2's); the functions
+Confusion histograms come from `lib.book.confusion` (shared with chapter 2); the functions
 here add what chapter 3 needs on top: the fine-tuning loss by label, the test table as bars
 beside the published values, the error by kind of target, a slider over the five tests, and the
 (size, distance) views of the length-generalization study.
@@ -18,7 +18,7 @@ from lib.paths.generalization_tests import TARGET_KINDS, GeneralizationResult
 from lib.paths.length_generalization import Cell, LengthSplit
 from lib.paths.training import TrainingLog
 from lib.book.plotting import PALETTE, finish, ordered_colours, slider_over_steps
-from lib.chapters.ch2_figures import confusion_figure, length_name
+from lib.book.confusion import confusion_figure, length_name
 from lib.chapters.ch3_results import TargetKindScores
 
 
@@ -104,7 +104,7 @@ def error_by_target_kind_figure(results: Sequence[GeneralizationResult]) -> go.F
 
 
 def confusion_by_test_figure(results: Sequence[GeneralizationResult], n_labels: int) -> go.Figure:
-    """Chapter 2's confusion histogram for each test, with a slider over the tests."""
+    """The confusion histogram (`lib.book.confusion`) of each test, with a slider over the tests."""
     traces = [[confusion_figure(r.predictions, r.labels, n_labels).data[0]] for r in results]
     fig = slider_over_steps(traces, [r.test.title for r in results], slider_prefix="test: ")
     fig.update_xaxes(title="predicted distance (rounded)", dtick=1, range=[-0.5, n_labels - 0.5])

@@ -18,42 +18,38 @@ from lib.grokking.outcomes import first_epoch_at_or_above, typical_instances
 from lib.grokking.sweeps import run_pair_sweep, save_sweep, sweep_outcomes, sweep_summary
 from lib.grokking.training import SweepResult, SweepConfig, snapshot_epochs
 from lib.grokking.mlp import MLPConfig
-from lib.grokking.sweep_runner import BACKENDS, check_backend, use_backend
-from lib.book.params import at_most, ChapterParameters, KEEP, parameter, ParameterError
+from lib.grokking.study import (
+    PUBLISHED_S4, PUBLISHED_S4_SECOND_DECAY, PublishedCount, S4_PAIR, S5_PAIR,
+)
+from lib.book.params import at_most, KEEP, parameter, ParameterError
+from lib.book.seed_streams import stream_seeds
+from lib.chapters.sweep_parameters import SweepChapterParameters
 
 #: The pairs whose intersection chapter 4 can subsample.
 SUBSAMPLE_PAIRS = ("S4_vs_A4xZ2", "S5_vs_A5xZ2")
 
 #: Keys of the experiments trained on the whole intersection, in the order of the chapter.
-PAIR_KEYS = ("z48", "s4", "s4_second_decay", "s5", "z35", "z100")
+#: "s4" is the study's model (with the unembedding bias); "s4_no_bias" the same seeds without
+#: it, the book's earlier variant, whose sweep chapters 5 and 6 measure.
+PAIR_KEYS = ("z48", "s4", "s4_no_bias", "s4_second_decay", "s5", "z35", "z100")
 
 #: Keys of the experiments trained on part of the intersection start with this.
 SUBSAMPLE_PREFIX = "subsample_"
 
-#: Numbers reported by the authors [@wu2025ambiguous], as recovered from their code and outputs,
-#: by experiment key. Where a published count belongs to one weight decay, `weight_decay` says
-#: which: a run at another decay is not compared with it (`published_for`).
-PUBLISHED = {
-    "z48": {"fraction_g2": 0.0, "note": "only the commutative group Z48xZ2 groks"},
-    "s4": {"n_instances": 10_000, "weight_decay": 2e-5, "fraction_g1": 603 / 10_000,
-           "fraction_g2": 43 / 10_000, "note": "wd 2e-5: 603 grokked S4, 43 grokked A4xZ2"},
-    "s4_second_decay": {"n_instances": 10_000, "weight_decay": 2e-4, "fraction_g1": 670 / 10_000,
-                        "fraction_g2": 42 / 10_000, "note": "wd 2e-4: 670 grokked S4, 42 grokked A4xZ2"},
-    "s5": {"n_instances": 100, "weight_decay": 2e-5,
-           "note": "~90% memorize, ~4% and ~6% grok one group or the other"},
-    "z35": {"note": "listed as another pair where either group can be grokked; no fractions given"},
-    "z100": {"fraction_g1": 0.0, "fraction_g2": 0.0, "note": "never groks either group"},
-    "subsample": {"note": "trained on a random 60% of the S5 intersection, always groks the intersection"},
-}
+#: The published counts by experiment key, each with its protocol (`lib.grokking.study`).
+PUBLISHED_COUNTS: dict[str, PublishedCount] = {"s4": PUBLISHED_S4,
+                                               "s4_second_decay": PUBLISHED_S4_SECOND_DECAY}
 
 
-def published_for(experiment: Experiment) -> dict:
-    """The published numbers to compare `experiment` with: empty when there are none, or when
-    they belong to another weight decay than the experiment's."""
-    published = PUBLISHED.get(experiment.key, {})
-    if published.get("weight_decay", experiment.training.weight_decay) != experiment.training.weight_decay:
-        return {}
-    return published
+def published_for(experiment: Experiment) -> PublishedCount | None:
+    """The published count trained as `experiment` was (same pair, weight decay and bias), or
+    None: a sweep is compared only with a count of the same protocol (on the whole intersection)."""
+    if experiment.train_fraction < 1:
+        return None
+    for count in PUBLISHED_COUNTS.values():
+        if count.matches(experiment.pair_name, experiment.training.weight_decay, experiment.model.unembed_bias):
+            return count
+    return None
 
 
 @dataclass(frozen=True)
@@ -70,8 +66,8 @@ class Experiment:
     def describe(self) -> str:
         """One line: pair, seeds, model shape, weight decay, epochs (and the training share)."""
         line = (f"{self.pair_name}, {self.n_instances} instances, d={self.model.embed_dim}, "
-                f"h={self.model.hidden_dim}, wd={self.training.weight_decay}, "
-                f"{self.training.epochs} epochs")
+                f"h={self.model.hidden_dim}, {'bias' if self.model.unembed_bias else 'no bias'}, "
+                f"wd={self.training.weight_decay}, {self.training.epochs} epochs")
         if self.train_fraction < 1:
             line += f", {self.train_fraction:.0%} of the intersection"
         return line
@@ -99,34 +95,6 @@ def _decay(help: str):
     return parameter(help, low=0.0, high=1.0)
 
 
-def _ray_address(name: str, value):
-    if value is not None and (not isinstance(value, str) or not value):
-        raise ParameterError(f'Parameter `{name}` must be None (start Ray on this machine), "auto" or a '
-                             f"cluster address such as \"ray://host:10001\"; got {value!r}.")
-    return value
-
-
-@dataclass(frozen=True)
-class SweepChapterParameters(ChapterParameters):
-    """The parameters of the chapters whose sweeps can run on a Ray cluster (4-6): declared
-    once here, after the four every chapter has (`lib.grokking.sweep_runner`)."""
-
-    sweep_backend: str = parameter('where the instance sweeps run: "local" (this machine) or "ray"',
-                                   choices=BACKENDS)
-    ray_address: str = parameter('Ray cluster to join: None (start Ray here), "auto" or an address',
-                                 check=_ray_address)
-
-    def use_sweep_backend(self) -> None:
-        """Send this process's sweeps to the chosen backend, writing finished shards to results_dir."""
-        use_backend(self.sweep_backend, self.ray_address, self.results_dir)
-
-    def check_consistency(self) -> None:
-        try:
-            check_backend(self.sweep_backend, self.ray_address)
-        except ValueError as error:
-            raise ParameterError(str(error)) from None
-
-
 @dataclass(frozen=True)
 class Chapter4Parameters(SweepChapterParameters):
     """The papermill parameters of chapter 4, each with its type, bounds, help and smoke value."""
@@ -137,6 +105,8 @@ class Chapter4Parameters(SweepChapterParameters):
                                high=lambda earlier: earlier.epochs, smoke=at_most(10))
     grok_threshold: float = parameter(
         "accuracy on a group's full table that counts as grokking it", low=0.5, high=1.0)
+    unembed_bias: bool = parameter(
+        "give the S4 and S5 models an unembedding bias without weight decay (published: on)")
     s4_instances: int = _count("seeds of the S4 vs A4 x Z2 sweep (published: 10,000)", 16)
     s4_dim: int = _width("embedding and hidden width (d and h) for the S4 pair (published: 32)")
     s4_weight_decay: float = _decay("coupled L2 weight decay for the S4 pair (published: 2e-5)")
@@ -168,7 +138,7 @@ class Chapter4Parameters(SweepChapterParameters):
         "share of the intersection used for training (published: 0.6)", low=0.0, high=1.0,
         low_inclusive=False)
     checkpoint_every: int = parameter(
-        "epochs between saved parameter snapshots of the S4 sweep (0: none)", low=0,
+        "epochs between saved parameter snapshots of the S4 sweep without bias (0: none)", low=0,
         smoke=at_most(30))
     save_sweeps: bool = parameter(
         "save the sweeps (metrics, final parameters, S4 snapshots) for chapters 5-6")
@@ -181,7 +151,8 @@ class Chapter4Parameters(SweepChapterParameters):
                 f"{len(self.subsample_instances)} for {len(self.subsample_pairs)} pairs.")
 
     def schedule(self, weight_decay: float, checkpoints: bool = False) -> SweepConfig:
-        """The training schedule of one sweep; only the S4 sweep keeps parameter snapshots."""
+        """The training schedule of one sweep; only the S4 sweep without bias (the one chapters
+        5 and 6 measure) keeps parameter snapshots."""
         marks = ()
         if checkpoints and self.checkpoint_every:
             marks = snapshot_epochs(self.epochs, self.checkpoint_every)
@@ -191,17 +162,20 @@ class Chapter4Parameters(SweepChapterParameters):
     @property
     def experiments(self) -> dict[str, Experiment]:
         """One `Experiment` per sweep of the chapter, in the order the chapter runs them."""
-        s4_model = MLPConfig(24, self.s4_dim, self.s4_dim)
-        s5_model = MLPConfig(120, self.s5_dim, self.s5_dim)
+        s4_model = MLPConfig(24, self.s4_dim, self.s4_dim, self.unembed_bias)
+        s4_no_bias = MLPConfig(24, self.s4_dim, self.s4_dim, False)
+        s5_model = MLPConfig(120, self.s5_dim, self.s5_dim, self.unembed_bias)
         experiments = {
             "z48": Experiment("z48", "Z48xZ2_vs_Z48x|25Z2", self.z48_instances,
                               MLPConfig(96, self.z48_embed_dim, self.z48_hidden_dim),
                               self.schedule(self.z48_weight_decay)),
-            "s4": Experiment("s4", "S4_vs_A4xZ2", self.s4_instances, s4_model,
-                             self.schedule(self.s4_weight_decay, checkpoints=True)),
-            "s4_second_decay": Experiment("s4_second_decay", "S4_vs_A4xZ2", self.s4_instances, s4_model,
+            "s4": Experiment("s4", S4_PAIR, self.s4_instances, s4_model,
+                             self.schedule(self.s4_weight_decay)),
+            "s4_no_bias": Experiment("s4_no_bias", S4_PAIR, self.s4_instances, s4_no_bias,
+                                     self.schedule(self.s4_weight_decay, checkpoints=True)),
+            "s4_second_decay": Experiment("s4_second_decay", S4_PAIR, self.s4_instances, s4_model,
                                           self.schedule(self.s4_second_weight_decay)),
-            "s5": Experiment("s5", "S5_vs_A5xZ2", self.s5_instances, s5_model,
+            "s5": Experiment("s5", S5_PAIR, self.s5_instances, s5_model,
                              self.schedule(self.s5_weight_decay)),
             "z35": Experiment("z35", "Z35x|6Z2_vs_Z35x|34Z2", self.z35_instances,
                               MLPConfig(70, self.z35_embed_dim, self.z35_hidden_dim),
@@ -234,11 +208,12 @@ class ExperimentRun:
 def run_experiment(experiment: Experiment, config: Chapter4Parameters, progress: bool = True) -> ExperimentRun:
     """Train one sweep of the chapter and classify its instances.
 
-    Instance i of every sweep uses seed `config.seed * 100_000 + i`; the random subset of a
-    subsample experiment is drawn from a generator seeded with `config.seed`.
+    Instance i of every sweep uses seed i of the "sweep" stream (`lib.book.seed_streams`:
+    `config.seed * 100_000 + i`); the random subset of a subsample experiment is drawn from a
+    generator seeded with `config.seed`.
     """
     pair = make_pair(experiment.pair_name)
-    seeds = [config.seed * 100_000 + i for i in range(experiment.n_instances)]
+    seeds = stream_seeds("sweep", config.seed, experiment.n_instances)
     result = run_pair_sweep(pair, seeds, experiment.model, experiment.training,
                             train_fraction=experiment.train_fraction,
                             generator=torch.Generator().manual_seed(config.seed),

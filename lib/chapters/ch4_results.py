@@ -24,16 +24,14 @@ import torch
 
 from lib.book.tables import markdown_table, short_scientific
 from lib.chapters.ch4 import (
-    PAIR_KEYS, PUBLISHED, Chapter4Parameters, ExperimentRun, published_for,
+    PAIR_KEYS, PUBLISHED_COUNTS, Chapter4Parameters, ExperimentRun, published_for,
     representative_instances, subsample_keys,
 )
 from lib.chapters.ch4_figures import outcome_label
 from lib.grokking.outcomes import OutcomeFraction, outcome_fractions
 from lib.grokking.pairs import PAIR_NAMES, PUBLISHED_INTERSECTION_SIZES, GroupPair, make_pair
+from lib.grokking.study import AUTHORS_SCRIPT_THRESHOLD, PUBLISHED_NOTES
 from lib.grokking.sweeps import class_balance, sweep_outcomes
-
-#: Grokking threshold of the authors' training script, looser than the chapter's default.
-AUTHORS_SCRIPT_THRESHOLD = 0.95
 
 
 def rounded(values: Iterable[float], digits: int) -> list[float]:
@@ -103,8 +101,8 @@ class PairOutcome:
     """What the seeds of one sweep ended up computing, next to the published fractions.
 
     Each outcome (`grokked_g1`, `grokked_g2`, `memorized`, `failed`) carries its count, fraction
-    and 95% Wilson interval; `published_*` are None where the authors give no number (or give it
-    for another weight decay).
+    and 95% Wilson interval; `published_*` are None where the authors give no number trained and
+    classified as this sweep was (same pair, weight decay, unembedding bias and threshold).
     """
 
     key: str
@@ -112,6 +110,7 @@ class PairOutcome:
     g1: str
     g2: str
     weight_decay: float
+    unembed_bias: bool
     n_instances: int
     epochs: int
     grok_threshold: float
@@ -169,8 +168,31 @@ class PairOutcome:
             return ""
         n = self.published_n_instances
         g1, g2 = self.published_fraction_g1, self.published_fraction_g2
-        return (f"**Published** at weight decay {short_scientific(self.weight_decay)}: {round(g1 * n):,} and "
-                f"{round(g2 * n):,} of {n:,} seeds ({g1:.2%} and {g2:.2%}) [@wu2025ambiguous].")
+        return (f"**Published** with the same model, weight decay and threshold ({self.protocol}): "
+                f"{round(g1 * n):,} and {round(g2 * n):,} of {n:,} seeds ({g1:.2%} and {g2:.2%}) "
+                "[@wu2025ambiguous].")
+
+    @property
+    def protocol(self) -> str:
+        """How the sweep was trained and classified, in words: bias, weight decay, threshold."""
+        return (f"{'with' if self.unembed_bias else 'without'} the unembedding bias, weight decay "
+                f"{short_scientific(self.weight_decay)}, grokked at accuracy >= {self.grok_threshold}")
+
+    def counts_sentence(self) -> str:
+        """Counts, fractions and 95% intervals of grokking each group, with the protocol."""
+        return (f"{self.grokked_g1.count} of {self.n_instances:,} seeds grokked {self.g1} "
+                f"({self.grokked_g1.fraction:.2%}; 95% interval {self.grokked_g1.low:.2%} to "
+                f"{self.grokked_g1.high:.2%}) and {self.grokked_g2.count} grokked {self.g2} "
+                f"({self.grokked_g2.fraction:.2%}; {self.grokked_g2.low:.2%} to {self.grokked_g2.high:.2%}), "
+                f"{self.protocol}")
+
+    def published_inside(self) -> tuple[bool, bool] | None:
+        """Whether each published fraction lies inside this sweep's 95% interval (None when
+        there is no like-for-like published count)."""
+        if self.published_fraction_g1 is None:
+            return None
+        return (self.grokked_g1.low <= self.published_fraction_g1 <= self.grokked_g1.high,
+                self.grokked_g2.low <= self.published_fraction_g2 <= self.grokked_g2.high)
 
     def fractions_line(self) -> str:
         """One line: count, percentage and 95% interval of each outcome."""
@@ -180,25 +202,30 @@ class PairOutcome:
                              ("memorized only", self.memorized), ("did not fit", self.failed)]:
             parts.append(f"{label}: {share.count} ({100 * share.count / self.n_instances:.2f}%, "
                          f"95% CI {100 * share.low:.2f}-{100 * share.high:.2f}%)")
-        return (f"{self.name}, wd {short_scientific(self.weight_decay)}, {self.n_instances} instances, "
-                f"{self.epochs} epochs, {self.seconds:.0f} s: " + "; ".join(parts))
+        return (f"{self.name}, {'bias' if self.unembed_bias else 'no bias'}, wd "
+                f"{short_scientific(self.weight_decay)}, {self.n_instances} instances, {self.epochs} epochs, "
+                f"threshold {self.grok_threshold}, {self.seconds:.0f} s: " + "; ".join(parts))
 
 
 def pair_outcome(run: ExperimentRun, threshold: float | None = None) -> PairOutcome:
     """The outcomes of a run's seeds (chapter 4), classified as in the run or at `threshold`.
 
     With `threshold` given, it replaces the run's threshold both for grokking a group and for
-    fitting the training set (as the run's own classification does).
+    fitting the training set (as the run's own classification does). The published count of the
+    same protocol (`lib.chapters.ch4.published_for`) is attached only when its threshold is this
+    one; outcomes are read at the last logged epoch, as the authors read theirs.
     """
     if threshold is None:
         threshold, codes = run.grok_threshold, run.codes
     else:
         codes = sweep_outcomes(run.result, threshold, threshold)
     shares = outcome_fractions(codes)
-    summary, published = run.summary, published_for(run.experiment)
+    summary, count = run.summary, published_for(run.experiment)
+    published = count.as_json() if count is not None and count.grok_threshold == threshold else {}
     return PairOutcome(
         key=run.experiment.key, name=run.pair.name, g1=run.pair.g1.name, g2=run.pair.g2.name,
-        weight_decay=run.experiment.training.weight_decay, n_instances=run.result.n_instances, epochs=run.result.training_config.epochs,
+        weight_decay=run.experiment.training.weight_decay, unembed_bias=run.experiment.model.unembed_bias,
+        n_instances=run.result.n_instances, epochs=run.result.training_config.epochs,
         grok_threshold=threshold, grokked_g1=shares["grokked_g1"],
         grokked_g2=shares["grokked_g2"], memorized=shares["memorized"], failed=shares["failed"],
         fraction_neither=shares["memorized"].fraction + shares["failed"].fraction,
@@ -216,19 +243,25 @@ def outcomes_table(outcomes: Iterable[PairOutcome]) -> str:
     def share(value: OutcomeFraction) -> str:
         return f"{value.count:,} ({value.fraction:.2%}; {value.low:.2%} to {value.high:.2%})"
 
-    rows = [[o.name, o.g1, o.g2, o.weight_decay, o.n_instances, o.grokked_g1, o.grokked_g2,
-             o.memorized, o.failed, o.published_fraction_g1, o.published_fraction_g2] for o in outcomes]
+    rows = [[o.name, o.g1, o.g2, "yes" if o.unembed_bias else "no", o.weight_decay, o.grok_threshold,
+             o.n_instances, o.grokked_g1, o.grokked_g2, o.memorized, o.failed,
+             o.published_fraction_g1, o.published_fraction_g2] for o in outcomes]
     return markdown_table(
-        ["pair", "G1", "G2", "weight decay", "seeds", "grokked G1", "grokked G2", "memorized",
-         "did not fit", "published G1", "published G2"],
-        rows, formats={3: short_scientific, 5: share, 6: share, 7: share, 8: share,
-                       9: _percent, 10: _percent})
+        ["pair", "G1", "G2", "bias", "weight decay", "threshold", "seeds", "grokked G1", "grokked G2",
+         "memorized", "did not fit", "published G1", "published G2"],
+        rows, formats={4: short_scientific, 5: lambda threshold: f"{threshold:g}", 7: share, 8: share, 9: share, 10: share,
+                       11: _percent, 12: _percent})
 
 
 def published_fraction_marks(runs: Mapping[str, ExperimentRun]) -> dict[str, dict[str, float]]:
-    """Experiment key -> the published fractions of grokking G1 and G2 to compare it with."""
-    return {key: {name: value for name, value in published_for(run.experiment).items()
-                  if name.startswith("fraction")} for key, run in runs.items()}
+    """Experiment key -> the published fractions of grokking G1 and G2 of the same protocol and
+    threshold as the run (empty where there is none)."""
+    marks = {}
+    for key, run in runs.items():
+        count = published_for(run.experiment)
+        same = count is not None and count.grok_threshold == run.grok_threshold
+        marks[key] = {"fraction_g1": count.fraction_g1, "fraction_g2": count.fraction_g2} if same else {}
+    return marks
 
 
 def typical_instance_panels(run: ExperimentRun) -> dict[str, int]:
@@ -323,17 +356,65 @@ def label_balance(pair: GroupPair) -> LabelBalance:
 # --- The results JSON and the checks -------------------------------------------------------
 
 
+def outcome_json(outcome: PairOutcome) -> dict:
+    """A sweep's counts, fractions and 95% intervals of each grokking outcome at one threshold,
+    with its protocol and the like-for-like published count (if any), for the results JSON."""
+    def share(value: OutcomeFraction) -> dict:
+        return {"count": value.count, "fraction": value.fraction, "low": value.low, "high": value.high}
+
+    inside = outcome.published_inside()
+    return {"experiment": outcome.key, "pair": outcome.name, "unembed_bias": outcome.unembed_bias,
+            "weight_decay": outcome.weight_decay, "grok_threshold": outcome.grok_threshold,
+            "n_instances": outcome.n_instances, "grokked_g1": share(outcome.grokked_g1),
+            "grokked_g2": share(outcome.grokked_g2),
+            "published": None if outcome.published_fraction_g1 is None else {
+                "n_instances": outcome.published_n_instances, "fraction_g1": outcome.published_fraction_g1,
+                "fraction_g2": outcome.published_fraction_g2, "inside_interval_g1": inside[0],
+                "inside_interval_g2": inside[1]}}
+
+
+def published_comparisons(runs: Mapping[str, ExperimentRun]) -> list[PairOutcome]:
+    """Each experiment of `PUBLISHED_COUNTS` whose run was trained with that count's protocol,
+    classified at that count's threshold (chapter 4's like-for-like comparisons: wd 2e-5 at 0.999, wd 2e-4 at 0.95)."""
+    compared = []
+    for key, count in PUBLISHED_COUNTS.items():
+        if key in runs and published_for(runs[key].experiment) == count:
+            compared.append(pair_outcome(runs[key], count.grok_threshold))
+    return compared
+
+
+#: The sweep chapters 5 and 6 measure, and why (`lib.grokking.study_sweep.S4_SWEEP_FILE`).
+FEEDS_LATER_CHAPTERS = "s4_no_bias"
+
+
+def feeding_sweep_sentence(with_bias: PairOutcome, without_bias: PairOutcome) -> str:
+    """Which S4 sweep chapters 5 and 6 measure and why, from the two sweeps' A4 x Z2 counts."""
+    return (f"Chapters 5 and 6 measure the sweep without the bias: they compare the seeds of each "
+            f"outcome, and with the bias {with_bias.grokked_g2.count} of {with_bias.n_instances:,} seeds "
+            f"grokked {with_bias.g2} against {without_bias.grokked_g2.count} without it"
+            + (" (too few to describe a group)" if with_bias.grokked_g2.count < 3 else "")
+            + ". Their numbers therefore describe the book's variant of the model, not the study's.")
+
+
 def chapter_results(runs: Mapping[str, ExperimentRun], intersections: Sequence[PairIntersection],
                     z100_balance: LabelBalance, config: Chapter4Parameters,
                     saved: Mapping[str, str]) -> dict:
-    """The chapter's results JSON: one summary per sweep, intersections, label counts, settings."""
+    """The chapter's results JSON: one summary per sweep, the S4 pair with and without the bias
+    and the like-for-like published comparisons (counts and intervals), intersections, label
+    counts, settings."""
     return {
-        "pairs": [runs[key].summary for key in PAIR_KEYS],
+        "pairs": [runs[key].summary | {"unembed_bias": runs[key].experiment.model.unembed_bias}
+                  for key in PAIR_KEYS],
         "subsample": [runs[key].summary for key in subsample_keys(runs)],
+        "s4_bias_comparison": [outcome_json(pair_outcome(runs[key])) for key in ("s4", "s4_no_bias")],
+        "published_comparisons": [outcome_json(o) for o in published_comparisons(runs)],
+        "feeds_chapters_5_6": FEEDS_LATER_CHAPTERS,
         "intersection_sizes": {row.name: row.intersection_size for row in intersections},
         "published_intersection_sizes": PUBLISHED_INTERSECTION_SIZES,
         "z100_label_counts": z100_balance.counts_json(),
-        "published": PUBLISHED, "grok_threshold": config.grok_threshold, "smoke": config.smoke,
+        "published": {key: count.as_json() for key, count in PUBLISHED_COUNTS.items()},
+        "published_notes": PUBLISHED_NOTES,
+        "grok_threshold": config.grok_threshold, "smoke": config.smoke,
         "seed": config.seed, "saved_sweeps": dict(saved),
     }
 
@@ -362,7 +443,7 @@ def check_findings(intersections: Sequence[PairIntersection], outcomes: Mapping[
     z48, z100 = outcomes["z48"], outcomes["z100"]
     require(z48.grokked_g2.count == 0 and z48.grokked_g1.count > 0,
             "on the Z48 pair only the commutative group is grokked, and some seeds grok it.")
-    for s4 in (outcomes["s4"], outcomes["s4_second_decay"]):
+    for s4 in (outcomes["s4"], outcomes["s4_no_bias"], outcomes["s4_second_decay"]):
         require(s4.grokked_g2.fraction < s4.grokked_g1.fraction < s4.fraction_neither,
                 f"on the S4 pair at weight decay {short_scientific(s4.weight_decay)} grokking S4 is rarer than "
                 "memorizing and more common than grokking A4 x Z2.")

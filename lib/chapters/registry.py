@@ -46,10 +46,16 @@ def parameters_class(notebook: str | Path) -> type[ChapterParameters]:
     match = re.search(r"validate_parameters\((\w+), globals\(\)\)", source)
     if match is None:
         raise LookupError(f"{Path(notebook).name} never calls validate_parameters(..., globals()).")
-    for module in pkgutil.iter_modules(lib.chapters.__path__):
-        if module.name == "registry":
+    # The chapter's own module first, so that one broken module elsewhere breaks only its chapter.
+    own = f"ch{chapter_number(notebook)}"
+    names = [own] + sorted(m.name for m in pkgutil.iter_modules(lib.chapters.__path__)
+                           if m.name not in (own, "registry"))
+    for name in names:
+        try:
+            module = importlib.import_module(f"lib.chapters.{name}")
+        except ModuleNotFoundError:
             continue
-        found = getattr(importlib.import_module(f"lib.chapters.{module.name}"), match.group(1), None)
+        found = getattr(module, match.group(1), None)
         if isinstance(found, type) and issubclass(found, ChapterParameters):
             return found
     raise LookupError(f"{Path(notebook).name} validates with {match.group(1)}, which no lib.chapters "

@@ -6,7 +6,7 @@ The model maps a pair of group elements (a, b) to logits over the N elements:
     logits = hidden @ U (+ c)
 
 with separate left and right embeddings E (N x d), two linear maps W (d x h) whose outputs are
-summed, and an unembedding U (h x N) with an optional bias c. Parameters live in a plain dict of
+summed, and an unembedding U (h x N) with an optional bias c (no weight decay on it). Parameters live in a plain dict of
 tensors; with a leading instances dimension (B, ...) the same dict holds B independent models,
 and `instance_logits` evaluates all of them at once. Being plain tensors, the parameters are easy
 to checkpoint, slice by instance, perturb (chapter 6) or sample around (chapter 5).
@@ -43,7 +43,8 @@ class MLPConfig:
         n_elements: N, the group order (vocabulary in and out).
         embed_dim: d, width of each embedding.
         hidden_dim: h, width of the hidden layer.
-        unembed_bias: whether the unembedding has a bias (off in the authors' runs).
+        unembed_bias: whether the unembedding has a bias (on in every published S4 and S5 run of
+            the study, the authors' `--unembed_bias`; off in their Z48 runs).
     """
 
     n_elements: int

@@ -1,30 +1,44 @@
-"""When does the model learn each path length? Transition steps from loss curves (chapter 2).
+"""When does the model learn each path length? Drops in the loss curve of each length (chapter 2).
 
-The training loss of each path length stays on a plateau and then drops within a few dozen
-steps [@wang2024shortest]. This module turns that into numbers: the transition step of a length
-is the first logged step from which its (lightly smoothed) loss is below a threshold and stays
-below, computed from the training log rather than read off a plot.
+The study saw the loss of each path length sit on a plateau and then fall by orders of
+magnitude within a few dozen steps, length 1 first [@wang2024shortest]. `detect_drop` turns one
+such curve into numbers instead of reading them off a plot:
 
-"Stays below" matters. Early in training the model learns to predict roughly the mean label;
-a length close to the mean then has a small loss for a while without the model knowing anything
-about it, and its loss rises again once the predictions start to spread. Taking the first dip
-below the threshold would call that a transition; requiring the loss to stay below does not.
+1. the curve is taken in log10 and smoothed by a centred running median over `smoothing`
+   points (a median keeps the edge of a step where it is and removes a single spike);
+2. its slope is taken by central differences; the candidates are the points with at least
+   `min_plateau` steps of curve before them, steepest first;
+3. around a candidate, the level before is the highest smoothed value within `window` steps
+   before it and the level after the lowest within `window` steps after it; the drop's size is
+   their difference in decades, its start and end the last point before and the first point
+   after it that lie within 10% of the size from those levels, its width end minus start;
+4. the candidate is a drop when it falls by at least `min_decades`, within `max_width` steps,
+   after a plateau: at least `min_plateau` steps of curve before the drop's start. The plateau
+   level is the level before (the top of the smoothed curve before the fall).
+
+Of the candidates that are drops, the one with the largest fall is the transition (once a
+length is learned its loss still wiggles, by less), dated by its steepest point; when no
+candidate is a drop, the curve has "no drop" and the steepest candidate says why (too small a fall, too slow, or no plateau before it). A slow
+ramp falls too slowly, a flat line not at all, a spike on a plateau is smoothed away, and the
+fall of the first steps (the model learning the mean label) has no plateau before it.
+
+`drop_order` reads the order of learning off several seeds: the lengths are split into groups
+that drop one group after the other in every seed.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import statistics
-from collections.abc import Sequence
-
-import torch
+from collections.abc import Mapping, Sequence
 
 
 def running_median(values: Sequence[float], window: int) -> list[float]:
     """Centred running median over the valid (non-NaN) values; NaN entries stay NaN.
 
-    Windows are taken over valid values only, so a gap (a logging window without examples of
-    this length) does not shorten the median around it.
+    Windows are taken over valid values only, so a gap (a point without data) does not shorten
+    the median around it; near the ends the window is cut short.
     """
     if window < 1:
         raise ValueError("window must be at least 1")
@@ -38,82 +52,160 @@ def running_median(values: Sequence[float], window: int) -> list[float]:
     return smoothed
 
 
-def transition_step(steps: Sequence[int], values: Sequence[float], threshold: float, *,
-                    smoothing: int = 3, hold: int | None = None, min_run: int = 10) -> int | None:
-    """The first step from which a loss curve is below `threshold` and stays below.
+@dataclasses.dataclass(frozen=True)
+class DropSettings:
+    """What counts as a drop (see the module docstring; steps are training steps).
+
+    Attributes:
+        smoothing: points in the running median of the log-loss.
+        window: steps on each side of a candidate over which the levels before and after it
+            are read.
+        min_decades: smallest fall (log10 of the ratio of the levels) that counts.
+        max_width: most steps the fall from 10% to 90% of its size may take.
+        min_plateau: fewest steps of curve before the drop's start (the plateau).
+    """
+
+    smoothing: int = 5
+    window: int = 60
+    min_decades: float = 0.5
+    max_width: int = 60
+    min_plateau: int = 10
+
+
+@dataclasses.dataclass(frozen=True)
+class Drop:
+    """The drop of one loss curve, or why it has none.
+
+    Attributes:
+        dropped: whether the curve has a drop.
+        step: the step of steepest descent of the smoothed log-loss (None: no drop).
+        plateau: the loss on the plateau before the drop (the highest smoothed loss within
+            `window` steps before it; None: no drop).
+        after: the lowest smoothed loss within `window` steps after the drop (None: no drop).
+        decades: the fall, log10(level before / level after), at the steepest candidate (also
+            when it is not a drop).
+        width: steps from 10% to 90% of the fall (None: no drop).
+        start, end: the steps where the fall starts and ends (None: no drop).
+        reason: "" for a drop, else why the steepest candidate is none.
+    """
+
+    dropped: bool
+    step: int | None
+    plateau: float | None
+    after: float | None
+    decades: float
+    width: int | None
+    start: int | None
+    end: int | None
+    reason: str
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+def _candidate(steps: list[int], smoothed: list[float], i: int, settings: DropSettings) -> Drop:
+    """The drop around point `i` of a smoothed log10 curve (judged, not yet accepted)."""
+    t = steps[i]
+    before = [j for j in range(i + 1) if steps[j] >= t - settings.window]
+    after = [j for j in range(i, len(steps)) if steps[j] <= t + settings.window]
+    high = max(smoothed[j] for j in before)
+    low = min(smoothed[j] for j in after)
+    size = high - low
+    if size <= 0:
+        return Drop(False, None, None, None, 0.0, None, None, None, "the curve does not fall")
+    start = max(j for j in before if smoothed[j] >= high - 0.1 * size)
+    end = min(j for j in after if smoothed[j] <= low + 0.1 * size)
+    width = steps[end] - steps[start]
+    has_plateau = steps[start] - steps[0] >= settings.min_plateau
+    if size < settings.min_decades:
+        reason = f"falls {size:.2f} decades, less than {settings.min_decades:g}"
+    elif width > settings.max_width:
+        reason = f"falls over {width} steps, more than {settings.max_width}"
+    elif not has_plateau:
+        reason = f"falls from the first steps, with no plateau of {settings.min_plateau} steps before"
+    else:
+        return Drop(True, t, 10 ** high, 10 ** low, size, width,
+                    steps[start], steps[end], "")
+    return Drop(False, None, None, None, size, None, None, None, reason)
+
+
+def detect_drop(steps: Sequence[int], losses: Sequence[float], settings: DropSettings = DropSettings()) -> Drop:
+    """The drop of one loss curve (see the module docstring).
 
     Args:
-        steps: the step of each value.
-        values: a loss curve; NaN marks windows without data, which are skipped.
-        threshold: the level to fall below.
-        smoothing: width of the running median applied first (1: none).
-        hold: how many consecutive valid values must be below; None: all the remaining ones.
-        min_run: with hold=None, the final stretch below the threshold must span at least this
-            many valid values: a curve that only dips in the last few windows (for example
-            when the learning rate drops near the end) has not shown that it settled.
-
-    Returns:
-        The step, or None if the curve never settles below the threshold, or if it is below
-        from its first valid value on (it never fell, so there is no transition to date).
+        steps: increasing training steps.
+        losses: the loss at each step (positive; NaN marks a missing point).
+        settings: what counts as a drop.
     """
-    smoothed = running_median(values, smoothing)
-    valid = [(step, value) for step, value in zip(steps, smoothed) if not math.isnan(value)]
-    if not valid:
-        return None
-    needed = len(valid) if hold is None else hold
-    run_start, run_length, seen_above = None, 0, False
-    for step, value in valid:
-        if value < threshold:
-            if run_length == 0:
-                run_start = step
-            run_length += 1
-            if hold is not None and run_length >= needed and seen_above:
-                return run_start
-        else:
-            seen_above = True
-            run_length = 0
-    if hold is None and run_length >= min_run and seen_above:
-        return run_start
-    return None
+    points = [(int(s), math.log10(v)) for s, v in zip(steps, losses)
+              if v is not None and not math.isnan(v) and v > 0]
+    if len(points) < 3:
+        return Drop(False, None, None, None, 0.0, None, None, None, "too few points")
+    times = [s for s, _ in points]
+    smoothed = running_median([v for _, v in points], settings.smoothing)
+    slopes = {i: (smoothed[i + 1] - smoothed[i - 1]) / (times[i + 1] - times[i - 1])
+              for i in range(1, len(times) - 1) if times[i] - times[0] >= settings.min_plateau}
+    falling = sorted((i for i in slopes if slopes[i] < 0), key=lambda i: (slopes[i], i))
+    if not falling:
+        return Drop(False, None, None, None, 0.0, None, None, None, "the curve does not fall")
+    judged = [_candidate(times, smoothed, i, settings) for i in falling]
+    drops = [drop for drop in judged if drop.dropped]
+    if not drops:
+        return judged[0]
+    # The largest fall is the transition (a learned length's later wiggles fall less); its
+    # step is the steepest point within it.
+    largest = max(drops, key=lambda drop: (round(drop.decades, 9), -drop.step))
+    return next(drop for drop in drops if largest.start <= drop.step <= largest.end)
 
 
-def transition_steps(steps: Sequence[int], loss_by_length: torch.Tensor | Sequence[Sequence[float]],
-                     threshold: float, *, lengths: Sequence[int] | None = None,
-                     smoothing: int = 3, hold: int | None = None, min_run: int = 10,
-                     min_count: Sequence[Sequence[int]] | None = None) -> dict[int, int | None]:
-    """Transition step of every path length (see `transition_step`).
+def detect_drops(steps: Sequence[int], curves: Mapping[int, Sequence[float]],
+                 settings: DropSettings = DropSettings()) -> dict[int, Drop]:
+    """`detect_drop` for every length's curve ({length: losses})."""
+    return {length: detect_drop(steps, curve, settings) for length, curve in curves.items()}
+
+
+@dataclasses.dataclass(frozen=True)
+class DropOrder:
+    """The order of learning over several seeds.
+
+    Attributes:
+        groups: lengths with a drop in every seed, in groups such that every length of a group
+            drops before every length of the next group in every seed (strictly earlier step);
+            within a group the order changes between seeds.
+        sometimes: lengths that drop in some seeds but not in all.
+        never: lengths that drop in no seed.
+    """
+
+    groups: tuple[tuple[int, ...], ...]
+    sometimes: tuple[int, ...]
+    never: tuple[int, ...]
+
+    @property
+    def holds_over_seeds(self) -> bool:
+        """Every length with a drop in every seed has its own place in the order."""
+        return all(len(group) == 1 for group in self.groups)
+
+
+def drop_order(steps_by_seed: Sequence[Mapping[int, int | None]]) -> DropOrder:
+    """Split the lengths into groups that drop one after the other in every seed.
 
     Args:
-        steps: step at the end of each logged window.
-        loss_by_length: (windows, labels) mean loss of each label in each window.
-        threshold: the loss level that counts as "learned" (0.1 in chapter 2: predictions within
-            about 0.3 of the truth, so rounding them gives the right length).
-        lengths: which labels to report (default: every label with data).
-        smoothing, hold, min_run: as in `transition_step`.
-        min_count: optional (windows, labels) example counts; windows with fewer than 5
-            examples of a label are treated as missing for it.
-
-    Returns:
-        {length: step or None}.
+        steps_by_seed: per seed, {length: drop step or None}.
     """
-    losses = torch.as_tensor(loss_by_length, dtype=torch.float64).clone()
-    if min_count is not None:
-        losses[torch.as_tensor(min_count) < 5] = math.nan
-    if lengths is None:
-        lengths = [k for k in range(losses.shape[1]) if not torch.isnan(losses[:, k]).all()]
-    return {int(k): transition_step(steps, losses[:, k].tolist(), threshold,
-                                    smoothing=smoothing, hold=hold, min_run=min_run)
-            for k in lengths}
+    lengths = sorted(set().union(*(s.keys() for s in steps_by_seed)))
+    always = [k for k in lengths if all(s.get(k) is not None for s in steps_by_seed)]
+    never = tuple(k for k in lengths if all(s.get(k) is None for s in steps_by_seed))
+    sometimes = tuple(k for k in lengths if k not in always and k not in never)
+    ordered = sorted(always, key=lambda k: (statistics.median(s[k] for s in steps_by_seed), k))
+    groups, current = [], []
+    for position, length in enumerate(ordered):
+        current.append(length)
+        rest = ordered[position + 1:]
+        separated = all(s[a] < s[b] for s in steps_by_seed for a in ordered[:position + 1] for b in rest)
+        if separated:
+            groups.append(tuple(current))
+            current = []
+    return DropOrder(tuple(groups), sometimes, never)
 
 
-def order_of_learning(transitions: dict[int, int | None]) -> list[list[int]]:
-    """Lengths grouped by transition step, earliest first (lengths with None left out).
-
-    Lengths whose steps coincide form one group, which is how "2 and 3 were learned together"
-    shows up.
-    """
-    by_step: dict[int, list[int]] = {}
-    for length, step in sorted(transitions.items()):
-        if step is not None:
-            by_step.setdefault(step, []).append(length)
-    return [by_step[step] for step in sorted(by_step)]
+__all__ = ["Drop", "DropOrder", "DropSettings", "detect_drop", "detect_drops", "drop_order", "running_median"]

@@ -1,0 +1,116 @@
+"""How the Sphinx book (MyST-NB) shows the chapters' plotly figures and ipywidgets panels.
+
+MyST-NB renders a notebook output by its mime type and lets a project add renderers as
+`myst_nb.mime_renderers` entry points (pyproject.toml registers the two classes below). The
+notebooks never import this module; only `tools/build_book.py`'s Sphinx build uses it.
+
+* `PlotlyFigure` draws `application/vnd.plotly.v1+json` outputs with plotly's own HTML export
+  (`plotly.io.to_html`, figure JSON in, a div and a `Plotly.newPlot` call out) and the
+  plotly.js that ships inside the plotly package, so figures, hovers and the static sliders
+  over precomputed steps work with no network and without re-executing anything.
+* `WidgetNote` replaces an ipywidgets panel, which needs a live kernel, by one sentence saying
+  so, and drops tqdm's progress bars (frozen at their first state in a static page).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from typing import Any, ClassVar
+
+import plotly.io
+from docutils import nodes
+
+PLOTLY_MIME = "application/vnd.plotly.v1+json"
+WIDGET_VIEW_MIME = "application/vnd.jupyter.widget-view+json"
+WIDGET_STATE_MIME = "application/vnd.jupyter.widget-state+json"
+MARKDOWN_MIME = "text/markdown"
+
+#: The sentence a static page shows where a chapter has a live ipywidgets panel.
+WIDGET_NOTE = ("An interactive ipywidgets control appears here when the chapter runs in a live "
+               "Jupyter kernel.")
+#: The static file (in the build's _static) a page with figures loads: plotly.js itself.
+PLOTLY_JS = "plotly.min.js"
+#: Height of a figure whose layout sets none (plotly's own default).
+DEFAULT_HEIGHT_PX = 450
+#: `[@key]` / `[@a; @b]`: the citation form of outputs computed before the chapters wrote
+#: `{cite:p}` (see `MarkdownCitations`).
+LEGACY_CITATION = re.compile(r"\[(@[\w:.-]+(?:\s*;\s*@[\w:.-]+)*)\]")
+
+
+def figure_html(figure: dict[str, Any]) -> str:
+    """The HTML of one plotly figure: plotly's div and `Plotly.newPlot` call, filling the
+    column's width up to the figure's own `layout.width` (so a figure drawn for a wide screen
+    shrinks on a narrow one instead of running past the column)."""
+    layout = dict(figure.get("layout", {}))
+    width = layout.pop("width", None)
+    height = layout.get("height") or DEFAULT_HEIGHT_PX
+    body = plotly.io.to_html({"data": figure.get("data", []), "layout": layout, "frames": figure.get("frames", [])},
+                             include_plotlyjs=False, full_html=False, validate=False, auto_play=False,
+                             config={"responsive": True, "displaylogo": False},
+                             default_width="100%", default_height=f"{height}px")
+    style = f' style="max-width: {int(width)}px"' if width else ""
+    return f'<div class="plotly-figure"{style}>{body}</div>'
+
+
+class PlotlyFigure:
+    """MyST-NB mime renderer of plotly figures (HTML builders only; others fall back to the
+    output's next mime type)."""
+
+    mime_priority_overrides: ClassVar = [("html", PLOTLY_MIME, 1), ("dirhtml", PLOTLY_MIME, 1),
+                                         ("singlehtml", PLOTLY_MIME, 1)]
+
+    @staticmethod
+    def handle_mime(renderer, data, inline) -> list[nodes.Element] | None:
+        if data.mime_type != PLOTLY_MIME:
+            return None
+        renderer.add_js_file("plotly", PLOTLY_JS, {})
+        return [nodes.raw(text=figure_html(data.content), format="html", classes=["output", "plotly"])]
+
+
+def widget_model(renderer, model_id: str) -> dict[str, Any]:
+    """The saved state of widget `model_id` in the notebook's metadata ({} when not saved)."""
+    widgets = renderer.renderer.nb_client.nb_metadata.get("widgets", {})
+    return widgets.get(WIDGET_STATE_MIME, {}).get("state", {}).get(model_id, {})
+
+
+def is_progress_bar(renderer, model_id: str) -> bool:
+    """True for tqdm's notebook bar: a box one of whose children is a FloatProgress."""
+    children = widget_model(renderer, model_id).get("state", {}).get("children", [])
+    return any(widget_model(renderer, child.removeprefix("IPY_MODEL_")).get("model_name") == "FloatProgressModel"
+               for child in children)
+
+
+class WidgetNote:
+    """MyST-NB mime renderer of ipywidgets views: a note for a panel, nothing for a progress bar."""
+
+    mime_priority_overrides: ClassVar = ()
+
+    @staticmethod
+    def handle_mime(renderer, data, inline) -> list[nodes.Element] | None:
+        if data.mime_type != WIDGET_VIEW_MIME:
+            return None
+        if is_progress_bar(renderer, data.content.get("model_id", "")):
+            return []
+        return [nodes.paragraph(text=WIDGET_NOTE, classes=["output", "widget-note"])]
+
+
+def cite_roles(text: str) -> str:
+    """`text` with each `[@a; @b]` citation written as the `{cite:p}` role both mystmd and Sphinx read."""
+    return LEGACY_CITATION.sub(
+        lambda m: "{cite:p}`" + ",".join(k.strip().lstrip("@") for k in m.group(1).split(";")) + "`", text)
+
+
+class MarkdownCitations:
+    """MyST-NB mime renderer of markdown outputs whose citations are still in the `[@key]` form
+    (outputs computed before the chapters' code cells wrote `{cite:p}`): the text is rendered
+    with those citations as `{cite:p}` roles. Outputs without one are left to MyST-NB."""
+
+    mime_priority_overrides: ClassVar = ()
+
+    @staticmethod
+    def handle_mime(renderer, data, inline) -> list[nodes.Element] | None:
+        if data.mime_type != MARKDOWN_MIME or not LEGACY_CITATION.search(data.string):
+            return None
+        cited = dataclasses.replace(data, content=cite_roles(data.string))
+        return renderer.render_markdown_inline(cited) if inline else renderer.render_markdown(cited)

@@ -1,0 +1,118 @@
+"""The ambiguous-grokking study's settings and published numbers, written once (chapters 4-6 and
+the index table, `lib.book.reproduced`).
+
+Everything here was recovered from the study [@wu2025ambiguous] and its authors' code
+(GitHub LouisYRYJ/Finite-groups; the facts are listed in the book's reference notes):
+
+* the pairs the chapters train (`S4_PAIR`, `S5_PAIR`);
+* the model and schedule of each: every published S4 and S5 run had the unembedding bias (the
+  authors' `--unembed_bias`, without weight decay), so `S4_MODEL` and `S5_MODEL` have it;
+  `S4_MODEL_NO_BIAS` is the book's earlier variant, whose sweep feeds chapters 5 and 6 (with the
+  bias, seeds that grok A4 x Z2 are too rare for a CPU-sized sweep to hold several);
+* the published counts and fractions, each with the protocol that produced it (bias, weight
+  decay, grokking threshold), so that a number of the book sits beside a published one only when
+  both come from the same protocol (`PublishedCount.matches`);
+* the published LLC along training of S5 (`PUBLISHED_S5_LLC`) with its chains, and the
+  published argmax-flip rates and ungrokking shares of chapter 6.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from lib.grokking.mlp import MLPConfig
+from lib.grokking.training import SweepConfig
+
+#: The pair of the 10,000-seed experiment and the pair of the LLC trajectory.
+S4_PAIR = "S4_vs_A4xZ2"
+S5_PAIR = "S5_vs_A5xZ2"
+
+#: The study's S4 model: d = h = 32 with the unembedding bias [@wu2025ambiguous].
+S4_MODEL = MLPConfig(24, 32, 32, unembed_bias=True)
+#: The same model without the bias: the book's earlier variant (its sweep feeds chapters 5-6).
+S4_MODEL_NO_BIAS = MLPConfig(24, 32, 32, unembed_bias=False)
+#: The study's S4 schedule: coupled weight decay 2e-5, 2,000 full-batch epochs; snapshots every
+#: 500 epochs (what chapter 4 saves for chapters 5 and 6).
+S4_SCHEDULE = SweepConfig(epochs=2000, log_every=20, weight_decay=2e-5,
+                          checkpoint_epochs=(0, 500, 1000, 1500, 2000))
+#: The study's S5 model and schedule: d = h = 128 with the bias, weight decay 2e-5, 2,000 epochs.
+S5_MODEL = MLPConfig(120, 128, 128, unembed_bias=True)
+S5_SCHEDULE = SweepConfig(epochs=2000, log_every=20, weight_decay=2e-5)
+
+#: Grokking thresholds of the published counts: test accuracy >= 0.999 for the wd 2e-5 counts,
+#: > 0.95 at the last logged epoch for the wd 2e-4 counts (`early_stop.ipynb`).
+STRICT_THRESHOLD = 0.999
+AUTHORS_SCRIPT_THRESHOLD = 0.95
+
+
+@dataclass(frozen=True)
+class PublishedCount:
+    """A published count of seeds that grokked each group of a pair, with its protocol."""
+
+    pair: str
+    n_instances: int
+    grokked_g1: int
+    grokked_g2: int
+    weight_decay: float
+    unembed_bias: bool
+    grok_threshold: float
+    note: str
+
+    @property
+    def fraction_g1(self) -> float:
+        return self.grokked_g1 / self.n_instances
+
+    @property
+    def fraction_g2(self) -> float:
+        return self.grokked_g2 / self.n_instances
+
+    def matches(self, pair: str, weight_decay: float, unembed_bias: bool) -> bool:
+        """Whether a sweep of `pair` at this decay and bias setting is trained as this count was
+        (the threshold is applied when the sweep is classified)."""
+        return (pair, weight_decay, unembed_bias) == (self.pair, self.weight_decay, self.unembed_bias)
+
+    def as_json(self) -> dict:
+        """The count, its fractions and its protocol, for a results JSON."""
+        return {"pair": self.pair, "n_instances": self.n_instances, "grokked_g1": self.grokked_g1,
+                "grokked_g2": self.grokked_g2, "fraction_g1": self.fraction_g1,
+                "fraction_g2": self.fraction_g2, "weight_decay": self.weight_decay,
+                "unembed_bias": self.unembed_bias, "grok_threshold": self.grok_threshold,
+                "note": self.note}
+
+
+#: The two published S4 counts (10,000 seeds, d = h = 32, bias, 2,000 epochs).
+PUBLISHED_S4 = PublishedCount(S4_PAIR, 10_000, 603, 43, 2e-5, True, STRICT_THRESHOLD,
+                              "wd 2e-5: 603 grokked S4, 43 grokked A4xZ2 (accuracy >= 0.999)")
+PUBLISHED_S4_SECOND_DECAY = PublishedCount(
+    S4_PAIR, 10_000, 670, 42, 2e-4, True, AUTHORS_SCRIPT_THRESHOLD,
+    "wd 2e-4: 670 grokked S4, 42 grokked A4xZ2 (accuracy > 0.95 at the last logged epoch)")
+
+#: What the study says of the other pairs (no counts), by chapter 4's experiment key.
+PUBLISHED_NOTES = {
+    "z48": "only the commutative group Z48xZ2 groks",
+    "s5": "100 seeds (d = h = 128, bias, wd 2e-5): ~90% memorize, ~4% and ~6% grok one group or the other",
+    "z35": "listed as another pair where either group can be grokked; no fractions given",
+    "z100": "never groks either group",
+    "subsample": "trained on a random 60% of the S5 intersection, always groks the intersection",
+}
+
+#: The published LLC along training of S5 (`llc_save.ipynb`, `data/S5_A5x2_llcs.pt`): ONE run of
+#: 3 instances (d = h = 128, bias), a checkpoint every 10 epochs, 3 chains of 3,000 SGLD steps
+#: per checkpoint; the three instances peak at these values near epochs 80-90 and end here.
+PUBLISHED_S5_LLC = {"peaks": (4558, 4573, 4601), "peak_epochs": (80, 90), "finals": (505, 583, 598),
+                    "instances": 3, "chains": 3, "steps": 3000, "checkpoint_every": 10}
+
+#: The published argmax-flip rates of the test-set logits over a late interval, per outcome
+#: group (chapter 6).
+PUBLISHED_FLIP_RATES = {"grokked S4": 5.4e-5, "grokked A4xZ2": 4e-4, "neither": 6.5e-3}
+#: The published share of transplanted seeds that partially ungrok their group, per group
+#: grokked first ("about 7%" one way, "8%" with the roles swapped; chapter 6).
+PUBLISHED_UNGROK_SHARES = (0.07, 0.08)
+
+
+__all__ = [
+    "AUTHORS_SCRIPT_THRESHOLD", "PUBLISHED_FLIP_RATES", "PUBLISHED_NOTES", "PUBLISHED_S4",
+    "PUBLISHED_S4_SECOND_DECAY", "PUBLISHED_S5_LLC", "PUBLISHED_UNGROK_SHARES", "PublishedCount",
+    "S4_MODEL", "S4_MODEL_NO_BIAS", "S4_PAIR", "S4_SCHEDULE", "S5_MODEL", "S5_PAIR", "S5_SCHEDULE",
+    "STRICT_THRESHOLD",
+]
