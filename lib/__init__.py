@@ -17,14 +17,17 @@ lib.book       what every chapter uses
   live                   the live ipywidgets panels: a slider's range, a panel with a run button [1, 2, 6]
   tables                 markdown tables from rows of numbers [all]
   statistics             ROC AUC, rank and linear correlation, bootstrap intervals [5, 7]
-  reproduced             the index page's table: published numbers beside this book's [index]
+  reproduced             the index page's table: published numbers beside this book's, with a verdict each [index]
+  confusion              predicted-against-true and label histograms of distance models [2, 3]
   reproducibility        seeding [all]
+  seed_streams           the model-seed streams of chapters 4-6, named in one table, none overlapping [4-6]
   code_fingerprint       which code produced a committed notebook's outputs (make notebooks, tests) [all]
 lib.bfs        the hand-built BFS transformer (study 1, part 1)
   transformer            the construction: weights set by hand, n layers of n + 1 heads [1]
   graphs                 adjacency-matrix graph samplers and the plain BFS oracle [1]
   perturbation           damage the weights, retrain, measure the recovery [1]
-  seed_construction      the study's own construction, re-implemented to measure its error [1]
+  seed_construction      the study's own construction: its error, and a trainable copy with the authors' weight lists [1]
+  study_damage           the study's perturb-and-recover protocol on the study's construction and the book's [1]
 lib.paths      transformers trained on shortest paths (study 1, part 2)
   sampler                edge-token graphs with shortest-path labels, batched: options and the rounds [2, 3]
   tasks                  the sampler's tasks: the target of each graph, which graphs are kept [2, 3]
@@ -39,6 +42,8 @@ lib.paths      transformers trained on shortest paths (study 1, part 2)
   finetuning             fine-tuning the pre-trained model to new targets [3]
   generalization_tests   the study's five off-distribution tests [3]
   length_generalization  train on small graphs, test on larger ones [3]
+  baselines              model-free baselines of the five tests at any scale; on-path error by graph size [3]
+  seed_replicates        pre-training and fine-tuning again from other seeds, and the five tests of each [3]
   activations            residual streams and attention weights of a forward pass, by hooks [7]
   token_graphs           the BFS facts behind each token: distances, shortest-path edges, degrees [7]
   probes                 batched logistic and ridge probes with held-out scores [7]
@@ -56,7 +61,9 @@ lib.grokking   ambiguous grokking of finite groups (study 2)
   evaluation             scoring many instances at once on all N^2 pairs [4-6]
   sweeps                 seed sweeps: train, classify, save, load [4-6]
   outcomes               which group each instance grokked, with intervals [4-6]
-  llc                    local learning coefficient by SGLD, all instances and chains at once [5]
+  study                  the study's pairs, models, schedules and published numbers, each with its protocol [4-6, index]
+  study_sweep            chapter 4's S4 sweep as chapters 5-6 read it (loaded or retrained), its outcome groups [5, 6]
+  llc                    local learning coefficient by SGLD, all instances and chains at once; shorter chains read from long ones [5]
   mlp_llc                the LLC of the MLPs: hand-written gradient, chunks over worker processes [5]
   devinterp_llc          the same chains by devinterp, one model at a time (tests, benchmark) [5]
   circuit_efficiency     rescaled weights: training loss at a common weight norm [5]
@@ -69,17 +76,21 @@ lib.grokking   ambiguous grokking of finite groups (study 2)
 lib.chapters   glue of each chapter: its parameters, runs, summaries and figures
   registry               a chapter's parameters class and results checks, found from its notebook's name (tests, tools)
   ch1, ch1_figures       the hand-built BFS transformer
+  ch1_study              the study's perturb-and-recover protocol: summaries, table, comparison with the study
   ch1_results            what chapter 1's results JSON must hold (the notebook tests read it)
   ch2, ch2_figures       training with phase transitions
   ch2_results            what chapter 2's results JSON must hold (the notebook tests read it)
   ch3, ch3_figures       fine-tuning and off-distribution generalization
   ch3_results            typed summaries of fine-tuning and the five tests, read by the prose
   ch3_length             typed summary of the length-generalization study
+  ch3_baselines          the tests against model-free baselines, over seeds, and by graph size
   ch4, ch4_figures       ambiguous grokking
   ch4_results            typed outcomes of each pair and subsample, tables, the chapter's checks
+  ch4_report             published counts beside this run's, like for like; the sweep that feeds 5-6; results JSON
   ch5, ch5_figures       complexity of the grokked solution
   ch5_results            summaries per outcome, correlations, AUCs, tracking over time
   ch5_trajectory         the LLC along training: S4 seeds per outcome, S5 seeds as in the study
+  ch5_chain_length       the LLC estimate against the SGLD chain length, and where it settles
   ch6, ch6_figures       determination: perturbation, total variation, transplant, Jacobian, early prediction
   ch6_perturbation       perturbation sensitivity of chosen seeds, and their decision epochs
   ch6_results            decision epochs, total variation per outcome, transplant fates, tables, results JSON
@@ -87,4 +98,5 @@ lib.chapters   glue of each chapter: its parameters, runs, summaries and figures
   ch7_probing            what each layer knows: probe grids, reach radii, the distance subspace
   ch7_causal             ablation, patching, shortcuts, the hand-built model on the same graphs
   ch7_results            the verdicts, tables, summary sentences and results JSON
+  sweep_parameters       the sweep-backend parameters chapters 4-6 share (no chapter imports another's)
 """

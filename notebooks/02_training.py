@@ -22,13 +22,16 @@
 #
 # - the data: how a graph becomes tokens, and how a rejection filter balances path lengths;
 # - the model, with the published parameter count recomputed;
-# - the training loss, and the same loss split by the true path length. The split shows
-#   **phase transitions**: the loss of one length sits on a plateau and then drops within a few
-#   dozen steps, and different lengths drop at different times, the shortest first. A library
-#   function finds the step of each drop, so the order of learning is a number, not an
-#   impression;
-# - how the model's predictions sharpen, as a predicted-versus-true histogram with a slider over
-#   training steps.
+# - the main training run, on graphs of up to `n_max` vertices: the model that chapters 3 and 7
+#   build on (its checkpoint goes to `results_dir`);
+# - the **phase transitions** the study reports, where the loss of one path length sits on a
+#   plateau and then drops within a few dozen steps, measured where the study measured them: in
+#   a second, short study on graphs of up to `study_n_max` vertices (15, the study's size), with
+#   several models trained from different seeds and every length scored on one fixed,
+#   length-balanced evaluation set every few steps. A library function dates each drop, so the
+#   order of learning is a number, checked across the seeds, not an impression;
+# - how the main model's predictions sharpen, as a predicted-versus-true histogram with a slider
+#   over training steps.
 #
 # The defaults train a smaller model on smaller graphs so that the chapter runs on a laptop CPU
 # in a few minutes; a cell below lists the parameters of the published run for a GPU.
@@ -47,8 +50,16 @@ phase_steps = [2000, 500]  # steps of each phase (published: [6400, 3200])
 log_every = 10  # steps per logging window of the loss by path length
 snapshot_every = 100  # steps between predictions on the fixed evaluation batch
 eval_size = 2048  # size of the fixed evaluation batch
-transition_threshold = 0.1  # a length counts as learned once its loss stays below this
-transition_smoothing = 3  # logging windows in the running median applied before detection
+study_n_max = 15  # most vertices in the graphs of the transition study (the study's size: 15)
+study_seeds = 3  # models in the transition study, seeded seed, seed + 1, ...
+study_steps = 300  # training steps of each model of the transition study (the study plotted 300)
+study_batch_size = 256  # fresh graphs per step in the transition study
+study_learning_rate = 5e-4  # learning rate of the transition study (published: 5e-4)
+study_eval_every = 5  # steps between scorings of the transition study's models
+study_eval_per_length = 128  # evaluation graphs of each path length in the transition study
+drop_smoothing = 5  # points in the running median of each log-loss curve before drops are dated
+drop_min_decades = 0.5  # smallest fall (decades of loss) that counts as a drop
+drop_max_width = 60  # most steps a drop may take (from 10% to 90% of its fall)
 cpu_threads = 1  # torch threads on the CPU (one is fastest for this small model on 2 cores)
 
 # %% tags=["remove-output"]
@@ -62,17 +73,21 @@ from lib.book.plotting import configure_notebook_rendering
 from lib.book.reproducibility import seed_everything
 from lib.book.results import write_results
 from lib.chapters.ch2 import (
-    PUBLISHED, Chapter2Parameters, format_example, learning_order, summarize_run,
-    transition_sentence,
+    PUBLISHED, Chapter2Parameters, format_example, learning_order, main_run_drops, summarize_run,
 )
 from lib.chapters.ch2_figures import (
     checkpoint_panel, confusion_figure, confusion_slider_figure, label_histogram_figure,
-    learning_rate_figure, loss_by_length_figure, total_loss_figure,
+    learning_rate_figure, loss_by_length_figure, total_loss_figure, transition_study_figure,
+)
+from lib.chapters.ch2_transitions import (
+    drop_order, drop_steps, drop_table, main_run_sentence, mean_label_loss, plotted_lengths, study_drops,
+    study_results,
+    summary_markdown, transition_sentences,
 )
 from lib.paths.model import PathTransformer, PathTransformerConfig, count_parameters
-from lib.paths.phase_transitions import order_of_learning
 from lib.paths.sampler import describe_filter, sample_batch
 from lib.paths.training import save_training_run, start_training, train
+from lib.paths.transition_study import balanced_evaluation_set, run_transition_study
 
 config = validate_parameters(Chapter2Parameters, globals())
 training = config.training
@@ -80,9 +95,10 @@ sampler = training.sampler
 seed_everything(config.seed)
 apply_cpu_threads(config.cpu_threads, config.training.device)
 configure_notebook_rendering()
-print(f"device: {training.device}; graphs of {training.n_min}..{training.n_max} vertices; "
-      f"{training.n_layers} layers; batch {training.batch_size}; schedule {training.lr_schedule}; "
-      f"smoke run: {config.smoke}")
+print(f"device: {training.device}; main run: graphs of {training.n_min}..{training.n_max} vertices, "
+      f"{training.n_layers} layers, batch {training.batch_size}, schedule {training.lr_schedule}; "
+      f"transition study: graphs of up to {config.study_n_max} vertices, {config.study_seeds} seeds x "
+      f"{config.study_steps} steps; smoke run: {config.smoke}")
 
 # %% [markdown]
 # ```{note}
@@ -93,7 +109,8 @@ print(f"device: {training.device}; graphs of {training.n_min}..{training.n_max} 
 # hours on one GPU. To rerun it that way:
 # `papermill 02_training.ipynb out.ipynb -p n_max 15 -p n_layers 11 -p batch_size 32768
 # -p learning_rates "[5e-4, 1e-4]" -p phase_steps "[6400, 3200]" -p snapshot_every 400
-# -p eval_size 32768 -p device cuda`.
+# -p eval_size 32768 -p device cuda`. The transition study can take the published model and
+# batch the same way (`-p study_batch_size 32768`; its depth is `n_layers`).
 # ```
 
 # %% [markdown]
@@ -184,19 +201,21 @@ print(f"published model: {model_bits:,} bits ({model_bits:.3g}); graphs on 15 ve
 learning_rate_figure(training.lr_schedule).show()
 
 # %% [markdown]
-# ## Training
+# ## Training: the main run
 #
-# Every step draws a fresh batch, so the model never sees a graph twice and there is no
-# overfitting to speak of: the training loss is also the test loss. The loop logs the loss of
-# every true path length over windows of `log_every` steps, and every `snapshot_every` steps it
-# stores the predictions on a fixed evaluation batch for the histograms below.
+# This run, on graphs of `n_min` to `n_max` vertices, trains the model that chapters 3 and 7
+# build on; its checkpoint goes to `results_dir`. Every step draws a fresh batch, so the model
+# never sees a graph twice and there is no overfitting to speak of: the training loss is also
+# the test loss. The loop logs the loss of every true path length over windows of `log_every`
+# steps, and every `snapshot_every` steps it stores the predictions on a fixed evaluation batch
+# for the histograms below.
 
 # %%
 run = start_training(training)
 train(run)
 checkpoint_path = f"{config.results_dir}/02_training_checkpoint.pt"
 save_training_run(run, checkpoint_path)
-summary = summarize_run(run, config.transition_threshold, config.transition_smoothing)
+summary = summarize_run(run, config.drop_settings)
 print(f"{run.step} steps, {run.step * training.batch_size:,} examples in {run.seconds:.0f} s "
       f"({summary['examples_per_second']:,.0f} examples/s, "
       f"{100 * summary['sampling_share']:.0f}% of the time drawing graphs)")
@@ -208,41 +227,72 @@ print(f"checkpoint written to {checkpoint_path}")
 total_loss_figure(run.log, published_final_loss=PUBLISHED["final_loss"]).show()
 
 # %% [markdown]
-# ## Phase transitions
+# ## Phase transitions, at the study's graph size
 #
-# The same loss, split by the true distance of each example (the step axis is logarithmic, to
-# spread out the early steps). Within the first steps the model learns to predict roughly the
-# mean label for every graph, so every length has a loss near its squared distance from the
-# mean. Then the lengths drop off one after another. The diamonds mark the detected
-# transition of each length: the first logged step from which its loss, smoothed by a running
-# median over `transition_smoothing` windows, stays below the threshold until the end, over at
-# least the last ten windows (`lib.paths.phase_transitions.transition_steps`). "Stays below" matters: a length close to the mean
-# label has a small loss early on, while the model predicts the mean for everything, and that
-# dip is not learning.
+# The authors recorded the loss of each label on every training batch of $2^{15}$ fresh graphs
+# of up to 15 vertices and plotted log MSE against a linear step axis over the first 300 steps:
+# the loss of length 1 sat near 16 until about step 40 and fell by more than two decades by step
+# 70; lengths 2 and 3 followed from about step 80 {cite:p}`wang2024shortest`. A CPU batch holds few
+# examples of each length, so here each of `study_seeds` models (chapter 2's recipe with
+# `n_layers` layers, `study_batch_size` graphs per step at learning rate `study_learning_rate`,
+# graphs of up to `study_n_max` vertices) is scored every `study_eval_every` steps on one fixed
+# evaluation set with `study_eval_per_length` graphs of every path length (lengths too rare to
+# fill it are left out), drawn from the same distribution.
+#
+# A drop is dated by `lib.paths.phase_transitions.detect_drop`: the log-loss, smoothed by a
+# running median over `drop_smoothing` points, is taken at its steepest descent; the drop counts
+# when the loss falls by at least `drop_min_decades` decades, from 10% to 90% of the fall within
+# `drop_max_width` steps, after a plateau. A slow ramp, a flat line, a spike
+# on a plateau and the fall of the first steps (while the model learns the mean label) are not
+# drops; `tests/test_paths_phase_transitions.py` checks each on synthetic curves.
 
 # %%
-transitions = summary["transition_step_by_length"]
-order = learning_order(summary, sampler.unreachable_label)
+evaluation = balanced_evaluation_set(config.study.sampler, config.study_eval_per_length,
+                                     torch.Generator().manual_seed(config.seed + 10_000))
+curves = run_transition_study(config.study, config.study_seed_list, evaluation, config.study_eval_every)
+drops = study_drops(curves, config.drop_settings)
+study_unreachable = config.study.sampler.unreachable_label
+order = drop_order(drop_steps(drops, plotted_lengths(curves.lengths, study_unreachable)))
+study_labels = sample_batch(20_000, "pretrain", config.n_min, config.study_n_max,
+                            torch.Generator().manual_seed(config.seed + 10_001))[1]
+mean_loss = mean_label_loss(study_labels, curves.lengths)
+print(f"{len(curves.seeds)} models x {curves.steps[-1]} steps in {sum(curves.seconds):.0f} s; "
+      f"evaluation set: {evaluation.per_length} graphs of each of the labels {list(curves.lengths)}")
+transition_study_figure(curves, drops, unreachable_label=study_unreachable,
+                        lengths=[k for k in curves.lengths if k <= 4 or k == study_unreachable]).show()
+
+# %% [markdown]
+# The figure shows lengths 1 to 4 and unreachable targets (the study plotted 1, 2, 3 and
+# unreachable); the table has every length. The plateau of a length is compared with
+# (length - mean label)², the loss of a model that predicts the mean label of the training
+# distribution for every graph.
+
+# %%
+display(Markdown(drop_table(curves, drops, study_unreachable, mean_loss)))
+display(Markdown(transition_sentences(curves, drops, order, mean_loss, study_unreachable)))
+
+# %% [markdown]
+# ## The main run, split by path length
+#
+# The main run's training loss by true distance (its logging windows; the step axis is
+# logarithmic, to spread out the early steps), with the same detector, on graphs of at most
+# `n_max` vertices.
+
+# %%
+main_drops = main_run_drops(run, config.drop_settings)
+order_main = learning_order(summary, sampler.unreachable_label)
 # Only lengths with at least 2% of the evaluation examples: rarer ones are too noisy to read.
-loss_by_length_figure(run.log, transitions, threshold=config.transition_threshold,
-                      unreachable_label=sampler.unreachable_label, lengths=list(order.common_lengths)).show()
-groups = order_of_learning(transitions)
-display(Markdown(
-    f"**Order of learning in this run:** "
-    f"{transition_sentence(transitions, sampler.unreachable_label)}. "
-    f"That is {len(groups)} distinct transition steps. In the published run the loss first sat "
-    f"on a plateau, length 1 was learned first (around step 50, which the authors attribute to "
-    f"checking whether the edge (1, 2) is present), and lengths 2 and 3 followed together "
-    f"around step 80 [@wang2024shortest]."))
+loss_by_length_figure(run.log, main_drops, unreachable_label=sampler.unreachable_label,
+                      lengths=list(order_main.common_lengths)).show()
+display(Markdown(main_run_sentence(main_drops, order_main, sampler.unreachable_label, training.n_max,
+                                   float(run.eval_labels.double().mean()), mean_loss)))
 
 # %% [markdown]
 # ## Predicted against true distance
 #
 # Each row of the histogram is one true distance; the colours show how the model's rounded
 # predictions on the fixed evaluation batch are spread. A perfect model fills the diagonal.
-# The slider moves through the stored checkpoints: early on every row collapses onto the same
-# few predictions near the mean, and the rows peel off onto the diagonal in the order of the
-# transitions above.
+# The slider moves through the stored checkpoints of the main run.
 
 # %%
 n_labels = run.max_label + 1
@@ -267,7 +317,9 @@ display(checkpoint_panel(run.snapshot_steps, run.snapshot_predictions, run.eval_
 
 # %% tags=["remove-output"]
 results = {**summary, "checkpoint": "02_training_checkpoint.pt", "smoke": config.smoke,
-           "config": training.to_dict(), "published": PUBLISHED}
+           "config": training.to_dict(), "published": PUBLISHED,
+           "transition_study": study_results(curves, drops, order, config.drop_settings, mean_loss,
+                                             evaluation.per_length)}
 path = write_results(config.results_dir, "02_training", results)
 print(f"wrote {path}")
 
@@ -276,43 +328,28 @@ print(f"wrote {path}")
 print(f"final loss {summary['final_loss']:.6f}; mean-label baseline {summary['constant_prediction_loss']:.6f}")
 for length, loss in summary["loss_by_length"].items():
     name = "unreachable" if length == sampler.unreachable_label else f"length {length}"
+    drop = summary["drop_by_length"].get(length)
     print(f"{name:>12}: loss {loss:8.4f} on {summary['count_by_length'][length]:5d} examples, "
-          f"transition step {transitions.get(length)}")
+          f"drop step {drop['step'] if drop else None}")
 
 # %%
 # The model must beat the no-information baseline by a wide margin (the smoke run, a few
 # dozen steps, only has to beat it).
 margin = 1 if config.smoke else 10
 assert summary["final_loss"] * margin < summary["constant_prediction_loss"], summary["final_loss"]
+assert curves.loss.shape == (len(curves.seeds), len(curves.steps), len(curves.lengths))
+assert all(len(steps) == len(curves.seeds) for steps in results["transition_study"]["drop_step"].values())
 if not config.smoke:
-    learned = [length for length, step in transitions.items() if step is not None]
-    assert 1 in learned, "length 1 should be learned"
-    assert len(groups) >= 2, f"expected at least two distinct transitions, got {groups}"
-    assert transitions[1] == min(step for step in transitions.values() if step is not None), \
-        "length 1 should be learned first"
+    # The study's first transition, in every seed: length 1 drops, and before any other length.
+    assert all(by_length[1].dropped for by_length in drops), "length 1 should drop in every seed"
+    assert order.groups and order.groups[0] == (1,), f"length 1 should drop first in every seed: {order}"
 
 # %% [markdown]
 # ## Summary
 
 # %%
-final = summary["final_loss"]
-order_text = ("in order of length, the shortest first" if order.in_length_order
-              else "not strictly in order of length")
-display(Markdown(f"""
-- A {training.n_layers}-layer transformer trained on {run.step * training.batch_size:,} fresh
-  graphs of up to {training.n_max} vertices reaches a mean squared error of {final:.4f} on
-  held-out graphs, against {summary['constant_prediction_loss']:.3f} for always predicting the
-  mean: it computes distances rather than guessing. The published model, larger and trained
-  on about {3.14e8 / (run.step * training.batch_size):,.0f} times more examples, reached
-  {PUBLISHED['final_loss']} [@wang2024shortest].
-- Learning happens in steps. Each path length has its own transition, here
-  {order_text}: {transition_sentence(transitions, sampler.unreachable_label)}. The published
-  run also learned length 1 first, then lengths 2 and 3 close together.
-- At the end the largest remaining loss is on {order.hardest_name}
-  ({order.hardest_loss:.3f}, on {order.hardest_count} of
-  {training.eval_size} evaluation examples). Long paths are rare even after the filter, so the
-  model has seen few of them.
-"""))
+display(Markdown(summary_markdown(summary, training, curves, drops, order, mean_loss, study_unreachable,
+                                  PUBLISHED, order_main)))
 
 # %% [markdown]
 # Open questions:
@@ -321,7 +358,7 @@ display(Markdown(f"""
 #   pair (1, 2) among the edges; it is not known which circuit appears when lengths 2 and 3 are
 #   learned, or whether it resembles the layer-by-layer search of the hand-built transformer of
 #   chapter 1.
-# - How do the transition steps scale with the batch size, the depth and the balance of the
-#   filter? The published run and the reduced one here differ in all three.
+# - How do the drop steps scale with the batch size, the depth and the balance of the filter?
+#   The published run and the study here differ in the first two.
 # - Chapter 3 fine-tunes this checkpoint on other targets and asks which of those skills carry
 #   over to graphs and targets it never saw.

@@ -92,10 +92,11 @@ from lib.chapters.ch4_figures import (
     training_curves_figure,
 )
 from lib.chapters.ch4_results import (
-    AUTHORS_SCRIPT_THRESHOLD, chapter_results, check_findings, feeding_sweep_sentence,
-    intersections_table, label_balance, outcomes_table, pair_intersections, pair_outcome,
-    published_fraction_marks, rounded, subsample_outcome, typical_instance_panels,
+    AUTHORS_SCRIPT_THRESHOLD, check_findings, intersections_table, label_balance, outcomes_table,
+    pair_intersections, pair_outcome, published_fraction_marks, rounded, subsample_outcome,
+    typical_instance_panels,
 )
+from lib.chapters.ch4_report import chapter_results, feeding_sweep_sentence
 from lib.grokking.pairs import make_pair
 
 config = validate_parameters(Chapter4Parameters, globals())

@@ -28,7 +28,8 @@
 # - training loss, weight norm, LLC and circuit efficiency of every grokker and a sample of the
 #   other seeds, per outcome with intervals, their correlations, and how well each measure
 #   separates the outcomes (ROC AUC);
-# - the LLC along training of one seed per outcome;
+# - the LLC along training of one S4 seed per outcome and of an S5 seed as the study followed
+#   it, with chains of the study's 3,000 steps, and how the estimate moves with the chain length;
 # - the generalization measures of Jiang et al. {cite:p}`jiang2019fantastic` along the training of
 #   seeds that grok S4 from an iid part of its table: which one follows the generalization gap.
 
@@ -39,8 +40,8 @@ device = "auto"  # "auto" (CUDA when present), "cpu", "cuda" or "cuda:K"
 results_dir = "../results"  # results JSON and saved models go here; later chapters read them here
 sweep_backend = "local"  # where the instance sweeps run: "local" (this machine) or "ray"
 ray_address = None  # Ray cluster to join: None (start Ray here), "auto" or an address
-llc_chains = 8  # SGLD chains per seed (published: 100)
-llc_steps = 500  # SGLD steps per chain (published: 3,000)
+llc_chains = 5  # SGLD chains per S4 seed (published: 100)
+llc_steps = 3000  # SGLD steps per chain (published: 3,000)
 llc_step_size = 8e-4  # SGLD step size (published: 8e-4)
 llc_n_beta = 1000.0  # SGLD inverse temperature n * beta (published: 1e3)
 llc_localization = 1.0  # SGLD localization strength gamma (published: 1)
@@ -49,7 +50,7 @@ neither_sample = 100  # seeds that grokked neither group measured beside every g
 bootstrap_resamples = 1000  # bootstrap resamples of every interval
 fallback_instances = 1000  # seeds of the S4 sweep trained here when chapter 4's is missing (chapter 4: 1,000)
 fallback_epochs = 2000  # epochs of that sweep (the study: 2,000)
-trajectory_every = 100  # epochs between the snapshots at which one seed per outcome is measured over training
+trajectory_every = 200  # epochs between the snapshots at which one seed per outcome is measured over training
 iid_instances = 4  # seeds trained on an iid part of S4's table
 iid_train_fraction = 0.8  # share of S4's table they train on
 iid_epochs = 2000  # epochs of those seeds
@@ -58,9 +59,10 @@ grok_threshold = 0.999  # accuracy on a group's full table that counts as grokki
 s5_seeds = 1  # S5 vs A5 x Z2 seeds whose LLC is followed along training
 s5_dim = 128  # their embedding and hidden width d = h (the study: 128)
 s5_epochs = 2000  # their epochs (the study: 2,000)
-s5_every = 100  # epochs between their measured snapshots
-s5_llc_chains = 3  # SGLD chains per S5 snapshot (published: 100)
-s5_llc_steps = 200  # SGLD steps per chain at each S5 snapshot (published: 3,000)
+s5_snapshots = [60, 80, 100, 200, 1000, 2000]  # epochs at which their LLC is estimated, with the last epoch (published: every 10)
+s5_llc_chains = 3  # SGLD chains per S5 snapshot (published: 3)
+s5_llc_steps = 3000  # SGLD steps per chain at each S5 snapshot (published: 3,000)
+chain_lengths = [200, 500, 1000, 3000]  # chain lengths at which every estimate is also read from the first steps of its chains
 cpu_threads = 1  # torch threads of this process on the CPU (the measures)
 workers = 2  # single-threaded worker processes for the LLC chains and the training here, on a CPU
 
@@ -76,8 +78,12 @@ from lib.book.plotting import configure_notebook_rendering
 from lib.book.reproducibility import seed_everything
 from lib.book.results import write_results
 from lib.chapters.ch5 import (
-    GROUPS, Chapter5Parameters, choose_seeds, first_seed_per_outcome, iid_sweep,
-    measure_end_of_training, measures_over_time, outcome_groups, regression_check, s4_sweep,
+    GROUPS, Chapter5Parameters, first_seed_per_outcome, iid_sweep, measure_end_of_training,
+    measures_over_time, regression_check,
+)
+from lib.chapters.ch5_chain_length import (
+    chain_length_results, chain_length_sentence, chain_length_table, end_of_training_rows,
+    trajectory_rows,
 )
 from lib.chapters.ch5_figures import (
     llc_spread_figure, llc_trajectory_figure, measure_scatter_figure, measures_over_time_figure,
@@ -86,12 +92,15 @@ from lib.chapters.ch5_figures import (
 from lib.chapters.ch5_trajectory import llc_over_training, s5_llc_over_training
 from lib.chapters.ch5_results import (
     MEASURE_NAMES, auc_table, chapter_results, compare_outcomes, measure_correlations, outcome_aucs,
-    outcome_summaries, strongest_separator, summary_table, tracking_over_time, tracking_table,
+    outcome_summaries, s5_comparison_sentence, strongest_separator, summary_table,
+    tracking_over_time, tracking_table,
 )
 from lib.grokking.circuit_efficiency import loss_along_rescaling
 from lib.grokking.groups import symmetric_coset_labelled
 from lib.grokking.mlp import select_instances
 from lib.grokking.outcomes import first_epoch_at_or_above
+from lib.grokking.study_sweep import choose_seeds, load_s4_sweep, outcome_groups
+from lib.book.tables import markdown_table
 
 config = validate_parameters(Chapter5Parameters, globals())
 config.use_sweep_backend()
@@ -104,15 +113,17 @@ print(config.sgld)
 # %% [markdown]
 # ## The published scale
 #
-# The defaults are a reduced run for a CPU: fewer chains and SGLD steps per seed, every grokker
-# but only a sample of the other seeds, few seeds on the iid task, and one S5 seed with short
-# chains. The study estimated the LLC with 100 chains of 3,000 steps {cite:p}`wu2025ambiguous` and
-# trained 100 S5 seeds; on a GPU, after chapter 4 ran at the published scale (10,000 seeds):
+# The defaults are a reduced run for a CPU, with the study's chain length (3,000 SGLD steps)
+# everywhere: fewer chains per S4 seed (the study: 100), every grokker but only a sample of the
+# other seeds (the study: every grokker and the first 500 others), few seeds on the iid task, and
+# one S5 seed with the study's 3 chains at a few snapshots (the study: one run of 3 instances, a
+# snapshot every 10 epochs) {cite:p}`wu2025ambiguous`. On a GPU, after chapter 4 ran at the
+# published scale (10,000 seeds):
 #
 # ```
 # papermill 05_complexity.ipynb out.ipynb -p device cuda -p llc_chains 100 -p llc_steps 3000 \
-#     -p neither_sample 10000 -p iid_instances 32 -p iid_epochs 2000 \
-#     -p s5_seeds 100 -p s5_every 100 -p s5_llc_chains 100 -p s5_llc_steps 3000
+#     -p neither_sample 500 -p iid_instances 32 -p iid_epochs 2000 -p s5_seeds 3 \
+#     -p s5_snapshots "$(python -c 'print(list(range(0, 2001, 10)))')" -p s5_llc_chains 3 -p s5_llc_steps 3000
 # ```
 #
 # With `-p sweep_backend ray -p ray_address auto` the LLC chains and the seeds this chapter
@@ -148,11 +159,15 @@ assert check.passes, "the estimator misses a known learning coefficient"
 # %% [markdown]
 # ## Chapter 4's seeds
 #
-# The S4 sweep of chapter 4 is loaded from `results_dir` when it is there; otherwise the same
-# sweep is trained here with chapter 4's code (the cell says which happened).
+# Chapter 4 trained the S4 pair twice on the same seeds: with the unembedding bias (the study's
+# model) and without it. This chapter measures the sweep **without the bias**: it compares the
+# seeds of each outcome, and with the bias seeds that grok A4 x Z2 are too rare for a sweep of a
+# thousand seeds to hold several (chapter 4 gives both counts). Its numbers therefore describe the
+# book's variant of the model. The sweep is loaded from `results_dir` when it is there; otherwise
+# the same sweep is trained here with chapter 4's code (the cell says which happened).
 
 # %%
-sweep = s4_sweep(config)
+sweep = load_s4_sweep(config)
 result = sweep.result
 groups = outcome_groups(result, config.grok_threshold)
 counts = {name: int((groups == code).sum()) for code, name in enumerate(GROUPS)}
@@ -260,14 +275,13 @@ for k in range(len(trajectory.labels)):
 llc_trajectory_figure(trajectory, "The LLC along training, one S4 seed per outcome").show()
 
 # %% [markdown]
-# Then the study's own setting: S5 vs A5 x Z2 with $d = h = 128$, weight decay 2e-5, 2,000
-# epochs. An S5 model has 18 times the parameters of an S4 one and trains on 24 times the
+# Then the study's own setting: S5 vs A5 x Z2 with $d = h = 128$ and the unembedding bias,
+# weight decay 2e-5, 2,000 epochs, and the study's SGLD chains: 3 chains of 3,000 steps per
+# snapshot. An S5 model has 18 times the parameters of an S4 one and trains on 24 times the
 # pairs, so each SGLD step costs hundreds of times more: the defaults follow `s5_seeds` seed(s)
-# with `s5_llc_chains` chains of `s5_llc_steps` steps per snapshot, not the published 100 of
-# 3,000. Short chains start at w* and the loss is still climbing when they stop, so the
-# estimates here are lower bounds of what longer chains would give; the cell prints how much
-# the chain-averaged loss still rose between the two halves of the kept draws at the last
-# snapshot. Most S5 seeds memorize (about 90% in the study); the cell says what this one did.
+# at the epochs `s5_snapshots`, denser where the study saw the peak (epochs 80-90), where the
+# study took a snapshot every 10 epochs of one run of 3 seeds. Most S5 seeds memorize (about
+# 90% in the study); the cell says what this one did.
 
 # %%
 started = time.perf_counter()
@@ -276,11 +290,25 @@ seconds["s5_llc_over_training"] = time.perf_counter() - started
 for k in range(len(s5_trajectory.labels)):
     print(s5_trajectory.describe(k))
 s5_peak, s5_end = s5_trajectory.peak_and_end()
-drift = s5_trajectory.last_snapshot_drift()
-print(f"S5, mean over {len(s5_trajectory.labels)} seed(s): highest LLC {s5_peak:.0f}, final {s5_end:.0f} "
-      f"(the study: about 4,500 and 500-600); at the last snapshot the chain-averaged loss rose by "
-      f"{drift:.1%} of its climb from L(w*) between the first and second half of the kept draws")
+display(Markdown(s5_comparison_sentence(s5_trajectory)))
 llc_trajectory_figure(s5_trajectory, f"The LLC along training of S5 vs A5 x Z2 seeds (d = h = {config.s5_dim})").show()
+
+# %% [markdown]
+# ## How long must a chain be?
+#
+# A chain starts at $w^*$; its loss first overshoots and then settles, and the estimate averages
+# the loss after the burn-in (60% of the chain). A chain of $L$ steps is exactly the first $L$
+# steps of a longer chain drawn from the same generator, so every estimate of this chapter is
+# read again at shorter lengths from the chains already run (`chain_lengths`): at an early and
+# the final snapshot of each seed followed along training, and per outcome at the end of
+# training.
+
+# %%
+chain_rows = (trajectory_rows(s5_trajectory, tuple(config.chain_lengths), "S5")
+              + trajectory_rows(trajectory, tuple(config.chain_lengths), "S4")
+              + end_of_training_rows(end, config.sgld, tuple(config.chain_lengths)))
+display(Markdown(markdown_table(*chain_length_table(chain_rows))))
+display(Markdown(chain_length_sentence(chain_rows) + "."))
 
 # %% [markdown]
 # ## Measures over time, where a group is always grokked
@@ -320,6 +348,8 @@ settings = {"sgld": {k: getattr(config.sgld, k) for k in ("step_size", "n_beta",
             "outcome_counts": counts, "n_measured": len(chosen),
             "regression_check": dataclasses.asdict(check),
             "iid_final_test_accuracy": final_test.tolist(), "iid_grok_epochs": iid_grok_epochs.tolist(),
+            "s5_snapshots": s5_trajectory.epochs.tolist(), "chain_length_study": chain_length_results(chain_rows),
+            "feeding_sweep": "chapter 4's S4 sweep without the unembedding bias",
             "seconds": seconds,
             "smoke": config.smoke, "seed": config.seed}
 results = chapter_results(end, summaries, correlations, aucs, trajectory, s5_trajectory, tracking, settings)
@@ -351,17 +381,10 @@ display(Markdown("\n".join([
     f"- Along training on an iid part of S4's table, the measure that follows the generalization "
     f"gap most closely is {tracking[0].measure} (mean rank correlation {tracking[0].mean.value:.2f} "
     f"over {len(tracking[0].per_seed)} seeds).",
-    f"- The LLC of {len(s5_trajectory.labels)} S5 seed(s) (d = h = {config.s5_dim}, "
-    f"{config.s5_llc_chains} chains of {config.s5_llc_steps} steps; outcomes: "
-    f"{', '.join(s5_trajectory.labels)}) peaks at {s5_peak:.0f} on average and ends at {s5_end:.0f}; "
-    f"the study reports about 4,500 and 500-600 with 100 chains of 3,000 steps [@wu2025ambiguous] "
-    f"({s5_peak / 4500:.2f} and {s5_end / 550:.2f} times those). "
-    + (f"At the last snapshot the chains' loss was still rising (the second half of the kept draws "
-       f"averaged {drift:.0%} of the whole rise above L(w*) more than the first), so longer chains "
-       "would likely raise these estimates rather than close the gap."
-       if drift > 0.02 else "At the last snapshot the chains' loss had stopped rising."),
+    f"- {s5_comparison_sentence(s5_trajectory)}",
+    f"- {chain_length_sentence(chain_rows)}.",
     *(f"- {line}." for line in trajectory.grokking_summaries() + s5_trajectory.grokking_summaries()),
-    f"- The LLC estimates of this run use {config.llc_chains} chains of {config.llc_steps} steps; "
+    f"- The S4 LLC estimates of this run use {config.llc_chains} chains of {config.llc_steps} steps; "
     f"their standard errors (mean {sem:.2f}) would shrink about {(100 / config.llc_chains) ** 0.5:.1f} "
     "times with the published 100 chains.",
 ])))

@@ -7,26 +7,34 @@ import pytest
 from lib.bfs.transformer import bfs_transformer
 from lib.book.params import read_parameters_cell, validate_parameters
 from lib.chapters.ch1 import (
-    Chapter1Parameters, PerturbationRerun, exactness_table, mark_recovered, perturbation_table,
-    scales_text, seed_construction_error, sharpness_sweep, summarize_sharpness, summarize_study_setting,
+    Chapter1Parameters, PerturbationRerun, exactness_table, mark_effect, mark_recovered, perturbation_table,
+    scales_text, seed_construction_error, sharpness_sweep, summarize_sharpness, verdict_lines,
+)
+from lib.chapters.ch1_study import (
+    comparison_sentence, index_row_numbers, protocol_table, study_points, summarize_construction,
 )
 
 RECORDS = [
-    {"mode": "replace", "scale": 0.01, "what": "Q of head 1", "loss_before": 0.3, "loss_after": 0.01},
-    {"mode": "replace", "scale": 1.0, "what": "K of head 2", "loss_before": 3.0, "loss_after": 0.5},
-    {"mode": "gaussian", "scale": 0.01, "what": "all weights", "loss_before": 0.02, "loss_after": 0.04},
+    {"mode": "replace", "scale": 0.01, "what": "Q of head 1", "loss_intact": 0.0, "loss_before": 0.3, "loss_after": 0.01},
+    {"mode": "replace", "scale": 0.01, "what": "V of head 3", "loss_intact": 0.0, "loss_before": 0.0, "loss_after": 0.0},
+    {"mode": "replace", "scale": 1.0, "what": "K of head 2", "loss_intact": 0.0, "loss_before": 3.0, "loss_after": 0.5},
+    {"mode": "gaussian", "scale": 0.01, "what": "all weights", "loss_intact": 0.0, "loss_before": 0.02, "loss_after": 0.04},
 ]
 
 
-def test_recovery_verdicts_split_scales_at_the_threshold():
-    records = [dict(r) for r in RECORDS]
+def test_recovery_verdicts_count_draws_per_scale_and_keep_no_effect_apart():
+    records = mark_effect([dict(r) for r in RECORDS])
     verdicts = mark_recovered(records, recovered_below=0.05)
-    assert [r["recovered"] for r in records] == [True, False, True]
-    assert [(v.mode, v.recovered_scales, v.unrecovered_scales) for v in verdicts] == [
-        ("replace", (0.01,), (1.0,)), ("gaussian", (0.01,), ())]
-    assert scales_text(verdicts[1].unrecovered_scales) == "none"
+    assert [r["recovered"] for r in records] == [True, False, False, True]
+    assert [(v.mode, v.scale, v.draws, v.no_effect, v.recovered, v.not_recovered) for v in verdicts] == [
+        ("replace", 0.01, 2, 1, 1, 0), ("replace", 1.0, 1, 0, 0, 1), ("gaussian", 0.01, 1, 0, 1, 0)]
+    assert verdicts[0].describe() == "scale 0.01: 1 of 1 recovered, 1 with no effect"
+    lines = verdict_lines(verdicts, 0.05, 100, "sgd").splitlines()
+    assert lines[0].startswith("- **replace**, held-out MSE below 0.05 after 100 SGD steps: scale 0.01")
+    assert scales_text(()) == "none"
     table = perturbation_table(records).splitlines()
-    assert table[2] == "| replace | 0.01 | Q of head 1 | 0.3000 | 0.01000 | yes |" and len(table) == 5
+    assert table[2] == "| replace | 0.01 | Q of head 1 | 0.3000 | 0.01000 | yes |" and len(table) == 6
+    assert table[3].endswith("| no effect |")
 
 
 def test_sharpness_summary_reads_the_small_constants_and_the_default():
@@ -62,15 +70,27 @@ def test_sharpness_sweep_error_falls_as_each_constant_grows():
         assert mse[0] > mse[1] > mse[2] and mse[2] < 1e-6 and mse[0] > 1e-2, (knob, mse)
 
 
-def test_study_setting_counts_draws_without_effect_apart():
-    records = [{"loss_intact": 0.0, "loss_before": 0.0, "loss_after": 0.0},
-               {"loss_intact": 0.0, "loss_before": 0.4, "loss_after": 0.06},
-               {"loss_intact": 0.0, "loss_before": 2.0, "loss_after": 1.0}]
-    summary = summarize_study_setting(records)
-    assert (summary.draws, summary.no_effect_draws) == (3, 1)
-    assert summary.loss_before == (0.4, 2.0) and summary.loss_after == (0.06, 1.0)
-    assert [r["damage_had_effect"] for r in records] == [False, True, True]
-    assert summary.spread(summary.loss_after) == "1 (0.06 to 1)" and summary.spread(()) == "n/a"
+def draw(what, before, after, curve, effect=True, steps=100):
+    return {"what": what, "weight_list": "answer key", "index": 0, "loss_intact": 0.0, "loss_before": before,
+            "loss_after": after, "damage_had_effect": effect, "steps": steps, "curve": curve}
+
+
+def test_the_protocol_summary_and_the_comparison_with_the_study():
+    study = [draw("K of answer head 5", 0.5, 0.45, [[0, 0.5], [100, 0.45]]),
+             draw("Q of answer head 6", 0.3, 0.2, [[0, 0.3], [100, 0.2]]),
+             draw("V of reach head 2", 0.0, 0.0, [[0, 0.0], [100, 0.0]], effect=False)]
+    summary = summarize_construction("study", study)
+    assert (summary.draws, summary.no_effect, summary.before, summary.after) == (3, 1, (0.5, 0.3), (0.45, 0.2))
+    assert "2 of 3 draws changed" in summary.sentence() and "after 100 steps" in summary.sentence()
+    points = study_points(study)
+    assert [(p.step, p.published, p.low, p.high, p.within) for p in points] == [
+        (0, 0.403, 0.3, 0.5, True), (100, 0.335, 0.2, 0.45, True)]
+    text = comparison_sentence(points, 100)
+    assert "step 100: the study 0.335, this run 0.2 to 0.45 (inside that range)" in text
+    assert "were not measured here" in text and "5,000" in text
+    assert index_row_numbers(study, 100)["points"][1]["within"] is True
+    table = protocol_table({"study": study, "book": study}).splitlines()
+    assert len(table) == 5 and table[4].endswith("| no effect |")
 
 
 def test_the_study_construction_error_is_measured_not_quoted():
@@ -79,8 +99,8 @@ def test_the_study_construction_error_is_measured_not_quoted():
 
 
 def test_a_draw_without_effect_is_not_shown_as_a_recovery():
-    records = [{"mode": "replace", "scale": 1.0, "what": "Q", "loss_intact": 0.0, "loss_before": 0.0,
-                "loss_after": 0.0}]
-    summarize_study_setting(records)
+    records = mark_effect([{"mode": "replace", "scale": 1.0, "what": "Q", "loss_intact": 0.0, "loss_before": 0.0,
+                            "loss_after": 0.0}])
     mark_recovered(records, recovered_below=0.05)
+    assert records[0]["recovered"] is False
     assert perturbation_table(records).splitlines()[2].endswith("| no effect |")

@@ -5,7 +5,16 @@ from pathlib import Path
 import pytest
 
 from lib.book.params import ParameterError, read_parameters_cell, validate_parameters
+import torch
+
 from lib.chapters.ch2 import Chapter2Parameters, learning_order
+from lib.chapters.ch2_transitions import (
+    drop_order, drop_steps, drop_table, mean_label_from, mean_label_loss, plotted_lengths, study_drops,
+    study_results, transition_sentences,
+)
+from lib.paths.phase_transitions import DropSettings
+from lib.paths.training import PathTrainingConfig
+from lib.paths.transition_study import TransitionCurves
 
 DEFAULTS = {**read_parameters_cell(Path(__file__).parents[1] / "notebooks" / "02_training.py"), "device": "cpu"}
 
@@ -23,11 +32,52 @@ def test_n_min_above_n_max_names_n_min():
 
 
 def test_learning_order_finds_common_lengths_order_and_the_hardest_label():
-    summary = {"transition_step_by_length": {1: 40, 2: 180, 3: 150, 8: None},
+    def drop(step):
+        return {"dropped": step is not None, "step": step}
+    summary = {"drop_by_length": {1: drop(40), 2: drop(180), 3: drop(150), 8: drop(None)},
                "count_by_length": {1: 500, 2: 400, 3: 90, 8: 10},
                "loss_by_length": {1: 0.01, 2: 0.02, 3: 0.3, 8: 0.2}}
     order = learning_order(summary, unreachable_label=8)
     assert order.common_lengths == (1, 2, 3)            # 10 of 1,000 examples is under 2%
-    assert order.in_length_order is False               # 3 was learned before 2
+    assert order.in_length_order is False               # 3 dropped before 2
     assert (order.hardest_length, order.hardest_name, order.hardest_loss, order.hardest_count) == \
         (3, "paths of length 3", 0.3, 90)
+
+
+def test_the_study_parameters_build_its_recipe_and_bad_ones_are_named():
+    config = validate_parameters(Chapter2Parameters, DEFAULTS)
+    study = config.study
+    assert study.n_max == config.study_n_max == 15 and study.n_layers == config.n_layers
+    assert study.lr_schedule == ((config.study_steps, config.study_learning_rate),)
+    assert config.study_seed_list == (0, 1, 2)
+    assert config.drop_settings.max_width == config.drop_max_width
+    smoke = validate_parameters(Chapter2Parameters, {**DEFAULTS, "smoke": True})
+    assert smoke.study_steps <= 30 and smoke.study_seeds <= 2
+    with pytest.raises(ParameterError, match=r"`study_eval_every` must be at most `study_steps`"):
+        validate_parameters(Chapter2Parameters, {**DEFAULTS, "study_eval_every": 500})
+    with pytest.raises(ParameterError, match=r"`study_n_max`"):
+        validate_parameters(Chapter2Parameters, {**DEFAULTS, "study_n_max": 2})
+
+
+def test_the_study_sentences_read_the_drops_of_every_seed():
+    steps = tuple(range(0, 201, 5))
+    lengths = (1, 2, 15)
+
+    def step_curve(at):
+        return [16.0 if s <= at else 0.01 for s in steps] if at else [5.0] * len(steps)
+
+    loss = torch.tensor([[step_curve(a), step_curve(b), step_curve(None)] for a, b in ((40, 120), (60, 100))],
+                        dtype=torch.float64).transpose(1, 2)
+    curves = TransitionCurves((0, 1), steps, lengths, loss, (1.0, 1.0), PathTrainingConfig(n_max=15))
+    drops = study_drops(curves, DropSettings())
+    order = drop_order(drop_steps(drops, plotted_lengths(lengths, 15)))
+    assert order.groups == ((1,), (2,)) and order.never == (15,)
+    mean_loss = mean_label_loss(torch.tensor([1.0, 3.0]), lengths)
+    assert mean_loss == {1: 1.0, 2: 0.0, 15: 169.0} and mean_label_from(mean_loss) == 2.0
+    text = transition_sentences(curves, drops, order, mean_loss, 15)
+    assert "length 1, then length 2 drop, in this order; unreachable targets drop in none" in text
+    assert "Length 1 drops in every seed, at steps 40, 60, a spread of 20 steps" in text
+    table = drop_table(curves, drops, 15, mean_loss)
+    assert "| 1 | 40, 60 | 20 |" in table and "| unreachable | no drop, no drop | – |" in table
+    results = study_results(curves, drops, order, DropSettings(), mean_loss, 8)
+    assert results["drop_step"][1] == [40, 60] and results["order"]["groups"] == [[1], [2]]

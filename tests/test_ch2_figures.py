@@ -8,10 +8,12 @@ import numpy as np
 import pytest
 import torch
 
-from lib.paths.training import TrainingLog
+from lib.paths.phase_transitions import Drop
+from lib.paths.training import PathTrainingConfig, TrainingLog
+from lib.paths.transition_study import TransitionCurves
 from lib.chapters.ch2_figures import (
     confusion_figure, confusion_matrix, confusion_slider_figure, label_histogram_figure,
-    learning_rate_figure, loss_by_length_figure, total_loss_figure,
+    learning_rate_figure, loss_by_length_figure, total_loss_figure, transition_study_figure,
 )
 
 NAN = math.nan
@@ -56,27 +58,46 @@ def test_total_loss_figure_plots_the_log_and_the_published_level():
     assert len(total_loss_figure(LOG).data) == 1
 
 
-def test_loss_by_length_figure_draws_each_length_its_transition_and_the_threshold():
-    fig = loss_by_length_figure(LOG, {1: 20, 2: 30, 3: None}, threshold=0.1, unreachable_label=3)
+def drop_at(step):
+    return Drop(step is not None, step, 2.0 if step else None, 0.05 if step else None, 1.6, 10 if step else None,
+                step, step, "" if step else "the curve does not fall")
+
+
+def test_loss_by_length_figure_draws_each_length_and_its_drop():
+    fig = loss_by_length_figure(LOG, {1: drop_at(20), 2: drop_at(30), 3: drop_at(None)}, unreachable_label=3)
     names = [t.name for t in fig.data]
-    assert names == ["length 1", None, "length 2", None, "unreachable (3)", "threshold 0.1"]
-    curve_1, marker_1, curve_2, marker_2, curve_3, threshold = fig.data
+    assert names == ["length 1", None, "length 2", None, "unreachable (3)"]
+    curve_1, marker_1, curve_2, marker_2, curve_3 = fig.data
     for curve, column in ((curve_1, 1), (curve_2, 2), (curve_3, 3)):
         assert same(curve.x, LOG.steps)
         assert same(curve.y, [row[column] for row in LOG.loss_by_length])
-    # The diamond sits on its curve at the transition step; length 3 never learned: no diamond.
+    # The diamond sits on its curve at the drop step; length 3 has no drop: no diamond.
     assert same(marker_1.x, [20]) and same(marker_1.y, [0.05]) and marker_1.legendgroup == "1"
     assert same(marker_2.x, [30]) and same(marker_2.y, [0.05]) and marker_2.legendgroup == "2"
     assert marker_1.marker.color == curve_1.line.color != curve_2.line.color == marker_2.marker.color
-    assert same(threshold.x, [10, 30]) and same(threshold.y, [0.1, 0.1])
     assert fig.layout.xaxis.type == "log"
 
 
 def test_loss_by_length_figure_draws_only_the_chosen_lengths():
-    fig = loss_by_length_figure(LOG, {1: 20, 2: 30}, threshold=0.1, unreachable_label=3,
+    fig = loss_by_length_figure(LOG, {1: drop_at(20), 2: drop_at(30)}, unreachable_label=3,
                                 lengths=[2], log_steps=False)
-    assert [t.name for t in fig.data] == ["length 2", None, "threshold 0.1"]
+    assert [t.name for t in fig.data] == ["length 2", None]
     assert same(fig.data[0].y, [3.0, 2.0, 0.05]) and fig.layout.xaxis.type == "linear"
+
+
+def test_the_transition_study_figure_has_a_line_per_length_and_seed_on_a_linear_axis():
+    steps = (0, 5, 10)
+    loss = torch.tensor([[[9.0, 4.0], [8.0, 4.0], [0.1, 4.0]], [[9.0, 4.0], [9.0, 4.0], [0.2, 4.0]]],
+                        dtype=torch.float64)
+    curves = TransitionCurves((0, 1), steps, (1, 15), loss, (1.0, 1.0), PathTrainingConfig(n_max=15))
+    drops = [{1: drop_at(10), 15: drop_at(None)}, {1: drop_at(None), 15: drop_at(None)}]
+    fig = transition_study_figure(curves, drops, unreachable_label=15)
+    names = [t.name for t in fig.data]
+    assert names == ["length 1, seed 0", None, "length 1, seed 1", "unreachable (15), seed 0",
+                     "unreachable (15), seed 1"]
+    assert same(fig.data[0].y, [9.0, 8.0, 0.1]) and same(fig.data[1].x, [10]) and same(fig.data[1].y, [0.1])
+    assert fig.data[0].line.dash == "solid" and fig.data[2].line.dash == "dash"
+    assert fig.layout.xaxis.type == "linear" and fig.layout.yaxis.type == "log"
 
 
 def test_confusion_figure_shows_the_row_normalized_matrix():

@@ -9,10 +9,11 @@ import torch
 from lib.book.params import read_parameters_cell, validate_parameters
 from lib.chapters.ch4 import Chapter4Parameters, Experiment, classify_run, save_experiments
 from lib.chapters.ch4_results import (
-    AUTHORS_SCRIPT_THRESHOLD, chapter_results, check_findings, intersections_table, label_balance,
+    AUTHORS_SCRIPT_THRESHOLD, check_findings, intersections_table, label_balance,
     outcomes_table, pair_intersection, pair_intersections, pair_outcome, published_fraction_marks,
     rounded, subsample_outcome, typical_instance_panels,
 )
+from lib.chapters.ch4_report import chapter_results
 from lib.grokking.mlp import MLPConfig
 from lib.grokking.outcomes import wilson_interval
 from lib.grokking.pairs import PAIR_NAMES, make_pair, pairs_in_mask
@@ -205,7 +206,7 @@ def chapter_runs():
     """Hand-made runs under the chapter's keys, with the published findings true of them."""
     return {"z48": hand_made_run([GROKS_G1, MEMORIZES], key="z48"),
             "s4": hand_made_run([GROKS_G1] * 2 + [GROKS_G2] + [MEMORIZES] * 5, key="s4"),
-            "s4_no_bias": hand_made_run([GROKS_G1] * 2 + [GROKS_G2] * 2 + [MEMORIZES] * 5, key="s4_no_bias",
+            "s4_no_bias": hand_made_run([GROKS_G1] * 3 + [GROKS_G2] * 2 + [MEMORIZES] * 6, key="s4_no_bias",
                                         bias=False),
             "s4_second_decay": hand_made_run([GROKS_G1] + [MEMORIZES] * 3, key="s4_second_decay",
                                              weight_decay=2e-4),

@@ -8,10 +8,15 @@ import torch
 
 from lib.book.params import ParameterError, read_parameters_cell, validate_parameters
 from lib.chapters.ch5 import (
-    CHAPTER_4_SWEEP, S4_PAIR, Chapter5Parameters, EndOfTraining, MeasuresOverTime, choose_seeds,
-    first_seed_per_outcome, iid_sweep, measure_end_of_training, measures_over_time, outcome_groups,
-    regression_check, s4_sweep,
+    Chapter5Parameters, EndOfTraining, MeasuresOverTime, first_seed_per_outcome, iid_sweep,
+    measure_end_of_training, measures_over_time, regression_check,
 )
+from lib.chapters.ch5_chain_length import (
+    ChainLengthRow, chain_length_results, chain_length_sentence, chain_length_table,
+    end_of_training_rows, trajectory_rows,
+)
+from lib.grokking.study import S4_PAIR
+from lib.grokking.study_sweep import S4_SWEEP_FILE, choose_seeds, load_s4_sweep, outcome_groups
 from lib.chapters.ch5_trajectory import (
     Trajectory, llc_over_training, representative_seeds, s5_llc_over_training,
 )
@@ -22,7 +27,7 @@ from lib.chapters.ch5_figures import (
 from lib.book.statistics import Estimate
 from lib.chapters.ch5_results import (
     MeasureAuc, strongest_separator, auc_table, chapter_results, compare_outcomes, measure_correlations, outcome_aucs, outcome_summaries,
-    summary_table, tracking_over_time, tracking_table,
+    s5_comparison_sentence, summary_table, tracking_over_time, tracking_table,
 )
 from lib.grokking.groups import cyclic
 from lib.grokking.llc import LLCEstimate, SGLDConfig
@@ -79,12 +84,13 @@ def test_outcome_groups_and_the_measured_seeds():
 
 def test_the_sweep_is_loaded_when_saved_and_trained_when_missing(tmp_path):
     config = tiny_config(tmp_path)
-    trained = s4_sweep(config, progress=False)
+    trained = load_s4_sweep(config, progress=False)
     assert trained.source == "trained" and trained.result.n_instances == 6
+    assert not trained.result.model_config.unembed_bias  # chapter 4's sweep without the bias
     assert trained.result.training_config.epochs == 10 and trained.result.training_config.checkpoint_epochs == (0, 10)
     assert not list(tmp_path.iterdir()), "the fallback is not written where chapter 4's sweep goes"
-    save_sweep(trained.result, tmp_path / CHAPTER_4_SWEEP)
-    loaded = s4_sweep(config, progress=False)
+    save_sweep(trained.result, tmp_path / S4_SWEEP_FILE)
+    loaded = load_s4_sweep(config, progress=False)
     assert loaded.source == "checkpoint" and torch.equal(loaded.result.final_params["unembed"],
                                                          trained.result.final_params["unembed"])
 
@@ -163,8 +169,10 @@ def test_trajectory_iid_measures_results_and_figures(tmp_path):
     assert trajectory.loss_trace.shape == (config.llc_steps, 3, 3)
     assert trajectory.describe(0) == "neither (seed 0): never fits its training set, so no snapshot has a meaningful LLC"
     s5 = s5_llc_over_training(config, torch.Generator().manual_seed(0), progress=False)
-    assert (config.s5_epochs, config.s5_every) == (20, 10) and s5.epochs.tolist() == [0, 10, 20]
+    assert (config.s5_epochs, config.s5_snapshots) == (20, (10, 20)) and s5.epochs.tolist() == [10, 20]
     assert s5.result.model_config.hidden_dim == config.s5_dim and s5.sgld.chains == config.s5_llc_chains
+    assert s5.result.model_config.unembed_bias and int(s5.result.seeds[0]) == 70_000
+    assert s5_comparison_sentence(s5) == "None of the 1 S5 seed(s) fit its training set, so no snapshot has a meaningful LLC."
     assert s5.group_names == ("S5", "A5xZ2") and s5.same_outcome is None
     iid = iid_sweep(cyclic(6), dataclasses.replace(config, iid_instances=2), torch.Generator().manual_seed(0),
                     progress=False)
@@ -174,8 +182,12 @@ def test_trajectory_iid_measures_results_and_figures(tmp_path):
     tracking = tracking_over_time(over_time, resamples=100, generator=torch.Generator().manual_seed(0))
     summaries = outcome_summaries(end, resamples=100, generator=torch.Generator().manual_seed(0))
     aucs = outcome_aucs(end, resamples=100, generator=torch.Generator().manual_seed(0))
+    rows = end_of_training_rows(end, config.sgld, tuple(config.chain_lengths))
+    assert [r.lengths for r in rows] == [(5, 10, 20)] * 3 and rows[0].what.startswith("S4, end of training")
     results = chapter_results(end, summaries, measure_correlations(end), aucs, trajectory, s5, tracking,
-                              {"seed": 0})
+                              {"seed": 0, "chain_length_study": chain_length_results(rows)})
+    assert results["chain_length_study"][0]["estimates"][-1] == pytest.approx(
+        float(end.llc.mean[end.group == 0].mean()))
     assert results["llc_over_training"]["epochs"] == [0, 5, 10] and results["seed"] == 0
     assert results["s5_llc_over_training"]["chains"] == config.s5_llc_chains
     norms = torch.linspace(1, 2, 4)[:, None].repeat(1, 2)
@@ -227,3 +239,30 @@ def test_comparisons_name_the_lower_group_and_whether_intervals_are_apart():
     assert text.startswith("LLC 1.1 (") and "for grokked S4 (3 seeds), lower than 5.1 (" in text
     assert text.endswith("the 95% intervals are apart")
     assert compare_outcomes(summaries, "llc", "grokked S4", "grokked A4xZ2").endswith("not measured for both grokked S4 and grokked A4xZ2")
+
+
+def test_the_chain_length_study_reads_where_estimates_settle():
+    """Two seeds: seed 0 fits at epoch 10, seed 1 never. Chains of 10 steps, burn-in 0.5: at
+    length 4 the kept steps are 2-3, at 10 steps 5-9; the loss overshoots (3 above L(w*) = 1 at
+    steps 2-3) and settles at 1 above it from step 5 on."""
+    trace = torch.ones(10, 3, 2, dtype=torch.float64)
+    trace[2:4] += 3.0
+    trace[4:] += 1.0
+    trajectory = Trajectory(
+        {"grokked S4 (seed 7)": 0, "neither (seed 9)": 1}, torch.tensor([0, 2]), ("S4", "A4xZ2"), None,
+        torch.tensor([0, 10, 20]), torch.zeros(3, 2), torch.zeros(3, 2), torch.tensor([10, -1]),
+        torch.tensor([-1, -1]), SGLDConfig(steps=10, chains=2, burn_in=0.5, n_beta=100.0), trace,
+        torch.ones(3, 2, dtype=torch.float64))
+    rows = trajectory_rows(trajectory, (4, 8), "S4")
+    assert [r.what for r in rows] == ["S4 seed 7 (grokked S4), early snapshot, epoch 10",
+                                      "S4 seed 7 (grokked S4), final snapshot, epoch 20"]
+    # length 4: steps 2-3 at +3 -> 300; length 8: steps 4-7 at +1 -> 100; length 10: steps 5-9 -> 100
+    assert rows[0].lengths == (4, 8, 10) and rows[0].estimates == (300.0, 100.0, 100.0)
+    assert rows[0].settled_at() == 8 and rows[0].excess(0) == pytest.approx(2.0)
+    assert chain_length_table(rows)[1][0][-1] == "8 steps"
+    sentence = chain_length_sentence(rows)
+    assert sentence.startswith("Chains of 4 steps give estimates +200% to +200% off the 10-step ones")
+    assert "2 of 2 higher: short chains overestimate, they are not lower bounds" in sentence
+    assert "0 of 2 still move by more than 5% between 8 and 10 steps" in sentence
+    flat = ChainLengthRow("flat", (1, 2, 3), (1.0, 1.2, 1.0))
+    assert flat.settled_at() == 3

@@ -15,7 +15,7 @@ import torch
 
 from lib.book.params import ParameterError
 from lib.grokking.groups import cyclic
-from lib.grokking.llc import SGLDConfig, estimate_llc, single_model_llc
+from lib.grokking.llc import SGLDConfig, estimate_llc, estimates_at_chain_lengths, single_model_llc
 from lib.grokking.mlp_llc import mlp_llc, mlp_llc_in_chunks, mlp_single_llc
 from lib.grokking.mlp import MLPConfig, init_instances, instance_loss
 
@@ -177,6 +177,22 @@ def test_chunks_give_the_same_numbers_with_any_number_of_workers(monkeypatch):
                    torch.Generator().manual_seed(seeds[2]))
     assert torch.equal(runs[0].per_chain[4:5], last.per_chain)
     assert runs[0].loss_trace.shape == (40, 5)
+
+
+def test_shorter_chains_are_read_exactly_from_the_first_steps_of_long_ones():
+    """The estimate of chains of L steps equals the one read from the first L steps of longer
+    chains drawn from the same generator, for several L (the burn-in share of each length)."""
+    params = _trained_mlps([0, 1, 2], steps=20)
+    long = mlp_llc_in_chunks(params, LEFT, RIGHT, LABELS, SGLDConfig(steps=60, chains=3, burn_in=0.5),
+                             torch.Generator().manual_seed(4))
+    read = estimates_at_chain_lengths(long.loss_trace, long.init_loss, SGLDConfig(steps=60, chains=3, burn_in=0.5), [7, 20, 60])
+    for row, length in zip(read, (7, 20, 60)):
+        short = mlp_llc_in_chunks(params, LEFT, RIGHT, LABELS, SGLDConfig(steps=length, chains=3, burn_in=0.5),
+                                  torch.Generator().manual_seed(4))
+        assert torch.allclose(row, short.mean, rtol=1e-9, atol=1e-9), length
+    assert torch.allclose(read[-1], long.mean, rtol=1e-12, atol=1e-12)
+    with pytest.raises(ValueError, match="chain length"):
+        estimates_at_chain_lengths(long.loss_trace, long.init_loss, SGLDConfig(steps=60, chains=3), [61])
 
 
 def test_batched_and_single_estimates_agree_within_their_errors():

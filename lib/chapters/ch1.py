@@ -19,15 +19,12 @@ from lib.bfs.seed_construction import seed_construction_distance
 from lib.bfs.perturbation import (
     PERTURBATION_MODES, RECOVERY_OPTIMIZERS, GraphSet, RecoverySettings, perturb_and_recover,
 )
+from lib.bfs.study_damage import STUDY_BATCH_SIZE
 from lib.bfs.transformer import MAX_VERTICES, bfs_transformer
 from lib.book.params import ChapterParameters, parameter
 from lib.book.tables import markdown_table
 
 
-#: The study's perturbation experiment [@wang2024shortest]: replace one Q, K or V matrix by N(0, 1)
-#: noise, retrain with Adam at this learning rate on batches of this size.
-STUDY_LEARNING_RATE = 1e-6
-STUDY_BATCH_SIZE = 512
 #: Graph size of the study's appendix code.
 SEED_APPENDIX_N = 8
 
@@ -47,10 +44,12 @@ class Chapter1Parameters(ChapterParameters):
     sharpness_graphs: int = parameter(
         "graphs used to measure error against the construction's constants", low=1, smoke=64)
     perturbation_modes: tuple[str, ...] = parameter(
-        '"replace": one Q/K/V matrix -> noise; "gaussian": all weights + noise',
+        '"replace": one Q/K/V matrix overwritten by scale x N(0, 1); "gaussian": all weights + relative noise',
         choices=PERTURBATION_MODES)
     perturbation_scales: tuple[float, ...] = parameter(
         "noise scales of the perturbation study", low=0.0, low_inclusive=False, smoke=(0.01, 1.0))
+    draws_per_scale: int = parameter(
+        "random draws of the damage at each (mode, scale); the verdicts count them", low=1, high=100, smoke=1)
     recovery_steps: int = parameter("optimizer steps of retraining after each perturbation",
                                     low=1, smoke=4)
     recovery_batch_size: int = parameter("graphs per retraining step", low=1, smoke=16)
@@ -67,19 +66,21 @@ class Chapter1Parameters(ChapterParameters):
         "a run counts as recovered if its held-out MSE ends below this (about 1% of the label variance)",
         low=0.0, low_inclusive=False)
     study_draws: int = parameter(
-        "random draws of the study's own damage: one Q/K/V matrix -> N(0, 1), then Adam at lr 1e-6, batch 512",
-        low=0, high=100, smoke=1)
-    study_steps: int = parameter("Adam steps of retraining in the study's setting (the study: 5,000; about 0.1 s each here)",
-                                 low=1, smoke=5)
+        "draws of the study's damage (one of six weight lists, then one matrix -> N(0, 1)), each run on both constructions",
+        low=1, high=100, smoke=2)
+    study_steps: int = parameter(
+        "Adam steps (lr 1e-6, a fresh batch of 512 graphs each) after each draw (the study: 5,000; about 0.3 s each here)",
+        low=1, smoke=5)
 
     @property
-    def study_recovery(self) -> RecoverySettings:
-        """The study's retraining [@wang2024shortest]: Adam, learning rate 1e-6, batches of 512."""
-        return RecoverySettings(
-            steps=self.study_steps, batch_size=16 if self.smoke else STUDY_BATCH_SIZE,
-            learning_rate=STUDY_LEARNING_RATE, optimizer="adam", n_eval_graphs=self.n_eval_graphs,
-            n_train_graphs=64 if self.smoke else 4 * STUDY_BATCH_SIZE,
-            n_curve_points=min(10, self.study_steps))
+    def study_batch_size(self) -> int:
+        """Graphs per retraining step of the study's protocol: the study's 512 (16 in a smoke run)."""
+        return 16 if self.smoke else STUDY_BATCH_SIZE
+
+    @property
+    def scales_with_draws(self) -> list[float]:
+        """Every perturbation scale, repeated `draws_per_scale` times (one perturb-and-recover run each)."""
+        return [scale for scale in self.perturbation_scales for _ in range(self.draws_per_scale)]
 
     @property
     def samplers(self) -> tuple[str, ...]:
@@ -199,27 +200,63 @@ def summarize_sharpness(rows: list[dict], small: float = 4.0, default_gap: float
                                if r["knob"] == "attention gap" and r["value"] == default_gap))
 
 
+def mark_effect(records: list[dict], tolerance: float = 1e-6) -> list[dict]:
+    """Add `damage_had_effect` to each perturb-and-recover record: the damage moved the held-out
+    MSE by more than `tolerance`. A draw without effect (it hit a matrix these graphs never use)
+    is "no effect", never a recovery. Returns `records`."""
+    for record in records:
+        record["damage_had_effect"] = abs(record["loss_before"] - record["loss_intact"]) > tolerance
+    return records
+
+
 @dataclass(frozen=True)
 class RecoveryVerdict:
-    """Which damage scales of one mode retraining recovered from (held-out MSE below a threshold)."""
+    """What the draws of one (damage mode, scale) did: how many the damage left unchanged, and how
+    many of the others retraining brought below the threshold."""
 
     mode: str
-    recovered_scales: tuple[float, ...]
-    unrecovered_scales: tuple[float, ...]
+    scale: float
+    draws: int
+    no_effect: int
+    recovered: int
+
+    @property
+    def not_recovered(self) -> int:
+        return self.draws - self.no_effect - self.recovered
+
+    def describe(self) -> str:
+        """"scale 0.01: 2 of 3 recovered, 1 no effect" (draws without effect counted apart)."""
+        effective = self.draws - self.no_effect
+        text = f"scale {self.scale:g}: {self.recovered} of {effective} recovered"
+        return text + (f", {self.no_effect} with no effect" if self.no_effect else "")
 
 
 def mark_recovered(records: list[dict], recovered_below: float) -> list[RecoveryVerdict]:
-    """Add `recovered` (loss after retraining below the threshold) to each perturbation record.
+    """Add `recovered` (the damage had an effect and the loss after retraining is below the
+    threshold) to each record, marking `damage_had_effect` first where it is missing.
 
-    Returns one verdict per damage mode, in the order the modes first appear.
+    Returns one verdict per (mode, scale), modes in the order they first appear, scales sorted.
     """
     for record in records:
-        record["recovered"] = record["loss_after"] < recovered_below
-    modes = list(dict.fromkeys(r["mode"] for r in records))
-    return [RecoveryVerdict(mode,
-                            tuple(r["scale"] for r in records if r["mode"] == mode and r["recovered"]),
-                            tuple(r["scale"] for r in records if r["mode"] == mode and not r["recovered"]))
-            for mode in modes]
+        if "damage_had_effect" not in record:
+            mark_effect([record])
+        record["recovered"] = record["damage_had_effect"] and record["loss_after"] < recovered_below
+    verdicts = []
+    for mode in dict.fromkeys(r["mode"] for r in records):
+        for scale in sorted({r["scale"] for r in records if r["mode"] == mode}):
+            runs = [r for r in records if r["mode"] == mode and r["scale"] == scale]
+            verdicts.append(RecoveryVerdict(mode, scale, len(runs), sum(not r["damage_had_effect"] for r in runs),
+                                            sum(r["recovered"] for r in runs)))
+    return verdicts
+
+
+def verdict_lines(verdicts: list[RecoveryVerdict], recovered_below: float, steps: int, optimizer: str) -> str:
+    """Markdown bullets, one per damage mode: per scale, the draws recovered below the threshold."""
+    modes = dict.fromkeys(v.mode for v in verdicts)
+    return "\n".join(
+        f"- **{mode}**, held-out MSE below {recovered_below:g} after {steps:,} {optimizer.upper()} steps: "
+        + "; ".join(v.describe() for v in verdicts if v.mode == mode) + "."
+        for mode in modes)
 
 
 def scales_text(scales: tuple[float, ...]) -> str:
@@ -230,7 +267,7 @@ def scales_text(scales: tuple[float, ...]) -> str:
 def perturbation_table(records: list[dict]) -> str:
     """Markdown table of perturb-and-recover records (after `mark_recovered`).
 
-    A record that `summarize_study_setting` found unchanged by its damage reads "no effect".
+    A record whose damage left the held-out loss unchanged reads "no effect".
     """
     return markdown_table(
         ["damage", "scale", "what was hit", "MSE after damage", "MSE after retraining", "recovered"],
@@ -269,35 +306,3 @@ def seed_construction_error(n_graphs: int, seed: int, n_vertices: int = SEED_APP
     with torch.no_grad():
         error = seed_construction_distance(adjacency) - labels
     return float((error ** 2).mean()), float(error.abs().max())
-
-
-@dataclass(frozen=True)
-class StudySettingSummary:
-    """The study's perturbation experiment rerun on the book's construction, over several draws.
-
-    A draw whose damage left the held-out loss unchanged (it hit a matrix the construction does
-    not use for these graphs) is counted apart, not as a recovery.
-    """
-
-    draws: int
-    no_effect_draws: int
-    loss_before: tuple[float, ...]   # after damage, draws with an effect only
-    loss_after: tuple[float, ...]    # after retraining, same draws
-
-    @staticmethod
-    def spread(values: tuple[float, ...]) -> str:
-        """"median (min to max)" of the draws, or "n/a" without any."""
-        if not values:
-            return "n/a"
-        ordered = sorted(values)
-        return f"{ordered[len(ordered) // 2]:.3g} ({ordered[0]:.3g} to {ordered[-1]:.3g})"
-
-
-def summarize_study_setting(records: list[dict], tolerance: float = 1e-6) -> StudySettingSummary:
-    """Split the study-setting draws into those the damage changed and those it did not."""
-    for record in records:
-        record["damage_had_effect"] = abs(record["loss_before"] - record["loss_intact"]) > tolerance
-    effective = [r for r in records if r["damage_had_effect"]]
-    return StudySettingSummary(len(records), len(records) - len(effective),
-                               tuple(r["loss_before"] for r in effective),
-                               tuple(r["loss_after"] for r in effective))

@@ -7,9 +7,11 @@ from collections.abc import Sequence
 import ipywidgets as widgets
 import networkx as nx
 import plotly.graph_objects as go
+from plotly.subplots import make_subplots
 import torch
 
 from lib.bfs.perturbation import head_name
+from lib.bfs.study_damage import PUBLISHED_RECOVERY
 from lib.bfs.transformer import BFSTransformer
 from lib.book.live import SliderRange, manual_panel
 from lib.book.plotting import PALETTE, finish, slider_over_steps
@@ -131,15 +133,16 @@ def scale_panel(rerun, modes: Sequence[str], seed: int) -> widgets.interactive:
 
 
 def recovery_summary_figure(records: list[dict]) -> go.Figure:
-    """Held-out MSE right after damage and after retraining, against the perturbation scale."""
+    """Held-out MSE right after damage and after retraining of every draw, against the perturbation scale."""
     fig = go.Figure()
     for index, mode in enumerate(sorted({r["mode"] for r in records})):
         runs = sorted((r for r in records if r["mode"] == mode), key=lambda r: r["scale"])
         scales = [r["scale"] for r in runs]
+        # One marker per draw (several draws per scale), after damage hollow, after retraining filled.
         fig.add_trace(go.Scatter(x=scales, y=[max(r["loss_before"], 1e-12) for r in runs], name=f"{mode}: after damage",
-                                 mode="lines+markers", line={"color": PALETTE[index], "dash": "dot"}))
+                                 mode="markers", marker={"color": PALETTE[index], "symbol": "circle-open", "size": 9}))
         fig.add_trace(go.Scatter(x=scales, y=[max(r["loss_after"], 1e-12) for r in runs], name=f"{mode}: after retraining",
-                                 mode="lines+markers", line={"color": PALETTE[index]}))
+                                 mode="markers", marker={"color": PALETTE[index], "size": 7}))
     fig.update_xaxes(title_text="perturbation scale", type="log")
     fig.update_yaxes(title_text="held-out MSE", type="log")
     return finish(fig, "Loss before and after recovery, by perturbation scale", height=440)
@@ -156,3 +159,27 @@ def sharpness_figure(rows: list[dict]) -> go.Figure:
     fig.update_xaxes(title_text="value of the constant (the other kept at its default)", type="log")
     fig.update_yaxes(title_text="MSE against BFS (floored at 1e-16)", type="log")
     return finish(fig, "Errors vanish as the constants grow", height=420)
+
+
+def study_protocol_figure(records: dict[str, list[dict]]) -> go.Figure:
+    """The study's protocol (chapter 1): held-out MSE against Adam step for every draw, one panel
+    per construction, with the study's published curve on its own construction's panel."""
+    names = list(records)
+    fig = make_subplots(rows=1, cols=len(names), shared_yaxes=True,
+                        subplot_titles=[f"{name}'s construction" for name in names])
+    for column, name in enumerate(names, start=1):
+        for index, record in enumerate(records[name]):
+            steps, losses = zip(*record["curve"])
+            label = f"draw {index + 1}: {record['what']}" + ("" if record["damage_had_effect"] else " (no effect)")
+            fig.add_trace(go.Scatter(x=steps, y=[max(v, 1e-12) for v in losses], mode="lines+markers",
+                                     name=label, legendgroup=f"draw {index + 1}", showlegend=column == 1,
+                                     line={"color": PALETTE[index % len(PALETTE)]}), row=1, col=column)
+        if name == "study":
+            last = max(step for record in records[name] for step, _ in record["curve"])
+            shown = {s: v for s, v in PUBLISHED_RECOVERY.items() if s <= last}
+            fig.add_trace(go.Scatter(x=list(shown), y=list(shown.values()), mode="markers",
+                                     marker={"symbol": "x", "size": 10, "color": "black"},
+                                     name="the study (one draw, training-batch loss)"), row=1, col=column)
+        fig.update_xaxes(title_text="Adam step (lr 1e-6, fresh batch of 512)", row=1, col=column)
+    fig.update_yaxes(title_text="held-out MSE", type="log", row=1, col=1)
+    return finish(fig, "The study's damage and retraining on both constructions", height=480)

@@ -8,10 +8,28 @@ and `check_results`.
 from __future__ import annotations
 
 #: Keys the results JSON must contain (a chapter may write more).
-REQUIRED_KEYS = frozenset({"handcrafted_mse", "handcrafted_max_abs_error", "n_graphs", "perturbation"})
+REQUIRED_KEYS = frozenset({"handcrafted_mse", "handcrafted_max_abs_error", "n_graphs", "perturbation",
+                           "draws_per_scale", "study_protocol"})
 
 
 def check_results(results: dict) -> None:
     """Assert what chapter 1's results must satisfy beyond holding `REQUIRED_KEYS`."""
     assert results["handcrafted_mse"] < 1e-6 and results["n_graphs"] > 0
-    assert all({"scale", "loss_before", "loss_after"} <= r.keys() for r in results["perturbation"])
+    assert all({"scale", "loss_before", "loss_after", "damage_had_effect", "recovered"} <= r.keys()
+               for r in results["perturbation"])
+    # Several draws per (mode, scale): every scale appears draws_per_scale times per mode.
+    for mode in {r["mode"] for r in results["perturbation"]}:
+        scales = [r["scale"] for r in results["perturbation"] if r["mode"] == mode]
+        assert all(scales.count(s) == results["draws_per_scale"] for s in scales)
+    # The study's protocol: per draw the damaged matrix, MSE before and after, on both constructions.
+    protocol = results["study_protocol"]
+    constructions = protocol["constructions"]
+    assert set(constructions) == {"study", "book"}
+    assert len(constructions["study"]) == len(constructions["book"]) == protocol["draws"] >= 1
+    for study_draw, book_draw in zip(constructions["study"], constructions["book"]):
+        assert (study_draw["weight_list"], study_draw["index"]) == (book_draw["weight_list"], book_draw["index"])
+        for draw in (study_draw, book_draw):
+            assert {"what", "loss_intact", "loss_before", "loss_after", "damage_had_effect", "curve"} <= draw.keys()
+            assert draw["steps"] == protocol["steps"] and draw["curve"][-1][0] == protocol["steps"]
+    assert protocol["comparison"]["steps"] == protocol["steps"]
+    assert all(point["step"] <= protocol["steps"] for point in protocol["comparison"]["points"])

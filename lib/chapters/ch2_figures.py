@@ -1,4 +1,4 @@
-"""Figures of chapter 2: loss curves, the phase-transition figure, confusion histograms, schedule.
+"""Figures of chapter 2: loss curves, the transition study's figure, confusion histograms, schedule.
 
 Each function takes the numbers a `lib.paths.training.TrainingRun` logged and returns a plotly
 figure in the book's style (`lib.book.plotting.finish`). Chapter 3 reuses `confusion_figure` for its
@@ -16,7 +16,9 @@ import torch
 
 from lib.book.live import SliderRange, manual_panel
 from lib.book.plotting import PALETTE, finish, ordered_colours, slider_over_steps
+from lib.paths.phase_transitions import Drop
 from lib.paths.training import TrainingLog
+from lib.paths.transition_study import TransitionCurves
 
 
 def _colour(index: int) -> str:
@@ -42,43 +44,69 @@ def total_loss_figure(log: TrainingLog, *, published_final_loss: float | None = 
     return finish(fig, "Training loss")
 
 
-def loss_by_length_figure(log: TrainingLog, transitions: dict[int, int | None], *,
-                          threshold: float, unreachable_label: int,
+def loss_by_length_figure(log: TrainingLog, drops: dict[int, Drop], *, unreachable_label: int,
                           lengths: Sequence[int] | None = None, log_steps: bool = True) -> go.Figure:
-    """The phase-transition figure: loss of each path length over steps, transitions marked.
+    """The main run's loss of each path length over steps, detected drops marked.
 
     Args:
         log: the run's log.
-        transitions: {length: transition step or None} from `lib.paths.phase_transitions`.
-        threshold: the loss level used to detect transitions (drawn as a dotted line).
+        drops: {length: its drop} from `lib.paths.phase_transitions.detect_drops`.
         unreachable_label: label of unreachable targets (named in the legend).
-        lengths: which labels to draw (default: the keys of `transitions`).
-        log_steps: logarithmic step axis, which spreads out the early transitions.
+        lengths: which labels to draw (default: the keys of `drops`).
+        log_steps: logarithmic step axis, which spreads out the early steps.
     """
     losses = log.loss_by_length_tensor()
-    lengths = sorted(transitions) if lengths is None else list(lengths)
+    lengths = sorted(drops) if lengths is None else list(lengths)
     fig = go.Figure()
     for length, colour in zip(lengths, ordered_colours(len(lengths))):
         curve = losses[:, length].tolist()
         fig.add_trace(go.Scatter(x=log.steps, y=curve, mode="lines", connectgaps=True,
                                  name=length_name(length, unreachable_label),
                                  legendgroup=str(length), line={"color": colour, "width": 1.6}))
-        step = transitions.get(length)
-        if step is not None:
-            value = curve[log.steps.index(step)]
-            fig.add_trace(go.Scatter(
-                x=[step], y=[value], mode="markers", legendgroup=str(length), showlegend=False,
-                marker={"symbol": "diamond", "size": 11, "color": colour,
-                        "line": {"color": "black", "width": 1}},
-                hovertemplate=f"{length_name(length, unreachable_label)} learned at step {step}"
-                              "<extra></extra>"))
-    fig.add_trace(go.Scatter(x=[log.steps[0], log.steps[-1]], y=[threshold, threshold],
-                             mode="lines", line={"color": "grey", "dash": "dot"},
-                             name=f"threshold {threshold}"))
+        drop = drops.get(length)
+        if drop is not None and drop.dropped:
+            fig.add_trace(_drop_marker(drop, curve[log.steps.index(drop.step)], colour, length, unreachable_label))
     fig.update_yaxes(type="log", title="training loss of examples of this length")
     fig.update_xaxes(title="step" + (" (log scale)" if log_steps else ""),
                      type="log" if log_steps else "linear")
-    return finish(fig, "Loss by true path length (diamonds: detected transitions)", height=480)
+    return finish(fig, "Loss by true path length (diamonds: detected drops)", height=480)
+
+
+def _drop_marker(drop: Drop, value: float, colour: str, length: int, unreachable_label: int,
+                 name: str = "") -> go.Scatter:
+    return go.Scatter(
+        x=[drop.step], y=[value], mode="markers", legendgroup=str(length), showlegend=False,
+        marker={"symbol": "diamond", "size": 11, "color": colour, "line": {"color": "black", "width": 1}},
+        hovertemplate=f"{length_name(length, unreachable_label)}{name}: drop at step {drop.step}, "
+                      f"{drop.decades:.1f} decades in {drop.width} steps<extra></extra>")
+
+
+#: Line styles of the transition study's seeds, in order.
+SEED_DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")
+
+
+def transition_study_figure(curves: TransitionCurves, drops: Sequence[dict[int, Drop]], *,
+                            unreachable_label: int, lengths: Sequence[int] | None = None) -> go.Figure:
+    """The transition study as the authors plotted theirs: log MSE of each length on the
+    balanced evaluation set against a linear step axis, one line per seed (dash style), the
+    detected drops as diamonds."""
+    lengths = list(curves.lengths if lengths is None else lengths)
+    fig = go.Figure()
+    for length, colour in zip(lengths, ordered_colours(len(lengths))):
+        for index, seed in enumerate(curves.seeds):
+            curve = curves.curve(index, length)
+            fig.add_trace(go.Scatter(
+                x=list(curves.steps), y=curve, mode="lines", legendgroup=str(length),
+                name=f"{length_name(length, unreachable_label)}, seed {seed}", showlegend=True,
+                line={"color": colour, "width": 1.4, "dash": SEED_DASHES[index % len(SEED_DASHES)]}))
+            drop = drops[index][length]
+            if drop.dropped:
+                fig.add_trace(_drop_marker(drop, curve[curves.steps.index(drop.step)], colour, length,
+                                           unreachable_label, f", seed {seed}"))
+    fig.update_yaxes(type="log", title="MSE on the balanced evaluation set")
+    fig.update_xaxes(title="step", type="linear", range=[0, curves.steps[-1]])
+    return finish(fig, f"Loss by path length, graphs of up to {curves.config.n_max} vertices "
+                       f"(diamonds: detected drops)", height=520)
 
 
 def confusion_matrix(predictions: torch.Tensor, labels: torch.Tensor, n_labels: int) -> torch.Tensor:

@@ -42,6 +42,12 @@ class Chapter3Parameters(ChapterParameters):
                                low=16, high=2**20, smoke=at_most(256))
     test_graphs: int = parameter("held-out graphs per generalization test", low=16, high=2**20,
                                  smoke=at_most(256))
+    n_seeds: int = parameter(
+        "seeds of pre-training + fine-tuning behind the tests' spread (the first: chapter 2's model; about 2 min each more)",
+        low=1, high=20, smoke=at_most(2))
+    graphs_per_size: int = parameter(
+        "held-out on-path graphs per graph size for the per-size check of targets other than vertex 2",
+        low=16, high=2**20, smoke=at_most(64))
     length_train_n_max: int = parameter(
         "length study: training graphs have 3..length_train_n_max vertices", low=3, high=29)
     length_test_n_max: int = parameter(
@@ -64,6 +70,11 @@ class Chapter3Parameters(ChapterParameters):
     def check_consistency(self) -> None:
         check_schedule("length_learning_rates", self.length_learning_rates,
                        "length_phase_steps", self.length_phase_steps)
+
+    @property
+    def seeds(self) -> tuple[int, ...]:
+        """The seeds of pre-training and fine-tuning: `seed`, `seed + 1`, ... (`n_seeds` of them)."""
+        return tuple(self.seed + k for k in range(self.n_seeds))
 
     @property
     def length_split(self) -> LengthSplit:

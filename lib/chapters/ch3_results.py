@@ -424,7 +424,8 @@ __all__ = [
 
 #: Keys chapter 3's results JSON must contain (it may write more).
 REQUIRED_KEYS = frozenset({"finetune_loss_before", "finetune_loss_after", "generalization",
-                           "length_generalization"})
+                           "length_generalization", "seed_runs", "test_mse_over_seeds", "baselines",
+                           "baseline_comparison", "vertex_2_share_of_on_path", "onpath_by_graph_size"})
 
 
 def check_results(results: dict) -> None:
@@ -433,3 +434,18 @@ def check_results(results: dict) -> None:
     assert len(results["generalization"]) == 5
     assert all({"test", "mse", "accuracy", "published_mse"} <= r.keys() for r in results["generalization"])
     assert all({"n_vertices", "distance", "mse"} <= r.keys() for r in results["length_generalization"])
+    # Both baselines at the book's scale and at the study's, for every test.
+    for scale in ("book", "study", "book_graphs_study_label"):
+        scores = results["baselines"][scale]
+        assert [b["test"] for b in scores] == [r["test"] for r in results["generalization"]]
+        assert all({"mse_distance_1_2", "mse_mean_label", "share_vertex_2_of_on_path"} <= b.keys() for b in scores)
+    assert results["published_scale"]["unreachable_label"] == 15
+    # Every test's MSE over the seeds, with its spread; the first seed is the run's own model.
+    seeds = len(results["seed_runs"])
+    assert seeds >= 1 and len(results["test_mse_over_seeds"]) == 5
+    for name, spread in results["test_mse_over_seeds"].items():
+        assert len(spread["values"]) == seeds and spread["min"] <= spread["mean"] <= spread["max"]
+    first = {r["test"]: r["mse"] for r in results["generalization"]}
+    assert all(results["seed_runs"][0]["test_mse"][name] == mse for name, mse in first.items())
+    assert 0.0 <= results["vertex_2_share_of_on_path"]["finetuning"] <= 1.0
+    assert results["onpath_by_graph_size"]["rows"]

@@ -1,14 +1,16 @@
 """Parameters and runs of chapter 5 (complexity of the grokked solution).
 
 The notebook `notebooks/05_complexity.py` validates `Chapter5Parameters`, gets chapter 4's S4
-sweep (`s4_sweep`: loaded, or trained here with the same code when missing), and measures its
-seeds: local learning coefficient (`lib.grokking.mlp_llc`), weight norm and circuit efficiency
-(`lib.grokking.circuit_efficiency`) at the end of training (`measure_end_of_training`), the LLC
-along training (`lib.chapters.ch5_trajectory`: one S4 seed per outcome, and S5 seeds as the
-study followed them), and the generalization
-measures of Jiang et al. along the training of seeds that grok one group from an iid part of its
-table (`measures_over_time`). What the chapter reports about these numbers (summaries per
-outcome, correlations, AUCs) is built in `lib.chapters.ch5_results`.
+sweep without the unembedding bias (`lib.grokking.study_sweep.load_s4_sweep`: loaded, or trained
+here with the same code when missing), and measures its seeds: local learning coefficient
+(`lib.grokking.mlp_llc`), weight norm and circuit efficiency (`lib.grokking.circuit_efficiency`)
+at the end of training (`measure_end_of_training`), the LLC along training
+(`lib.chapters.ch5_trajectory`: one S4 seed per outcome, and S5 seeds as the study followed
+them), how the LLC estimate moves with the length of the SGLD chains
+(`lib.chapters.ch5_chain_length`), and the generalization measures of Jiang et al. along the
+training of seeds that grok one group from an iid part of its table (`measures_over_time`). What
+the chapter reports about these numbers (summaries per outcome, correlations, AUCs) is built in
+`lib.chapters.ch5_results`.
 """
 
 from __future__ import annotations
@@ -16,44 +18,29 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Protocol
 
 import torch
 
-from lib.book.params import at_most, parameter
-from lib.chapters.ch4 import SweepChapterParameters
+from lib.book.params import ParameterError, at_most, parameter
+from lib.book.seed_streams import stream_seeds
+from lib.chapters.sweep_parameters import SweepChapterParameters
 from lib.grokking.circuit_efficiency import loss_at_norm
 from lib.grokking.generalization_measures import all_measures
 from lib.grokking.groups import Group
 from lib.grokking.llc import LLCEstimate, SGLDConfig, estimate_llc
 from lib.grokking.mlp_llc import mlp_llc_in_chunks
 from lib.grokking.mlp import MLPConfig, instance_loss, parameter_norm, select_instances
-from lib.grokking.outcomes import GROKKED_G1, GROKKED_G2
-from lib.grokking.pairs import make_pair
-from lib.grokking.sweeps import (
-    load_sweep, run_group_sweep, run_pair_sweep, sweep_outcomes,
-)
+from lib.grokking.study import S4_MODEL_NO_BIAS, S4_SCHEDULE
+from lib.grokking.study_sweep import GROUPS
+from lib.grokking.sweeps import run_group_sweep
 from lib.grokking.training import SweepConfig, SweepResult, snapshot_epochs
-
-#: Chapter 4's saved S4 sweep, in `results_dir`.
-CHAPTER_4_SWEEP = "04_sweep_s4.pt"
-#: The pair whose seeds this chapter measures.
-S4_PAIR = "S4_vs_A4xZ2"
-#: The study's S4 setting, chapter 4's defaults [@wu2025ambiguous]: d = h = 32, coupled weight
-#: decay 2e-5, 2,000 full-batch epochs, snapshots every 500 epochs.
-STUDY_S4_MODEL = MLPConfig(24, 32, 32)
-STUDY_S4_SCHEDULE = SweepConfig(epochs=2000, log_every=20, weight_decay=2e-5,
-                                checkpoint_epochs=(0, 500, 1000, 1500, 2000))
-#: The three outcome groups of this chapter, in the order of their codes (`outcome_groups`).
-GROUPS = ("grokked S4", "grokked A4xZ2", "neither")
 
 
 @dataclass(frozen=True)
 class Chapter5Parameters(SweepChapterParameters):
     """The papermill parameters of chapter 5, each with its type, bounds, help and smoke value."""
 
-    llc_chains: int = parameter("SGLD chains per seed (published: 100)", low=2, high=10_000,
+    llc_chains: int = parameter("SGLD chains per S4 seed (published: 100)", low=2, high=10_000,
                                 smoke=at_most(2))
     llc_steps: int = parameter("SGLD steps per chain (published: 3,000)", low=2, high=1_000_000,
                                smoke=at_most(20))
@@ -93,11 +80,16 @@ class Chapter5Parameters(SweepChapterParameters):
                             high=4096, smoke=at_most(8))
     s5_epochs: int = parameter("their epochs (the study: 2,000)", low=1, high=1_000_000,
                                smoke=at_most(20))
-    s5_every: int = parameter("epochs between their measured snapshots", low=1, smoke=at_most(10))
-    s5_llc_chains: int = parameter("SGLD chains per S5 snapshot (published: 100)", low=2,
+    s5_snapshots: tuple[int, ...] = parameter(
+        "epochs at which their LLC is estimated, with the last epoch (published: every 10)", low=0,
+        high=1_000_000, smoke=lambda epochs: (10, 20))
+    s5_llc_chains: int = parameter("SGLD chains per S5 snapshot (published: 3)", low=2,
                                    high=10_000, smoke=at_most(2))
     s5_llc_steps: int = parameter("SGLD steps per chain at each S5 snapshot (published: 3,000)",
                                   low=2, high=1_000_000, smoke=at_most(20))
+    chain_lengths: tuple[int, ...] = parameter(
+        "chain lengths at which every estimate is also read from the first steps of its chains",
+        low=1, high=1_000_000, smoke=lambda lengths: (5, 10, 20))
     cpu_threads: int = parameter("torch threads of this process on the CPU (the measures)", low=1,
                                  high=256)
     workers: int = parameter("single-threaded worker processes for the LLC chains and the "
@@ -110,71 +102,13 @@ class Chapter5Parameters(SweepChapterParameters):
                           localization=self.llc_localization, steps=self.llc_steps,
                           chains=self.llc_chains, burn_in=self.llc_burn_in)
 
-
-# --- Chapter 4's sweep ---------------------------------------------------------------------
-
-
-@dataclass
-class S4Sweep:
-    """Chapter 4's S4 sweep and where it came from: "checkpoint" (loaded) or "trained" (here)."""
-
-    result: SweepResult
-    source: str
-    path: str | None
-    seconds: float
-
-
-class FallbackSweepParameters(Protocol):
-    """The parameters `s4_sweep` reads (chapters 5 and 6 both have them)."""
-
-    seed: int
-    device: str
-    results_dir: str
-    fallback_instances: int
-    fallback_epochs: int
-    workers: int
-
-
-def s4_sweep(config: FallbackSweepParameters, progress: bool = True) -> S4Sweep:
-    """Chapter 4's S4 sweep from `results_dir`, or the same sweep trained here when missing
-    (chapters 5 and 6).
-
-    The fallback trains `fallback_instances` seeds with chapter 4's code (`run_pair_sweep`) at the
-    study's setting (`STUDY_S4_MODEL`, `STUDY_S4_SCHEDULE`, its epochs replaced by
-    `fallback_epochs`), and is not written to `results_dir`, so it is never taken for chapter
-    4's output.
-    """
-    started = time.perf_counter()
-    path = Path(config.results_dir) / CHAPTER_4_SWEEP
-    if path.exists():
-        return S4Sweep(load_sweep(path), "checkpoint", str(path), time.perf_counter() - started)
-    epochs = config.fallback_epochs
-    marks = tuple(sorted({e for e in STUDY_S4_SCHEDULE.checkpoint_epochs if e <= epochs} | {epochs}))
-    schedule = SweepConfig(epochs=epochs, log_every=min(STUDY_S4_SCHEDULE.log_every, epochs),
-                           weight_decay=STUDY_S4_SCHEDULE.weight_decay, checkpoint_epochs=marks,
-                           workers=config.workers)
-    seeds = [config.seed * 100_000 + i for i in range(config.fallback_instances)]
-    result = run_pair_sweep(make_pair(S4_PAIR), seeds, STUDY_S4_MODEL, schedule,
-                            device=config.device, progress=progress)
-    return S4Sweep(result, "trained", None, time.perf_counter() - started)
-
-
-def outcome_groups(result: SweepResult, grok_threshold: float) -> torch.Tensor:
-    """Each seed's group (index into `GROUPS`): grokked S4, grokked A4 x Z2, or neither."""
-    codes = sweep_outcomes(result, grok_threshold, grok_threshold)
-    groups = torch.full_like(codes, 2)
-    groups[codes == GROKKED_G1] = 0
-    groups[codes == GROKKED_G2] = 1
-    return groups
-
-
-def choose_seeds(groups: torch.Tensor, neither_sample: int, generator: torch.Generator) -> torch.Tensor:
-    """Every seed that grokked a group and a uniform sample of `neither_sample` of the others,
-    as sorted sweep indices (the LLC of every seed of a 10,000-seed sweep is a GPU job)."""
-    grokked = (groups < 2).nonzero().squeeze(1)
-    neither = (groups == 2).nonzero().squeeze(1)
-    sample = neither[torch.randperm(len(neither), generator=generator)[:neither_sample]]
-    return torch.cat([grokked, sample]).sort().values
+    def check_consistency(self) -> None:
+        super().check_consistency()
+        longest = min(self.llc_steps, self.s5_llc_steps)
+        if max(self.chain_lengths) > longest:
+            raise ParameterError(
+                f"Parameter `chain_lengths` must not exceed the chains' steps (llc_steps and "
+                f"s5_llc_steps, at least {longest}); got {max(self.chain_lengths)}.")
 
 
 # --- End of training -----------------------------------------------------------------------
@@ -257,15 +191,15 @@ class MeasuresOverTime:
 
 def iid_sweep(group: Group, config: Chapter5Parameters, generator: torch.Generator,
               progress: bool = True) -> SweepResult:
-    """`iid_instances` seeds of the study's S4 model trained on a random `iid_train_fraction`
+    """`iid_instances` seeds of the S4 model without bias trained on a random `iid_train_fraction`
     of `group`'s table, with snapshots every `iid_every` epochs."""
     epochs = config.iid_epochs
     marks = snapshot_epochs(epochs, config.iid_every)
     schedule = SweepConfig(epochs=epochs, log_every=math.gcd(config.iid_every, epochs),
-                           weight_decay=STUDY_S4_SCHEDULE.weight_decay, checkpoint_epochs=marks,
+                           weight_decay=S4_SCHEDULE.weight_decay, checkpoint_epochs=marks,
                            workers=config.workers)
-    seeds = [config.seed * 100_000 + 50_000 + i for i in range(config.iid_instances)]
-    model = MLPConfig(group.order, STUDY_S4_MODEL.embed_dim, STUDY_S4_MODEL.hidden_dim)
+    seeds = stream_seeds("ch5_iid", config.seed, config.iid_instances)
+    model = MLPConfig(group.order, S4_MODEL_NO_BIAS.embed_dim, S4_MODEL_NO_BIAS.hidden_dim)
     return run_group_sweep(group, seeds, model, schedule, train_fraction=config.iid_train_fraction,
                            generator=generator, device=config.device, progress=progress)
 
@@ -345,10 +279,7 @@ def regression_check(generator: torch.Generator, dimension: int = 4, n_data: int
 
 
 __all__ = [
-    "CHAPTER_4_SWEEP", "Chapter5Parameters", "EndOfTraining", "FallbackSweepParameters", "GROUPS",
-    "MeasuresOverTime",
-    "S4Sweep", "STUDY_S4_MODEL", "STUDY_S4_SCHEDULE", "S4_PAIR", "choose_seeds",
-    "first_seed_per_outcome", "iid_sweep",
-    "measure_end_of_training", "measures_over_time", "outcome_groups", "RegressionCheck",
-    "regression_check", "s4_sweep",
+    "Chapter5Parameters", "EndOfTraining", "GROUPS", "MeasuresOverTime", "RegressionCheck",
+    "first_seed_per_outcome", "iid_sweep", "measure_end_of_training", "measures_over_time",
+    "regression_check",
 ]

@@ -22,6 +22,7 @@ from lib.book.statistics import Estimate, bootstrap, mean_estimate, pearson, roc
 from lib.book.tables import format_value, markdown_table
 from lib.chapters.ch5 import GROUPS, EndOfTraining, MeasuresOverTime
 from lib.chapters.ch5_trajectory import Trajectory
+from lib.grokking.study import PUBLISHED_S5_LLC
 
 #: Display names of the end-of-training measures, in the chapter's order.
 MEASURE_NAMES = {"train_loss": "training loss", "weight_norm": "weight norm", "llc": "LLC",
@@ -177,12 +178,51 @@ def tracking_table(rows: list[Tracking]) -> str:
                           formats={2: _estimate_text})
 
 
+def s5_comparison_sentence(trajectory: Trajectory) -> str:
+    """The S5 LLC trajectory next to the study's (`PUBLISHED_S5_LLC`), with what differs between
+    the two protocols (chapter 5)."""
+    published = PUBLISHED_S5_LLC
+    model, sgld = trajectory.result.model_config, trajectory.sgld
+    same_chains = (sgld.chains, sgld.steps) == (published["chains"], published["steps"])
+    peak, end = trajectory.peak_and_end()
+    seeds = len(trajectory.labels)
+    courses = []
+    for label, k in trajectory.labels.items():
+        epochs, llc = trajectory.after_fitting(k)
+        if len(epochs):
+            top = int(llc.argmax())
+            courses.append(f"{label}: highest {float(llc[top]):,.0f} at epoch {int(epochs[top])}, "
+                           f"{float(llc[-1]):,.0f} at epoch {int(epochs[-1])}")
+    if not courses:
+        return f"None of the {seeds} S5 seed(s) fit its training set, so no snapshot has a meaningful LLC."
+    low_peak, high_peak = min(published["peaks"]), max(published["peaks"])
+    low_end, high_end = min(published["finals"]), max(published["finals"])
+    differs = [f"{seeds} seed(s) against the study's {published['instances']}",
+               f"snapshots at epochs {', '.join(str(int(e)) for e in trajectory.epochs)} against every "
+               f"{published['checkpoint_every']}"]
+    if not same_chains:
+        differs.append(f"{sgld.chains} chains of {sgld.steps:,} steps against {published['chains']} of "
+                       f"{published['steps']:,}")
+    if (model.embed_dim, model.unembed_bias) != (128, True):
+        differs.append(f"d = h = {model.embed_dim}{'' if model.unembed_bias else ' without the bias'} "
+                       "against 128 with the bias")
+    return (f"S5 vs A5 x Z2 (d = h = {model.embed_dim}, {'with' if model.unembed_bias else 'without'} the "
+            f"unembedding bias, {sgld.chains} chains of {sgld.steps:,} SGLD steps per snapshot): "
+            + "; ".join(courses)
+            + f". The study's run peaked at {low_peak:,}-{high_peak:,} near epochs "
+            f"{published['peak_epochs'][0]}-{published['peak_epochs'][1]} and ended at {low_end}-{high_end} "
+            f"[@wu2025ambiguous]: the mean highest value here is {peak / ((low_peak + high_peak) / 2):.2f} times "
+            f"theirs and the mean final one {end / ((low_end + high_end) / 2):.2f} times. What differs: "
+            + "; ".join(differs) + ".")
+
+
 def trajectory_results(trajectory: Trajectory) -> dict:
     """The LLC along training of each seed of `trajectory`, for the results JSON."""
     return {"seeds": trajectory.labels, "epochs": trajectory.epochs.tolist(),
             "llc": trajectory.llc.T.tolist(), "sem": trajectory.llc_sem.T.tolist(),
             "fitted_epoch": trajectory.fitted_epoch.tolist(), "grok_epoch": trajectory.grok_epoch.tolist(),
             "chains": trajectory.sgld.chains, "steps": trajectory.sgld.steps,
+            "unembed_bias": trajectory.result.model_config.unembed_bias,
             "same_outcome_as_sweep": trajectory.same_outcome}
 
 
@@ -208,7 +248,7 @@ def chapter_results(end: EndOfTraining, summaries: list[OutcomeSummary],
 
 __all__ = [
     "CORRELATED_PAIRS", "Correlation", "MEASURE_NAMES", "MeasureAuc", "OutcomeSummary", "Tracking",
-    "auc_table", "chapter_results", "strongest_separator", "compare_outcomes", "measure_correlations", "outcome_aucs", "outcome_summaries",
+    "auc_table", "chapter_results", "s5_comparison_sentence", "strongest_separator", "compare_outcomes", "measure_correlations", "outcome_aucs", "outcome_summaries",
     "summary_table", "tracking_over_time", "tracking_table", "trajectory_results",
 ]
 
@@ -217,7 +257,8 @@ __all__ = [
 
 #: Keys chapter 5's results JSON must contain (it may write more).
 REQUIRED_KEYS = frozenset({"outcomes", "correlations", "aucs", "llc_over_training", "s5_llc_over_training",
-                           "tracking_over_time", "regression_check", "sgld"})
+                           "tracking_over_time", "regression_check", "sgld", "chain_length_study",
+                           "s5_snapshots", "feeding_sweep"})
 
 
 def check_results(results: dict) -> None:
@@ -229,3 +270,10 @@ def check_results(results: dict) -> None:
     assert {t["measure"] for t in results["tracking_over_time"]} >= {"llc", "train_loss", "path_norm"}
     s5 = results["s5_llc_over_training"]
     assert len(s5["llc"]) == len(s5["seeds"]) and all(len(row) == len(s5["epochs"]) for row in s5["llc"])
+    assert s5["epochs"] == results["s5_snapshots"]
+    for row in results["chain_length_study"]:
+        assert len(row["lengths"]) == len(row["estimates"]) and row["settled_at"] in row["lengths"]
+    if not results["smoke"]:
+        # the study's chain length everywhere in the default run
+        assert results["sgld"]["steps"] == 3000 and s5["steps"] == 3000 and s5["chains"] >= 3
+        assert results["sgld"]["chains"] >= 5

@@ -1,14 +1,17 @@
 """The LLC along training: S4 seeds of each outcome, and S5 seeds as the study followed them (chapter 5).
 
-The study followed the LLC of S5 models (d = h = 128) over training: it rose to about 4,500
-early and fell to 500-600 by the end [@wu2025ambiguous]. Chapter 5 measures
+The study followed the LLC of one S5 run (3 instances, d = h = 128, with the unembedding bias)
+over training with 3 SGLD chains of 3,000 steps at a checkpoint every 10 epochs: it peaked near
+4,560-4,600 at epochs 80-90 and fell to 505-598 by the end [@wu2025ambiguous]
+(`lib.grokking.study.PUBLISHED_S5_LLC`). Chapter 5 measures
 
 * `llc_over_training`: one seed per outcome of chapter 4's S4 sweep, retrained with the same
   code and seed and a snapshot every `trajectory_every` epochs;
 * `s5_llc_over_training`: `s5_seeds` seeds of the S5 vs A5 x Z2 pair trained as the study did
-  (its model and schedule, `STUDY_S5_MODEL` and `STUDY_S5_SCHEDULE`), with a snapshot every
-  `s5_every` epochs; its SGLD chains are fewer and shorter (`s5_llc_chains`, `s5_llc_steps`):
-  an S5 model has 18 times the parameters and 24 times the training pairs of an S4 one.
+  (its model and schedule, `lib.grokking.study.S5_MODEL` and `S5_SCHEDULE`), with snapshots at
+  the epochs `s5_snapshots` (a sparser grid than the study's every 10 epochs: an S5 model has 18
+  times the parameters and 24 times the training pairs of an S4 one) and `s5_llc_chains` chains
+  of `s5_llc_steps` steps at each (the study: 3 of 3,000).
 
 Both estimate the LLC at every snapshot of every seed as one batch of models
 (`llc_along_training`).
@@ -17,25 +20,23 @@ Both estimate the LLC at every snapshot of every seed as one batch of models
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass
 
 import torch
 
 from lib.grokking.llc import SGLDConfig
-from lib.grokking.mlp import MLPConfig, init_instances
+from lib.grokking.mlp import init_instances
 from lib.grokking.mlp_llc import mlp_llc_in_chunks
 from lib.grokking.outcomes import first_epoch_at_or_above
 from lib.grokking.pairs import make_pair
 from lib.grokking.sweeps import pair_evaluations, run_pair_sweep
-from lib.grokking.training import SweepConfig, SweepResult, snapshot_epochs, train_instances
+from lib.grokking.training import SweepResult, snapshot_epochs, train_instances
 
-from lib.chapters.ch5 import GROUPS, S4_PAIR, Chapter5Parameters, outcome_groups
-
-#: The pair of the study's LLC trajectory, and its setting: d = h = 128, weight decay 2e-5,
-#: 2,000 full-batch epochs [@wu2025ambiguous] (chapter 4's S5 defaults).
-S5_PAIR = "S5_vs_A5xZ2"
-STUDY_S5_MODEL = MLPConfig(120, 128, 128)
-STUDY_S5_SCHEDULE = SweepConfig(epochs=2000, log_every=20, weight_decay=2e-5)
+from lib.book.seed_streams import stream_seeds
+from lib.chapters.ch5 import Chapter5Parameters
+from lib.grokking.study import S4_PAIR, S5_MODEL, S5_PAIR, S5_SCHEDULE
+from lib.grokking.study_sweep import GROUPS, outcome_groups
 
 
 @dataclass
@@ -203,20 +204,27 @@ def llc_over_training(result: SweepResult, groups: torch.Tensor, config: Chapter
     return trajectory
 
 
+def s5_snapshot_epochs(snapshots: tuple[int, ...], epochs: int) -> tuple[int, ...]:
+    """The S5 snapshot epochs: those of `snapshots` within training, and the last epoch."""
+    return tuple(sorted({e for e in snapshots if e <= epochs} | {epochs}))
+
+
 def s5_llc_over_training(config: Chapter5Parameters, generator: torch.Generator,
                          progress: bool = True) -> Trajectory:
-    """Train `s5_seeds` seeds of the S5 pair at the study's setting (width `s5_dim`, epochs
-    `s5_epochs`) with snapshots every `s5_every` epochs, and estimate the LLC at each snapshot
-    with `s5_llc_chains` chains of `s5_llc_steps` steps (the other SGLD settings as for S4)."""
-    model = dataclasses.replace(STUDY_S5_MODEL, embed_dim=config.s5_dim, hidden_dim=config.s5_dim)
-    schedule = dataclasses.replace(
-        STUDY_S5_SCHEDULE, epochs=config.s5_epochs, log_every=min(STUDY_S5_SCHEDULE.log_every, config.s5_every),
-        checkpoint_epochs=snapshot_epochs(config.s5_epochs, config.s5_every), workers=config.workers)
-    seeds = [config.seed * 100_000 + 70_000 + i for i in range(config.s5_seeds)]
+    """Train `s5_seeds` seeds (the "ch5_s5_trajectory" seed stream) of the S5 pair at the study's
+    setting (width `s5_dim`, epochs `s5_epochs`) with snapshots at `s5_snapshot_epochs`, and
+    estimate the LLC at each snapshot with `s5_llc_chains` chains of `s5_llc_steps` steps (the
+    other SGLD settings as for S4)."""
+    model = dataclasses.replace(S5_MODEL, embed_dim=config.s5_dim, hidden_dim=config.s5_dim)
+    marks = s5_snapshot_epochs(config.s5_snapshots, config.s5_epochs)
+    log_every = math.gcd(S5_SCHEDULE.log_every, *marks) if any(marks) else S5_SCHEDULE.log_every
+    schedule = dataclasses.replace(S5_SCHEDULE, epochs=config.s5_epochs, log_every=min(log_every, config.s5_epochs),
+                                   checkpoint_epochs=marks, workers=config.workers)
+    seeds = stream_seeds("ch5_s5_trajectory", config.seed, config.s5_seeds)
     result = run_pair_sweep(make_pair(S5_PAIR), seeds, model, schedule, device=config.device, progress=progress)
     sgld = dataclasses.replace(config.sgld, chains=config.s5_llc_chains, steps=config.s5_llc_steps)
     return llc_along_training(result, sgld, config.grok_threshold, generator, config.workers)
 
 
-__all__ = ["S5_PAIR", "STUDY_S5_MODEL", "STUDY_S5_SCHEDULE", "Trajectory", "llc_along_training",
-           "llc_over_training", "representative_seeds", "s5_llc_over_training"]
+__all__ = ["Trajectory", "llc_along_training", "llc_over_training", "representative_seeds",
+           "s5_llc_over_training", "s5_snapshot_epochs"]

@@ -1,7 +1,8 @@
 """Parameters and runs of chapter 6 (determination): when does a seed decide which group it groks?
 
 The notebook `notebooks/06_determination.py` validates `Chapter6Parameters`, gets chapter 4's S4
-sweep (`lib.chapters.ch5.s4_sweep`: loaded, or trained with the same code when missing) and runs
+sweep without the unembedding bias (`lib.grokking.study_sweep.load_s4_sweep`: loaded, or trained
+with the same code when missing) and runs
 the chapter's studies on it:
 
 * `choose_per_outcome` and `retrain_with_snapshots`: the seeds of each outcome that the
@@ -30,8 +31,11 @@ from dataclasses import dataclass
 import torch
 
 from lib.book.params import at_most, parameter, ParameterError
-from lib.chapters.ch4 import SweepChapterParameters
-from lib.chapters.ch5 import S4_PAIR, STUDY_S4_MODEL, STUDY_S4_SCHEDULE
+from lib.book.seed_streams import stream_seeds
+from lib.chapters.sweep_parameters import SweepChapterParameters
+from lib.grokking.study import (
+    PUBLISHED_FLIP_RATES, PUBLISHED_UNGROK_SHARES, S4_MODEL_NO_BIAS, S4_PAIR, S4_SCHEDULE,
+)
 from lib.grokking.early_prediction import held_out_auc
 from lib.grokking.mlp import MLPConfig, init_single, init_instances
 from lib.grokking.outcomes import classify_outcomes
@@ -45,13 +49,8 @@ from lib.grokking.training_jacobian import (
 )
 from lib.grokking.transplant import Transplant, TransplantFates, transplant, transplant_fates
 
-#: The published argmax-flip rates of the test-set logits over a late interval, per outcome
-#: [@wu2025ambiguous] (in the order of `lib.chapters.ch5.GROUPS`).
-PUBLISHED_FLIP_RATES = {"grokked S4": 5.4e-5, "grokked A4xZ2": 4e-4, "neither": 6.5e-3}
-#: The published share of transplanted seeds that partially ungrok their group, per group
-#: grokked first [@wu2025ambiguous] ("about 7%" one way, "8%" with the roles swapped; the text
-#: does not say which group came first in which experiment).
-PUBLISHED_UNGROK_SHARES = (0.07, 0.08)
+#: The seeds this chapter transplants, by the group they grok first (`lib.book.seed_streams`).
+TRANSPLANT_STREAMS = {"g1": "ch6_transplant_g1", "g2": "ch6_transplant_g2"}
 
 
 @dataclass(frozen=True)
@@ -124,7 +123,7 @@ class Chapter6Parameters(SweepChapterParameters):
 
 
 def choose_per_outcome(groups: torch.Tensor, per_outcome: int, generator: torch.Generator) -> torch.Tensor:
-    """Up to `per_outcome` seeds of each outcome group (`lib.chapters.ch5.outcome_groups`),
+    """Up to `per_outcome` seeds of each outcome group (`lib.grokking.study_sweep.outcome_groups`),
     drawn at random, as sweep indices ordered by group and then by index."""
     chosen = []
     for code in groups.unique().tolist():
@@ -173,7 +172,7 @@ class TotalVariationStudy:
 
     @property
     def group(self) -> torch.Tensor:
-        """(B,) each seed's outcome group in the retraining (index into `lib.chapters.ch5.GROUPS`)."""
+        """(B,) each seed's outcome group in the retraining (index into `lib.grokking.study_sweep.GROUPS`)."""
         return self.outcome.clamp(max=2)
 
 
@@ -294,13 +293,13 @@ def transplant_both_ways(config: Chapter6Parameters, generator: torch.Generator,
     pair = make_pair(S4_PAIR)
 
     def schedule(epochs: int) -> SweepConfig:
-        return SweepConfig(epochs=epochs, log_every=min(STUDY_S4_SCHEDULE.log_every, epochs),
-                           weight_decay=STUDY_S4_SCHEDULE.weight_decay, workers=config.workers)
+        return SweepConfig(epochs=epochs, log_every=min(S4_SCHEDULE.log_every, epochs),
+                           weight_decay=S4_SCHEDULE.weight_decay, workers=config.workers)
 
     runs, fates = {}, {}
-    for offset, group in ((70_000, "g1"), (80_000, "g2")):
-        seeds = [config.seed * 100_000 + offset + i for i in range(config.transplant_seeds)]
-        runs[group] = transplant(pair, group, seeds, STUDY_S4_MODEL, schedule(config.transplant_first_epochs),
+    for group, stream in TRANSPLANT_STREAMS.items():
+        seeds = stream_seeds(stream, config.seed, config.transplant_seeds)
+        runs[group] = transplant(pair, group, seeds, S4_MODEL_NO_BIAS, schedule(config.transplant_first_epochs),
                                  schedule(config.transplant_second_epochs), config.transplant_train_fraction,
                                  generator, progress=progress)
         fates[group] = transplant_fates(runs[group], config.grok_threshold)
@@ -348,7 +347,7 @@ class EarlyPrediction:
 def early_prediction(result: SweepResult, groups: torch.Tensor, every: int, folds: int,
                      generator: torch.Generator) -> EarlyPrediction:
     """Held-out AUCs of a logistic regression predicting each seed's outcome group (`groups`,
-    `lib.chapters.ch5.outcome_groups`) from its features at every logged epoch that is a
+    `lib.grokking.study_sweep.outcome_groups`) from its features at every logged epoch that is a
     multiple of `every` (and the last)."""
     logged = result.log_epochs.tolist()
     rows = [i for i, e in enumerate(logged) if e % every == 0 or i == len(logged) - 1]

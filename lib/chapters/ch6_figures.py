@@ -9,7 +9,7 @@ from plotly.subplots import make_subplots
 
 from lib.book.live import SliderRange, manual_panel
 from lib.book.plotting import PALETTE, finish, slider_over_steps
-from lib.chapters.ch5 import GROUPS
+from lib.grokking.study_sweep import GROUPS
 from lib.chapters.ch6 import EarlyPrediction, JacobianSpectra, TotalVariationStudy, TransplantStudy
 from lib.chapters.ch6_perturbation import PerturbationStudy, perturbation_study
 from lib.grokking.training import SweepResult

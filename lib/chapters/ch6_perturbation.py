@@ -57,7 +57,7 @@ class PerturbationStudy:
 
     @property
     def sweep_group(self) -> torch.Tensor:
-        """(B,) each seed's outcome group in the sweep (index into `lib.chapters.ch5.GROUPS`:
+        """(B,) each seed's outcome group in the sweep (index into `lib.grokking.study_sweep.GROUPS`:
         grokked S4, grokked A4xZ2, neither)."""
         return self.sweep_outcome.clamp(max=2)
 

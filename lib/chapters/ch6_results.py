@@ -8,7 +8,7 @@ import statistics
 import torch
 
 from lib.book.tables import markdown_table
-from lib.chapters.ch5 import GROUPS
+from lib.grokking.study_sweep import GROUPS
 from lib.chapters.ch6 import (
     PUBLISHED_FLIP_RATES, PUBLISHED_UNGROK_SHARES, EarlyPrediction, JacobianSpectra, TotalVariationStudy,
     TransplantStudy,

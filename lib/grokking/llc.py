@@ -44,7 +44,9 @@ training's depend on the chunking), and memory grows with B * chains: pass chunk
 instances. `single_model_llc` is the plain loop over chains of one model, drawing in the same
 order, so one chain of one instance follows it draw for draw. `lib.grokking.mlp_llc` applies
 both to the MLP of chapter 4 (with a faster full-batch path that reuses the pieces of the step
-here: `sgld_drift_step`, `noise_like`, `ChainRecord`).
+here: `sgld_drift_step`, `noise_like`, `ChainRecord`). `estimates_at_chain_lengths` reads, from
+one run of long chains, the estimates that shorter chains with the same draws give: a chain's
+loss first overshoots and then settles, so short chains overestimate (they are not lower bounds).
 """
 
 from __future__ import annotations
@@ -100,7 +102,7 @@ class SGLDConfig:
     def burn_in_steps(self) -> int:
         """Number of initial steps whose losses are not averaged: floor(burn_in * steps), read
         forgivingly (0.29 * 100 is 28.999... in floating point but gives 29), at most steps - 1."""
-        return min(math.floor(self.burn_in * self.steps + 1e-9), self.steps - 1)
+        return burn_in_steps(self.burn_in, self.steps)
 
 
 @dataclass(frozen=True)
@@ -193,6 +195,33 @@ def summarise_chains(per_chain: torch.Tensor, init_loss: torch.Tensor, trace: to
     return LLCEstimate(mean=per_chain.mean(dim=1), std=std, sem=std / math.sqrt(chains),
                        per_chain=per_chain, init_loss=init_loss, loss_trace=trace,
                        burn_in_steps=burn_in_steps)
+
+
+def burn_in_steps(burn_in: float, steps: int) -> int:
+    """floor(burn_in * steps), read forgivingly, at most steps - 1 (`SGLDConfig.burn_in_steps`)."""
+    return min(math.floor(burn_in * steps + 1e-9), steps - 1)
+
+
+def estimates_at_chain_lengths(loss_trace: torch.Tensor, init_loss: torch.Tensor, config: SGLDConfig,
+                               lengths: list[int] | tuple[int, ...]) -> torch.Tensor:
+    """(len(lengths), ...) the estimate each model would get from chains of each length (chapter
+    5's chain-length study), read from the first steps of its chains: `loss_trace` (steps, ...)
+    is the chain-averaged loss of every step (`LLCEstimate.loss_trace`), `init_loss` (...) the
+    loss at w*, `config` the settings the chains ran with.
+
+    A chain of L steps is the first L steps of a longer chain drawn from the same generator (the
+    noise of step t does not depend on the chain's length), so its estimate, n_beta * (mean loss
+    over steps burn_in * L .. L - 1 minus L(w*)), averaged over chains, is read exactly from the
+    chain-averaged `loss_trace` of the long run, with burn-in `config.burn_in` of each length.
+    """
+    trace, init = loss_trace.double(), init_loss.double()
+    rows = []
+    for length in lengths:
+        if not 1 <= length <= trace.shape[0]:
+            raise ValueError(f"a chain length must lie between 1 and the chains' {trace.shape[0]} steps; got {length}.")
+        burn = burn_in_steps(config.burn_in, length)
+        rows.append(config.n_beta * (trace[burn:length].mean(dim=0) - init))
+    return torch.stack(rows)
 
 
 def estimate_llc(

@@ -14,6 +14,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 import torch
 
@@ -40,25 +41,36 @@ class S4Sweep:
     seconds: float
 
 
-def load_s4_sweep(results_dir: str, seed: int, fallback_instances: int, fallback_epochs: int,
-                  device: str, workers: int, progress: bool = True) -> S4Sweep:
-    """Chapter 4's S4 sweep from `results_dir`, or the same sweep trained here when missing
-    (chapters 5 and 6).
+class FallbackSweepParameters(Protocol):
+    """The parameters `load_s4_sweep` reads (chapters 5 and 6 both have them)."""
+
+    seed: int
+    device: str
+    results_dir: str
+    fallback_instances: int
+    fallback_epochs: int
+    workers: int
+
+
+def load_s4_sweep(config: FallbackSweepParameters, progress: bool = True) -> S4Sweep:
+    """Chapter 4's S4 sweep from `config.results_dir`, or the same sweep trained here when
+    missing (chapters 5 and 6).
 
     The fallback trains `fallback_instances` seeds of the "sweep" seed stream with chapter 4's
     code (`run_pair_sweep`) on `S4_MODEL_NO_BIAS` and `S4_SCHEDULE`, its epochs replaced by
     `fallback_epochs`.
     """
     started = time.perf_counter()
-    path = Path(results_dir) / S4_SWEEP_FILE
+    path = Path(config.results_dir) / S4_SWEEP_FILE
     if path.exists():
         return S4Sweep(load_sweep(path), "checkpoint", str(path), time.perf_counter() - started)
-    marks = tuple(sorted({e for e in S4_SCHEDULE.checkpoint_epochs if e <= fallback_epochs}
-                         | {fallback_epochs}))
-    schedule = SweepConfig(epochs=fallback_epochs, log_every=min(S4_SCHEDULE.log_every, fallback_epochs),
-                           weight_decay=S4_SCHEDULE.weight_decay, checkpoint_epochs=marks, workers=workers)
-    result = run_pair_sweep(make_pair(S4_PAIR), stream_seeds("sweep", seed, fallback_instances),
-                            S4_MODEL_NO_BIAS, schedule, device=device, progress=progress)
+    epochs = config.fallback_epochs
+    marks = tuple(sorted({e for e in S4_SCHEDULE.checkpoint_epochs if e <= epochs} | {epochs}))
+    schedule = SweepConfig(epochs=epochs, log_every=min(S4_SCHEDULE.log_every, epochs),
+                           weight_decay=S4_SCHEDULE.weight_decay, checkpoint_epochs=marks,
+                           workers=config.workers)
+    result = run_pair_sweep(make_pair(S4_PAIR), stream_seeds("sweep", config.seed, config.fallback_instances),
+                            S4_MODEL_NO_BIAS, schedule, device=config.device, progress=progress)
     return S4Sweep(result, "trained", None, time.perf_counter() - started)
 
 
@@ -81,4 +93,4 @@ def choose_seeds(groups: torch.Tensor, neither_sample: int, generator: torch.Gen
     return torch.cat([grokked, sample]).sort().values
 
 
-__all__ = ["GROUPS", "S4Sweep", "S4_SWEEP_FILE", "choose_seeds", "load_s4_sweep", "outcome_groups"]
+__all__ = ["FallbackSweepParameters", "GROUPS", "S4Sweep", "S4_SWEEP_FILE", "choose_seeds", "load_s4_sweep", "outcome_groups"]

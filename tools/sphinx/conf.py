@@ -47,7 +47,9 @@ mathjax_path = "mathjax/tex-chtml.js"
 html_theme = "sphinx_book_theme"
 html_static_path = ["_static"]
 html_css_files = ["book.css"]
+html_favicon = "_static/favicon.svg"  # (else browsers ask for /favicon.ico, which is not there)
 html_js_files = [("plotly-legends.js", {"defer": "defer"})]
+html_context = {"default_mode": "auto"}   # light or dark as the reader's system is
 html_theme_options = {
     "home_page_in_toc": True,
     "show_navbar_depth": 1,

@@ -1,0 +1,89 @@
+"""Chapter 4's numbers beside the published ones, like for like, and which sweep feeds chapters 5-6.
+
+* `published_comparisons`: each run trained with the protocol of a published count (same pair,
+  weight decay and unembedding bias, `lib.chapters.ch4.published_for`), classified at that
+  count's threshold (0.999 for wd 2e-5, the authors' 0.95 at the last logged epoch for wd 2e-4);
+* `outcome_json`: a sweep's counts, fractions and 95% intervals with its protocol and the
+  published count it is compared with, for the results JSON and the index table;
+* `feeding_sweep_sentence`: which S4 sweep chapters 5 and 6 measure, and why;
+* `chapter_results`: the chapter's results JSON (the runs' summaries unchanged, the S4 pair with
+  and without the bias, the published comparisons).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from lib.chapters.ch4 import (
+    PAIR_KEYS, PUBLISHED_COUNTS, Chapter4Parameters, ExperimentRun, published_for, subsample_keys,
+)
+from lib.chapters.ch4_results import LabelBalance, PairIntersection, PairOutcome, pair_outcome
+from lib.grokking.outcomes import OutcomeFraction
+from lib.grokking.pairs import PUBLISHED_INTERSECTION_SIZES
+from lib.grokking.study import PUBLISHED_NOTES
+
+
+def outcome_json(outcome: PairOutcome) -> dict:
+    """A sweep's counts, fractions and 95% intervals of each grokking outcome at one threshold,
+    with its protocol and the like-for-like published count (if any), for the results JSON."""
+    def share(value: OutcomeFraction) -> dict:
+        return {"count": value.count, "fraction": value.fraction, "low": value.low, "high": value.high}
+
+    inside = outcome.published_inside()
+    return {"experiment": outcome.key, "pair": outcome.name, "unembed_bias": outcome.unembed_bias,
+            "weight_decay": outcome.weight_decay, "grok_threshold": outcome.grok_threshold,
+            "n_instances": outcome.n_instances, "grokked_g1": share(outcome.grokked_g1),
+            "grokked_g2": share(outcome.grokked_g2),
+            "published": None if outcome.published_fraction_g1 is None else {
+                "n_instances": outcome.published_n_instances, "fraction_g1": outcome.published_fraction_g1,
+                "fraction_g2": outcome.published_fraction_g2, "inside_interval_g1": inside[0],
+                "inside_interval_g2": inside[1]}}
+
+
+def published_comparisons(runs: Mapping[str, ExperimentRun]) -> list[PairOutcome]:
+    """Each experiment of `PUBLISHED_COUNTS` whose run was trained with that count's protocol,
+    classified at that count's threshold (chapter 4's like-for-like comparisons: wd 2e-5 at 0.999, wd 2e-4 at 0.95)."""
+    compared = []
+    for key, count in PUBLISHED_COUNTS.items():
+        if key in runs and published_for(runs[key].experiment) == count:
+            compared.append(pair_outcome(runs[key], count.grok_threshold))
+    return compared
+
+
+#: The sweep chapters 5 and 6 measure, and why (`lib.grokking.study_sweep.S4_SWEEP_FILE`).
+FEEDS_LATER_CHAPTERS = "s4_no_bias"
+
+
+def feeding_sweep_sentence(with_bias: PairOutcome, without_bias: PairOutcome) -> str:
+    """Which S4 sweep chapters 5 and 6 measure and why, from the two sweeps' A4 x Z2 counts."""
+    return (f"Chapters 5 and 6 measure the sweep without the bias: they compare the seeds of each "
+            f"outcome, and with the bias {with_bias.grokked_g2.count} of {with_bias.n_instances:,} seeds "
+            f"grokked {with_bias.g2} against {without_bias.grokked_g2.count} without it"
+            + (" (too few to describe a group)" if with_bias.grokked_g2.count < 3 else "")
+            + ". Their numbers therefore describe the book's variant of the model, not the study's.")
+
+
+def chapter_results(runs: Mapping[str, ExperimentRun], intersections: Sequence[PairIntersection],
+                    z100_balance: LabelBalance, config: Chapter4Parameters,
+                    saved: Mapping[str, str]) -> dict:
+    """The chapter's results JSON: one summary per sweep, the S4 pair with and without the bias
+    and the like-for-like published comparisons (counts and intervals), intersections, label
+    counts, settings."""
+    return {
+        "pairs": [runs[key].summary | {"unembed_bias": runs[key].experiment.model.unembed_bias}
+                  for key in PAIR_KEYS],
+        "subsample": [runs[key].summary for key in subsample_keys(runs)],
+        "s4_bias_comparison": [outcome_json(pair_outcome(runs[key])) for key in ("s4", "s4_no_bias")],
+        "published_comparisons": [outcome_json(o) for o in published_comparisons(runs)],
+        "feeds_chapters_5_6": FEEDS_LATER_CHAPTERS,
+        "intersection_sizes": {row.name: row.intersection_size for row in intersections},
+        "published_intersection_sizes": PUBLISHED_INTERSECTION_SIZES,
+        "z100_label_counts": z100_balance.counts_json(),
+        "published": {key: count.as_json() for key, count in PUBLISHED_COUNTS.items()},
+        "published_notes": PUBLISHED_NOTES,
+        "grok_threshold": config.grok_threshold, "smoke": config.smoke,
+        "seed": config.seed, "saved_sweeps": dict(saved),
+    }
+
+
+__all__ = ["FEEDS_LATER_CHAPTERS", "chapter_results", "feeding_sweep_sentence", "outcome_json", "published_comparisons"]

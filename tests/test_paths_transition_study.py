@@ -1,0 +1,31 @@
+"""The transition study of chapter 2 (lib.paths.transition_study): a balanced evaluation set and
+curves that are the model's loss per length, the same for the same seed."""
+
+import dataclasses
+
+import torch
+
+from lib.paths.training import PathTrainingConfig, start_training
+from lib.paths.transition_study import balanced_evaluation_set, loss_by_length, run_transition_study
+
+RECIPE = PathTrainingConfig(n_layers=1, n_min=3, n_max=8, batch_size=32, lr_schedule=((12, 1e-3),),
+                            log_every=4, snapshot_every=12, eval_size=16)
+
+
+def test_the_evaluation_set_holds_the_same_count_of_every_length_it_keeps():
+    evaluation = balanced_evaluation_set(RECIPE.sampler, 20, torch.Generator().manual_seed(0), pool_size=2000)
+    assert 1 in evaluation.lengths and 2 in evaluation.lengths
+    counts = torch.bincount(evaluation.labels.long())
+    assert all(int(counts[k]) == 20 for k in evaluation.lengths)
+    assert len(evaluation.tokens) == 20 * len(evaluation.lengths)
+
+
+def test_curves_start_at_the_untrained_model_and_repeat_with_the_seed():
+    evaluation = balanced_evaluation_set(RECIPE.sampler, 10, torch.Generator().manual_seed(1), pool_size=2000)
+    curves = run_transition_study(RECIPE, (3, 4), evaluation, 5, progress=False)
+    assert curves.steps == (0, 5, 10, 12) and curves.loss.shape == (2, 4, len(evaluation.lengths))
+    untrained = loss_by_length(start_training(dataclasses.replace(RECIPE, seed=3)).model, evaluation)
+    assert torch.allclose(curves.loss[0, 0], untrained)
+    again = run_transition_study(RECIPE, (3,), evaluation, 5, progress=False)
+    assert torch.equal(again.loss[0], curves.loss[0])
+    assert not torch.equal(curves.loss[0], curves.loss[1])
