@@ -47,7 +47,8 @@ notebooks: venv
 	$(BIN)/python tools/record_fingerprints.py $(NOTEBOOKS)
 	$(BIN)/python tools/results_table.py
 
-# The book from the executed copies when `make execute` made them, else from the committed notebooks.
+# The HTML book (Sphinx with MyST-NB, offline; tools/build_book.py) from the executed copies when
+# `make execute` made them, else from the committed notebooks.
 html: venv
 	$(BIN)/python tools/build_book.py --notebooks $(EXECUTED) --results results
 

@@ -22,6 +22,7 @@ lib.book       what every chapter uses
   reproducibility        seeding [all]
   seed_streams           the model-seed streams of chapters 4-6, named in one table, none overlapping [4-6]
   code_fingerprint       which code produced a committed notebook's outputs (make notebooks, tests) [all]
+  sphinx_outputs         how the HTML book (Sphinx, MyST-NB) shows plotly figures and widget panels [book]
 lib.bfs        the hand-built BFS transformer (study 1, part 1)
   transformer            the construction: weights set by hand, n layers of n + 1 heads [1]
   graphs                 adjacency-matrix graph samplers and the plain BFS oracle [1]

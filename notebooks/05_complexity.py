@@ -47,6 +47,7 @@ llc_n_beta = 1000.0  # SGLD inverse temperature n * beta (published: 1e3)
 llc_localization = 1.0  # SGLD localization strength gamma (published: 1)
 llc_burn_in = 0.6  # share of each chain's steps left out as burn-in (published: 0.6)
 neither_sample = 100  # seeds that grokked neither group measured beside every grokker
+efficiency_per_outcome = 20  # seeds per outcome whose training objective is followed along the rescaling curve (the study: 20)
 bootstrap_resamples = 1000  # bootstrap resamples of every interval
 fallback_instances = 1000  # seeds of the S4 sweep trained here when chapter 4's is missing (chapter 4: 1,000)
 fallback_epochs = 2000  # epochs of that sweep (the study: 2,000)
@@ -54,12 +55,13 @@ trajectory_every = 200  # epochs between the snapshots at which one seed per out
 iid_instances = 4  # seeds trained on an iid part of S4's table
 iid_train_fraction = 0.8  # share of S4's table they train on
 iid_epochs = 2000  # epochs of those seeds
-iid_every = 100  # epochs between their measured snapshots
+iid_every = 200  # epochs between their measured snapshots
 grok_threshold = 0.999  # accuracy on a group's full table that counts as grokking it
 s5_seeds = 1  # S5 vs A5 x Z2 seeds whose LLC is followed along training
 s5_dim = 128  # their embedding and hidden width d = h (the study: 128)
 s5_epochs = 2000  # their epochs (the study: 2,000)
-s5_snapshots = [60, 80, 100, 200, 1000, 2000]  # epochs at which their LLC is estimated, with the last epoch (published: every 10)
+s5_snapshots = [80, 200, 1000, 2000]  # epochs at which their LLC is estimated, with the last epoch (published: every 10)
+s5_every = 0  # epochs between further snapshots on a regular grid, 0 for none (published: 10)
 s5_llc_chains = 3  # SGLD chains per S5 snapshot (published: 3)
 s5_llc_steps = 3000  # SGLD steps per chain at each S5 snapshot (published: 3,000)
 chain_lengths = [200, 500, 1000, 3000]  # chain lengths at which every estimate is also read from the first steps of its chains
@@ -80,6 +82,10 @@ from lib.book.results import write_results
 from lib.chapters.ch5 import (
     GROUPS, Chapter5Parameters, first_seed_per_outcome, iid_sweep, measure_end_of_training,
     measures_over_time, regression_check,
+)
+from lib.chapters.ch5_population import (
+    efficiency_sentence, efficiency_summaries, efficiency_table, population_results,
+    study_efficiency, sweep_correlations,
 )
 from lib.chapters.ch5_chain_length import (
     chain_length_results, chain_length_sentence, chain_length_table, end_of_training_rows,
@@ -123,7 +129,7 @@ print(config.sgld)
 # ```
 # papermill 05_complexity.ipynb out.ipynb -p device cuda -p llc_chains 100 -p llc_steps 3000 \
 #     -p neither_sample 500 -p iid_instances 32 -p iid_epochs 2000 -p s5_seeds 3 \
-#     -p s5_snapshots "$(python -c 'print(list(range(0, 2001, 10)))')" -p s5_llc_chains 3 -p s5_llc_steps 3000
+#     -p s5_every 10 -p s5_llc_chains 3 -p s5_llc_steps 3000
 # ```
 #
 # With `-p sweep_backend ray -p ray_address auto` the LLC chains and the seeds this chapter
@@ -218,14 +224,22 @@ llc_spread_figure(end).show()
 # ## Correlations and prediction
 #
 # The study found the training loss and the LLC strongly correlated across seeds, and the loss
-# and the weight norm moderately so {cite:p}`wu2025ambiguous`. Here are both correlations, linear and
-# by rank, over the measured seeds (the sample over-represents grokkers: correlations over all
-# seeds would weigh the memorizers more).
+# and the weight norm moderately so {cite:p}`wu2025ambiguous`, from scatter plots of all 10,000
+# seeds (no coefficient is computed in the authors' code). The measured seeds here are every
+# grokker and a sample of the rest, far more grokkers than in the sweep, so the correlations are
+# given over the population the study looked at: the training loss against the weight norm over
+# every seed of the sweep, and every pair involving the LLC over the measured seeds weighted so
+# that each outcome counts as often as in the sweep. The unweighted coefficients of the measured
+# sample are printed beside them.
 
 # %%
 correlations = measure_correlations(end)
+population = sweep_correlations(result, groups, end)
+for c in population:
+    print(f"{c.first} vs {c.second} over {c.n_seeds} seeds ({c.population}): Pearson {c.pearson:.3f}, "
+          f"Spearman {c.spearman:.3f}")
 for c in correlations:
-    print(f"{c.first} vs {c.second}: Pearson {c.pearson:.3f}, Spearman {c.spearman:.3f}")
+    print(f"{c.first} vs {c.second}, measured seeds unweighted: Pearson {c.pearson:.3f}, Spearman {c.spearman:.3f}")
 
 # %% [markdown]
 # Which measure tells the outcomes apart? The ROC AUC of a measure is the probability that a
@@ -254,10 +268,26 @@ losses, norms = loss_along_rescaling(subset, result.train_left, result.train_rig
 rescaling_figure(norms, losses, end, positions).show()
 
 # %% [markdown]
+# The study's own circuit-efficiency quantity differs from the loss at a common norm: it follows
+# the training objective itself, cross-entropy plus (wd / 2) times the squared norm, along each
+# seed's rescaling curve ($\alpha = 2^{t}$, $t$ from -6 to 3 in 500 steps) and compares its
+# minimum with the objective of the seed as trained, for 20 seeds per outcome
+# {cite:p}`wu2025ambiguous`. Here: the first `efficiency_per_outcome` seeds of each outcome of the
+# sweep (all of them where an outcome has fewer).
+
+# %%
+efficiency = study_efficiency(result, groups, config.efficiency_per_outcome)
+efficiency_rows = efficiency_summaries(efficiency, resamples=config.bootstrap_resamples,
+                                       generator=torch.Generator().manual_seed(config.seed + 9))
+display(Markdown(markdown_table(*efficiency_table(efficiency_rows))))
+display(Markdown(efficiency_sentence(efficiency_rows) + "."))
+
+# %% [markdown]
 # ## The LLC along training
 #
-# The study followed the LLC of S5 seeds over training: it rose to about 4,500 early and fell to
-# 500-600 by the end, and for seeds that grokked it fell sharply when test accuracy rose
+# The study followed the LLC of one S5 run of 3 seeds over training (3 chains of 3,000 SGLD steps
+# at a snapshot every 10 epochs): it peaked at 4,558-4,601 near epochs 80-90 and fell to 505-598
+# by the end, and for seeds that grokked it fell sharply when test accuracy rose
 # {cite:p}`wu2025ambiguous`. First the S4 seeds of this chapter. Chapter 4 kept their snapshots only
 # every few hundred epochs, so one seed per outcome is retrained here with the same code and
 # seed, with a snapshot every `trajectory_every` epochs, and its LLC estimated at each. The
@@ -279,8 +309,9 @@ llc_trajectory_figure(trajectory, "The LLC along training, one S4 seed per outco
 # weight decay 2e-5, 2,000 epochs, and the study's SGLD chains: 3 chains of 3,000 steps per
 # snapshot. An S5 model has 18 times the parameters of an S4 one and trains on 24 times the
 # pairs, so each SGLD step costs hundreds of times more: the defaults follow `s5_seeds` seed(s)
-# at the epochs `s5_snapshots`, denser where the study saw the peak (epochs 80-90), where the
-# study took a snapshot every 10 epochs of one run of 3 seeds. Most S5 seeds memorize (about
+# at the epochs `s5_snapshots` (by default the epoch of the study's peak, 80, and three later
+# ones), where the study took a snapshot every 10 epochs of one run of 3 seeds (`s5_every`
+# adds such a grid). Most S5 seeds memorize (about
 # 90% in the study); the cell says what this one did.
 
 # %%
@@ -349,6 +380,7 @@ settings = {"sgld": {k: getattr(config.sgld, k) for k in ("step_size", "n_beta",
             "regression_check": dataclasses.asdict(check),
             "iid_final_test_accuracy": final_test.tolist(), "iid_grok_epochs": iid_grok_epochs.tolist(),
             "s5_snapshots": s5_trajectory.epochs.tolist(), "chain_length_study": chain_length_results(chain_rows),
+            **population_results(population, efficiency, efficiency_rows),
             "feeding_sweep": "chapter 4's S4 sweep without the unembedding bias",
             "seconds": seconds,
             "smoke": config.smoke, "seed": config.seed}
@@ -363,17 +395,20 @@ print(f"results written to {path}")
 
 # %%
 best_auc = strongest_separator(aucs)
-loss_llc, loss_norm = correlations[0], correlations[1]
+loss_norm, loss_llc = population[0], population[1]
 display(Markdown("\n".join([
     f"- The batched SGLD estimator gives {check.estimate:.3f} +- {check.sem:.3f} on linear regression "
     f"with d = 4 (exact mean at its settings {check.expected:.3f}, d / 2 = {check.learning_coefficient}).",
     *(f"- {compare_outcomes(summaries, key, 'grokked S4', 'neither')}." for key in MEASURE_NAMES),
     f"- {compare_outcomes(summaries, 'llc', 'grokked S4', 'grokked A4xZ2')}.",
-    f"- Across the {len(chosen)} measured seeds the training loss and the LLC correlate with "
-    f"Pearson {loss_llc.pearson:.2f} (Spearman {loss_llc.spearman:.2f}), the training loss and "
-    f"the weight norm with {loss_norm.pearson:.2f} ({loss_norm.spearman:.2f}); the study reports "
-    "the first as high and the second as moderate [@wu2025ambiguous]; here the second is "
-    f"{'the higher' if loss_norm.pearson > loss_llc.pearson else 'the lower'} of the two.",
+    f"- Over the {loss_llc.n_seeds} measured seeds weighted to the sweep's outcome shares the "
+    f"training loss and the LLC correlate with Pearson {loss_llc.pearson:.2f} (Spearman "
+    f"{loss_llc.spearman:.2f}); over all {loss_norm.n_seeds} seeds of the sweep the training loss "
+    f"and the weight norm correlate with {loss_norm.pearson:.2f} ({loss_norm.spearman:.2f}). The "
+    "study describes the first as high and the second as moderate from scatter plots "
+    f"[@wu2025ambiguous]; here the second is {'the higher' if loss_norm.spearman > loss_llc.spearman else 'the lower'} "
+    "of the two by rank.",
+    f"- {efficiency_sentence(efficiency_rows)}.",
     f"- The measure that best separates grokkers from the rest is the "
     f"{MEASURE_NAMES[best_auc.measure]}: AUC {best_auc.either_vs_neither.value:.2f} "
     f"(95% interval {best_auc.either_vs_neither.low:.2f} to {best_auc.either_vs_neither.high:.2f}; "

@@ -16,20 +16,24 @@
 # Chapter 1 built a transformer that runs breadth-first search by hand: after layer $l$ every
 # vertex token holds the set of vertices within $l$ steps of it, so a graph whose shortest path
 # has length $d$ needs $d$ layers. Chapter 2 trained a transformer of the study's architecture on
-# the same question, with edges as tokens, and its loss fell one path length at a time. The
+# the same question, with edges as tokens (its main run, on graphs of up to 8 vertices by
+# default, is the model read here), and dated when the loss of each path length drops. The
 # study tried to read the trained model's computation and did not get far
 # {cite:p}`wang2024shortest`. This chapter opens chapter 2's model and asks, layer by layer:
 #
 # 1. **What does each layer know?** Linear probes on every residual stream, at the target token
-#    ("$d(1, t) \le k$") and at every edge token ("an endpoint is within $k$ steps of vertex 1",
-#    "... of $t$"), with two controls: the same probes on shuffled labels, and on a randomly
-#    initialised model of the same shape.
+#    ("$d(1, t) \le k$", on graphs whose target is reachable, and "$t$ is reachable", a probe of
+#    its own) and at every edge token ("an endpoint is within $k$ steps of vertex 1", "... of
+#    $t$"), with three controls: held-out graphs, the same probes on shuffled labels, and on a
+#    randomly initialised model of the same shape.
 # 2. **Where does attention go?** The share of each head's attention that lands on edges sharing
 #    an endpoint, on a shortest path, at $t$ or at vertex 1, against what uniform attention gives.
 # 3. **Is what the probes read used?** Mean ablation of every head and block; patching the
-#    probes' subspace from a graph at another distance.
+#    probes' subspace from a graph at another distance, layer by layer, against random subspaces
+#    of the same dimension and the whole token.
 # 4. **Learned against hand-built:** the construction of chapter 1 on the same graphs; where
-#    the trained model is exact, and whether its errors follow shortcuts (edge count, degrees).
+#    the trained model is exact, and whether its errors follow shortcuts (statistics of the
+#    graph such as its edge count or the degrees of 1 and $t$).
 # 5. **Depth:** the probes again on models of the same recipe with other numbers of layers.
 #
 # Nothing here is in the study; every claim below is a number computed in this run.
@@ -61,21 +65,20 @@ from lib.book.results import write_results
 from lib.bfs.transformer import bfs_transformer
 from lib.chapters.ch1_figures import reach_by_layer
 from lib.chapters.ch7 import Chapter7Parameters, GraphSet, TrainedModel, depth_model, from_base
-from lib.chapters.ch7_causal import (
-    ablate_components, hand_built_adjacency, hand_built_distances, patch_distance, shortcut_correlations,
-)
 from lib.chapters.ch7_figures import (
     ablation_figure, attention_fraction_figure, confusion_figure, example_figure, patching_figure,
     probe_grid_figure, reach_radius_figure,
 )
-from lib.chapters.ch7_probing import FACTS, probe_model, usable_ks
+from lib.chapters.ch7_hand_built import hand_built_adjacency, hand_built_distances
 from lib.chapters.ch7_results import (
-    ablation_rows, attention_rows, chapter_results, hand_built_rows, model_rows, model_table, preference_table,
-    reach_rows, summary_lines,
+    ablation_rows, attention_rows, chapter_results, hand_built_rows, largest_ks, model_rows, model_table,
+    patching_sentence, preference_table, random_reads_sentence, reach_rows, shortcut_sentence, summary_lines,
 )
 from lib.paths.activations import capture
 from lib.paths.attention_fractions import attention_fractions
+from lib.paths.causal import ablate_components, patch_distance, shortcut_correlations
 from lib.paths.finetuning import ensure_base_model, fallback_base_config
+from lib.paths.layer_probes import FACTS, probe_model, usable_ks
 from lib.paths.model import build_model
 from lib.paths.token_graphs import UNREACHABLE
 
@@ -129,9 +132,16 @@ display(Markdown(model_table(model_summary, held_out.unreachable_label)))
 # Each probe is a logistic regression on one residual stream (index 0 is the embedding, index
 # $l$ the output of layer $l$), fitted on `probe_graphs` fresh graphs and scored by balanced
 # accuracy (the mean of the recall of "yes" and of "no", so 0.5 is chance whatever the base rate)
-# on `probe_test_graphs` others. The thresholds $k$ are those at which both answers are common
-# enough to score. The reach radius of a layer is the largest $k$ such that every threshold up to
-# $k$ is read with balanced accuracy at least `reach_threshold`.
+# on `probe_test_graphs` held-out graphs. The thresholds $k$ are those at which both answers are
+# common enough to score. The reach radius of a layer is the largest $k$ such that every
+# threshold up to $k$ is read with balanced accuracy at least `reach_threshold`.
+#
+# "$d(1, t) \le k$" is probed on graphs whose target is reachable only: on all graphs, the "no"
+# answer for a large $k$ is almost always an unreachable target, and the probe would read
+# reachability instead of distance. Reachability gets a probe of its own (reachable or not),
+# scored at each $k$ on the graphs whose target is exactly $k$ steps away or unreachable: its
+# radius says up to which distance a layer tells a reachable target from an unreachable one.
+# The edge facts are probed on the edges that the vertex can reach, for the same reason.
 
 # %%
 started = time.perf_counter()
@@ -141,24 +151,29 @@ probes = {base.n_layers: probe_model(base.model, train, test, l2=config.probe_l2
 random_probes = probe_model(random_init, train, test, l2=config.probe_l2, ks=ks)
 for name, model in models.items():
     if model is not base:
-        probes[model.n_layers] = probe_model(model.model, train, test, l2=config.probe_l2, ks=ks)
+        probes[model.n_layers] = probe_model(model.model, train, test, l2=config.probe_l2, ks=ks,
+                                             seed=config.seed + 4 + model.n_layers)
 seconds["probes"] = time.perf_counter() - started
 radii = reach_rows(probes, config.reach_threshold)
+probed = largest_ks(probes[base.n_layers])
 print(f"thresholds: {ks}; largest distance in the probe graphs: {largest}")
-print(f"held-out R^2 of a linear probe of the label at the target token, per index: "
+print(f"held-out R^2 of a linear probe of d(1, t) at the target token (reachable targets), per index: "
       f"{[round(v, 3) for v in probes[base.n_layers].distance_r2.tolist()]}")
 probe_grid_figure(probes[base.n_layers], random_probes).show()
+display(Markdown(random_reads_sentence(random_probes, config.reach_threshold)))
 
 # %% [markdown]
 # Under breadth-first search with one hop per layer, the radius after layer $l$ is $l$; a model
 # that doubled path lengths every layer would reach $2^l$. The dotted and dashed lines are those
-# two; each model's line is what its probes read (radii capped at the largest distance present).
+# two; each model's line is what its probes read, the black crosses what the randomly
+# initialised model reads (radii capped at the largest $k$ probed).
 # The last stream of a model is the one its linear readout reads, so a model that answers well
 # has every threshold readable there by construction: what a line says about the computation is
 # in its points before the last.
 
 # %%
-reach_radius_figure(radii, largest).show()
+reach_radius_figure(radii, probed, random_init={fact: random_probes.grids[fact].reach_radius(config.reach_threshold)
+                                              for fact in FACTS}).show()
 
 # %% [markdown]
 # ## Where attention goes
@@ -211,10 +226,12 @@ ablation_figure(ablation, held_out.unreachable_label).show()
 # **Patching.** Graphs with a reachable target are paired at random with a donor whose target is
 # at another distance. At one residual index, the recipient's target-token stream takes the
 # donor's components in the subspace spanned by the distance probes (the linear probe of the
-# label and every "$d(1, t) \le k$" probe, orthonormalised), everything else unchanged; the
+# distance and every "$d(1, t) \le k$" probe, orthonormalised), everything else unchanged; the
 # slope of the prediction's shift against the label difference says how far the model follows.
 # Random subspaces of the same dimension are the control, the donor's whole token the ceiling.
-# (Index 0 is left out: the target is vertex 2 in every graph, so its embedding never differs.)
+# After the last layer the linear readout reads this subspace almost by construction, so the
+# verdict rests on the layers before it. (Index 0 is left out: the target is vertex 2 in every
+# graph, so its embedding never differs.)
 
 # %%
 started = time.perf_counter()
@@ -222,6 +239,7 @@ patching = patch_distance(base.model, held_out, probes[base.n_layers].distance_s
                           random_subspaces=config.random_subspaces, seed=config.seed + 5)
 seconds["patching"] = time.perf_counter() - started
 patching_figure(patching).show()
+display(Markdown(patching_sentence(patching)))
 
 # %% [markdown]
 # ## Learned against hand-built
@@ -229,16 +247,15 @@ patching_figure(patching).show()
 # Chapter 1's construction for graphs of `n_max` vertices reads the same graphs (as adjacency
 # matrices) and needs one layer per hop. Below, both models' rounded predictions by true
 # distance, then the correlations, within each true distance, of the trained model's error with
-# statistics a network could use instead of searching: the number of edges and the degrees of
-# vertex 1 and of $t$.
+# statistics of the graph a network could use instead of searching
+# (`lib.paths.causal.SHORTCUTS`).
 
 # %%
 hand_built = hand_built_distances(held_out.graphs, recipe.n_max)
 agreement = hand_built_rows(activations.prediction, hand_built, held_out, base.n_layers)
 shortcuts = shortcut_correlations(activations.prediction, held_out)
 confusion_figure(activations.prediction, held_out.labels, hand_built.prediction, held_out.unreachable_label).show()
-print("correlation of the error with each statistic, within true distance: "
-      + "; ".join(f"{name} {value:+.3f}" for name, value in shortcuts.items()))
+display(Markdown(shortcut_sentence(shortcuts)))
 
 # %% [markdown]
 # ## Numbers and checks
@@ -248,7 +265,7 @@ assert agreement["hand_built_mse"] < 1e-6, "the hand-built model must be exact o
 assert all(abs(value) <= 1 for value in shortcuts.values())
 conclusions = summary_lines(
     base=probes[base.n_layers], random_init=random_probes, radii=radii, base_depth=base.n_layers,
-    threshold=config.reach_threshold, largest=largest, attention=attention, ablation=ablation_summary,
+    threshold=config.reach_threshold, attention=attention, ablation=ablation_summary,
     patching=patching, shortcuts=shortcuts, agreement=agreement)
 results = chapter_results(config=config, models=model_summary, largest=largest, probes=probes,
                           random_init=random_probes, radii=radii, attention=attention, ablation=ablation_summary,

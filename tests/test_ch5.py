@@ -15,6 +15,10 @@ from lib.chapters.ch5_chain_length import (
     ChainLengthRow, chain_length_results, chain_length_sentence, chain_length_table,
     end_of_training_rows, trajectory_rows,
 )
+from lib.chapters.ch5_population import (
+    efficiency_seeds, efficiency_sentence, efficiency_summaries, efficiency_table, study_efficiency,
+    sweep_correlations,
+)
 from lib.grokking.study import S4_PAIR
 from lib.grokking.study_sweep import S4_SWEEP_FILE, choose_seeds, load_s4_sweep, outcome_groups
 from lib.chapters.ch5_trajectory import (
@@ -266,3 +270,42 @@ def test_the_chain_length_study_reads_where_estimates_settle():
     assert "0 of 2 still move by more than 5% between 8 and 10 steps" in sentence
     flat = ChainLengthRow("flat", (1, 2, 3), (1.0, 1.2, 1.0))
     assert flat.settled_at() == 3
+
+
+def test_population_correlations_and_the_study_efficiency():
+    result = with_outcomes(tiny_sweep(), [1.0, 0.5, 0.5, 0.5, 1.0, 0.5], [0.5, 1.0, 0.5, 0.5, 0.5, 0.5])
+    groups = outcome_groups(result, 0.999)
+    # the measured seeds: both S4 grokkers, the A4 grokker and one of the three others
+    end = hand_end([1.0, 2.0, 3.0, 5.0], [0, 1, 2, 0])
+    end.index = torch.tensor([0, 1, 2, 4])
+    rows = sweep_correlations(result, groups, end)
+    assert [(r.first, r.second, r.n_seeds) for r in rows] == [
+        ("train_loss", "weight_norm", 6), ("train_loss", "llc", 4), ("llc", "weight_norm", 4)]
+    assert rows[1].spearman == pytest.approx(1.0)  # hand_end: loss and LLC are the same values
+    assert efficiency_seeds(groups, 1).tolist() == [0, 1, 2]
+    study = study_efficiency(result, groups, 2)
+    assert study.index.tolist() == [0, 1, 2, 3, 4] and study.weight_decay == result.training_config.weight_decay
+    assert bool((study.optimum.excess >= 0).all())
+    summaries = efficiency_summaries(study, resamples=100, generator=torch.Generator().manual_seed(0))
+    assert [(r.group, r.count) for r in summaries] == [("grokked S4", 2), ("grokked A4xZ2", 1), ("neither", 2)]
+    assert efficiency_table(summaries)[0][2] == "best factor alpha"
+    assert "grokked A4xZ2 (1 seed, too few for an interval)" in efficiency_sentence(summaries)
+
+
+def test_the_s5_course_sits_beside_the_published_one_with_what_differs():
+    from types import SimpleNamespace
+
+    from lib.grokking.study import S5_MODEL
+
+    llc = torch.tensor([[5000.0], [1000.0], [600.0]], dtype=torch.float64)
+    trajectory = Trajectory(
+        {"neither (seed 70000)": 0}, torch.tensor([2]), ("S5", "A5xZ2"), SimpleNamespace(model_config=S5_MODEL),
+        torch.tensor([80, 1000, 2000]), llc, torch.ones(3, 1), torch.tensor([60]), torch.tensor([-1]),
+        SGLDConfig(steps=3000, chains=3), torch.zeros(1, 3, 1), torch.zeros(3, 1))
+    sentence = s5_comparison_sentence(trajectory)
+    assert sentence.startswith("S5 vs A5 x Z2 (d = h = 128, with the unembedding bias, 3 chains of 3,000 SGLD "
+                               "steps per snapshot): neither (seed 70000): highest 5,000 at epoch 80, 600 at epoch 2000.")
+    assert "peaked at 4,558-4,601 near epochs 80-90 and ended at 505-598" in sentence
+    assert f"{5000 / 4579.5:.2f} times theirs" in sentence
+    assert sentence.endswith("What differs: 1 seed(s) against the study's 3; snapshots at epochs 80, 1000, 2000 "
+                             "against every 10.")

@@ -1,6 +1,7 @@
 """Chapter 7's library: parameters, models of other depths (resumable), probe thresholds and
-radii, the verdicts in words, the hand-built model on the learned model's graphs, and the
-ablation and patching experiments on a small trained model."""
+radii (lib.paths.layer_probes), the verdicts in words, the hand-built model on the learned
+model's graphs, and the ablation, patching and shortcut statistics (lib.paths.causal) on a small
+trained model."""
 
 import dataclasses
 
@@ -9,9 +10,12 @@ import torch
 
 from lib.book.params import ParameterError, validate_parameters
 from lib.chapters.ch7 import DEPTH_CHECKPOINT, Chapter7Parameters, GraphSet, depth_model
-from lib.chapters.ch7_causal import ablate_components, hand_built_distances, patch_distance
-from lib.chapters.ch7_probing import FACTS, MIN_CLASS_COUNT, ProbeGrid, probe_model, usable_ks
-from lib.chapters.ch7_results import growth_verdict, settled_layer
+from lib.chapters.ch7_hand_built import hand_built_distances
+from lib.chapters.ch7_results import growth_verdict, patching_sentence, settled_layer, shortcut_sentence
+from lib.paths.causal import SHORTCUTS, Patching, ablate_components, patch_distance, shortcut_values
+from lib.paths.layer_probes import (
+    DISTANCE, FACTS, FROM_SOURCE, MIN_CLASS_COUNT, REACHABLE, ProbeGrid, fact_values, probe_model, usable_ks,
+)
 from lib.paths.finetuning import fallback_base_config
 from lib.paths.sampler import sample_with_options
 from lib.paths.token_graphs import UNREACHABLE, TokenGraphs
@@ -52,15 +56,21 @@ def test_a_depth_model_is_kept_and_an_interrupted_one_resumes_to_the_same_weight
                                                   resumed.model.state_dict().values()))
 
 
-def test_thresholds_stop_at_the_largest_finite_distance_and_need_both_answers():
+def test_distance_probes_see_reachable_targets_only_and_need_both_answers():
     recipe = fallback_base_config(seed=0)
     train_set, test_set = GraphSet.draw(recipe, 1500, 1), GraphSet.draw(recipe, 1500, 2)
-    ks = usable_ks(train_set, test_set, FACTS[0])
-    distances = [g.graphs.distance for g in (train_set, test_set)]
-    largest = max(int(d[d < UNREACHABLE].max()) for d in distances)
-    assert ks and max(ks) <= largest and min(ks) >= 1
+    ks = usable_ks(train_set, test_set, DISTANCE)
+    distances = [fact_values(g.graphs, DISTANCE) for g in (train_set, test_set)]
+    assert all(bool((d < UNREACHABLE).all()) for d in distances)   # no unreachable "no" answers
+    assert len(distances[0]) == int(train_set.reachable.sum()) < len(train_set.labels)
+    largest = max(int(d.max()) for d in distances)
+    assert ks and max(ks) < largest and min(ks) >= 1
     for k in ks:
         assert all(MIN_CLASS_COUNT <= int((d <= k).sum()) <= len(d) - MIN_CLASS_COUNT for d in distances)
+    reach_ks = usable_ks(train_set, test_set, REACHABLE)
+    everything = [fact_values(g.graphs, REACHABLE) for g in (train_set, test_set)]
+    assert reach_ks[0] == 1 and all(int((d == k).sum()) >= MIN_CLASS_COUNT for d in everything for k in reach_ks)
+    assert all(bool((fact_values(g.graphs, FROM_SOURCE) < UNREACHABLE).all()) for g in (train_set, test_set))
 
 
 def test_reach_radius_is_the_last_k_of_an_unbroken_run_above_the_threshold():
@@ -124,8 +134,36 @@ def test_probes_read_the_answer_off_the_last_layer_of_a_trained_model(small_mode
     ks = {fact: usable_ks(train_set, test_set, fact) for fact in FACTS}
     probes = probe_model(model, train_set, test_set, l2=1e-3, ks=ks, seed=0)
     assert probes.distance_r2[0] < 0.05 < probes.distance_r2[-1]
-    shuffled = probes.grids[FACTS[0]].shuffled
+    for fact in FACTS:
+        grid = probes.grids[fact]
+        assert grid.accuracy.shape == (3, len(ks[fact])) and grid.shuffled.shape == grid.accuracy.shape
+        assert len(grid.shuffled_radius(0.9)) == 3
+    assert probes.grids[REACHABLE].directions.shape[1] == 1
+    shuffled = probes.grids[DISTANCE].shuffled
     assert shuffled is not None and float(shuffled.nanmean()) < 0.65
     subspace = probes.distance_subspace()
     gram = subspace @ subspace.transpose(1, 2)
     assert torch.allclose(gram, torch.eye(gram.shape[-1], dtype=gram.dtype).expand_as(gram), atol=1e-8)
+
+
+def test_patching_by_layer_rests_the_verdict_on_the_intermediate_layers():
+    patching = Patching(3, torch.tensor([0.6, 0.8, 0.9]), torch.tensor([[0.1, 0.2], [0.1, 0.3], [0.2, 0.2]]),
+                        torch.tensor([1.0, 1.0, 1.0]), 100)
+    rows = patching.by_layer()
+    assert [r["last"] for r in rows] == [False, False, True] and rows[0]["beats_every_random"]
+    assert rows[1]["random_max"] == pytest.approx(0.3) and rows[1]["share_of_token"] == pytest.approx(0.8)
+    assert "At every intermediate layer it beats every random subspace" in patching_sentence(patching)
+    weak = Patching(3, torch.tensor([0.1, 0.2, 0.9]), torch.tensor([[0.1, 0.2], [0.1, 0.3], [0.2, 0.2]]),
+                    torch.tensor([1.0, 1.0, 1.0]), 100)
+    assert "At no intermediate layer does it beat every random subspace" in patching_sentence(weak)
+
+
+def test_shortcut_statistics_on_a_known_graph_and_the_sentence_counts_them():
+    # Edges 1-3, 3-2, 1-3 (a duplicate), 4-5; target 2: d(1, 2) = 2.
+    tokens = torch.tensor([[[1, 3], [2, 3], [1, 3], [4, 5], [0, 0], [0, 0], [2, 9]]])
+    values = {name: int(v[0]) for name, v in shortcut_values(TokenGraphs.from_tokens(tokens)).items()}
+    assert values == {"edges in the graph": 4, "duplicate edges": 1, "vertices with an edge": 5,
+                      "degree of vertex 1": 2, "degree of t": 1, "vertices reachable from 1": 3,
+                      "vertices reachable from t": 3, "edges on shortest 1-t paths": 3}
+    weak = dict.fromkeys(SHORTCUTS, 0.01)
+    assert f"none of the {len(SHORTCUTS)} graph statistics tested" in shortcut_sentence(weak)

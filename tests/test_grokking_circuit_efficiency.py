@@ -124,3 +124,30 @@ def test_loss_at_norm_ranks_a_more_efficient_solution_lower():
     left, right, labels = LEFT[[0, 2]], RIGHT[[0, 2]], LABELS[[0, 2]]   # ... which training never uses
     loss = loss_at_norm(wasteful, left, right, labels, 4.0)
     assert loss[0] < loss[1]
+
+
+def test_the_study_objective_along_rescaling_and_its_minimum():
+    """At alpha = 1 the objective is the cross-entropy plus wd/2 times the squared norm of the
+    decayed parameters; without weight decay a model that classifies its pairs correctly lowers
+    its objective by growing, so the minimum sits at the largest alpha of the grid; with a large
+    decay it sits below 1, and the trained model's objective lies above it."""
+    from lib.grokking.circuit_efficiency import objective_along_rescaling, rescaling_optimum
+    from lib.grokking.mlp import MLPConfig, init_instances, instance_loss
+
+    params = init_instances([0, 1], MLPConfig(6, 4, 4, unembed_bias=True))
+    left, right = torch.arange(6).repeat(6), torch.arange(6).repeat_interleave(6)
+    labels = instance_loss(params, left, right, torch.zeros(36, dtype=torch.long)).new_zeros(36).long()
+    own = objective_along_rescaling(params, left, right, labels, 0.1, torch.ones(1))[0]
+    decayed = sum(params[name].flatten(1).double().pow(2).sum(dim=1) for name in params if name != "unembed_bias")
+    assert torch.allclose(own, instance_loss(params, left, right, labels).double() + 0.05 * decayed)
+    # Labels the model already predicts: positive margins, so growing lowers the cross-entropy.
+    from lib.grokking.mlp import instance_logits
+    predicted = instance_logits(params, left, right)[0].argmax(dim=1)
+    first = {name: value[:1] for name, value in params.items()}
+    free = rescaling_optimum(first, left, right, predicted, 0.0)
+    assert float(free.alpha[0]) == 8.0 and float(free.excess[0]) > 0
+    heavy = rescaling_optimum(first, left, right, predicted, 10.0)
+    grid = 2.0 ** torch.linspace(-6.0, 3.0, 500, dtype=torch.float64)
+    curve = objective_along_rescaling(first, left, right, predicted, 10.0, grid)[:, 0]
+    assert float(heavy.alpha[0]) == float(grid[curve.argmin()]) < 1.0
+    assert float(heavy.lowest[0]) == pytest.approx(float(curve.min())) and float(heavy.excess[0]) > 0

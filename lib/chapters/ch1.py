@@ -3,8 +3,10 @@
 `Chapter1Parameters` declares the notebook's papermill parameters (validated by
 `lib.book.params.validate_parameters`); `measure_exactness` and `sharpness_sweep` are the
 chapter's two measurements of the construction against plain BFS; the summaries and tables
-below turn them and the perturbation study into the numbers the prose quotes;
-`PerturbationRerun` is the live slider's callback.
+below turn them and the perturbation study into the numbers the prose quotes (verdicts count
+several draws per scale, and a draw that changed nothing is "no effect", never a recovery);
+`PerturbationRerun` is the live slider's callback. The study's own protocol is summarized in
+`lib.chapters.ch1_study`.
 """
 
 from __future__ import annotations

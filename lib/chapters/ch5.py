@@ -55,6 +55,9 @@ class Chapter5Parameters(SweepChapterParameters):
     neither_sample: int = parameter(
         "seeds that grokked neither group measured beside every grokker", low=1, high=1_000_000,
         smoke=at_most(4))
+    efficiency_per_outcome: int = parameter(
+        "seeds per outcome whose training objective is followed along the rescaling curve (the study: 20)",
+        low=1, high=1_000_000, smoke=at_most(2))
     bootstrap_resamples: int = parameter("bootstrap resamples of every interval", low=100,
                                          high=1_000_000, smoke=at_most(100))
     fallback_instances: int = parameter(
@@ -83,6 +86,9 @@ class Chapter5Parameters(SweepChapterParameters):
     s5_snapshots: tuple[int, ...] = parameter(
         "epochs at which their LLC is estimated, with the last epoch (published: every 10)", low=0,
         high=1_000_000, smoke=lambda epochs: (10, 20))
+    s5_every: int = parameter(
+        "epochs between further snapshots on a regular grid, 0 for none (published: 10)", low=0,
+        high=1_000_000, smoke=at_most(0))
     s5_llc_chains: int = parameter("SGLD chains per S5 snapshot (published: 3)", low=2,
                                    high=10_000, smoke=at_most(2))
     s5_llc_steps: int = parameter("SGLD steps per chain at each S5 snapshot (published: 3,000)",

@@ -258,7 +258,7 @@ __all__ = [
 #: Keys chapter 5's results JSON must contain (it may write more).
 REQUIRED_KEYS = frozenset({"outcomes", "correlations", "aucs", "llc_over_training", "s5_llc_over_training",
                            "tracking_over_time", "regression_check", "sgld", "chain_length_study",
-                           "s5_snapshots", "feeding_sweep"})
+                           "s5_snapshots", "feeding_sweep", "sweep_correlations", "study_efficiency"})
 
 
 def check_results(results: dict) -> None:
@@ -271,6 +271,8 @@ def check_results(results: dict) -> None:
     s5 = results["s5_llc_over_training"]
     assert len(s5["llc"]) == len(s5["seeds"]) and all(len(row) == len(s5["epochs"]) for row in s5["llc"])
     assert s5["epochs"] == results["s5_snapshots"]
+    assert results["sweep_correlations"][0]["n_seeds"] == results["n_seeds_in_sweep"]
+    assert sum(r["count"] for r in results["study_efficiency"]["by_outcome"]) == len(results["study_efficiency"]["seeds"])
     for row in results["chain_length_study"]:
         assert len(row["lengths"]) == len(row["estimates"]) and row["settled_at"] in row["lengths"]
     if not results["smoke"]:

@@ -204,19 +204,22 @@ def llc_over_training(result: SweepResult, groups: torch.Tensor, config: Chapter
     return trajectory
 
 
-def s5_snapshot_epochs(snapshots: tuple[int, ...], epochs: int) -> tuple[int, ...]:
-    """The S5 snapshot epochs: those of `snapshots` within training, and the last epoch."""
-    return tuple(sorted({e for e in snapshots if e <= epochs} | {epochs}))
+def s5_snapshot_epochs(snapshots: tuple[int, ...], epochs: int, every: int = 0) -> tuple[int, ...]:
+    """The S5 snapshot epochs: those of `snapshots` within training, every `every`-th epoch
+    (none for 0), and the last epoch."""
+    grid = set(range(0, epochs + 1, every)) if every else set()
+    return tuple(sorted({e for e in snapshots if e <= epochs} | grid | {epochs}))
 
 
 def s5_llc_over_training(config: Chapter5Parameters, generator: torch.Generator,
                          progress: bool = True) -> Trajectory:
     """Train `s5_seeds` seeds (the "ch5_s5_trajectory" seed stream) of the S5 pair at the study's
-    setting (width `s5_dim`, epochs `s5_epochs`) with snapshots at `s5_snapshot_epochs`, and
+    setting (width `s5_dim`, epochs `s5_epochs`) with snapshots at `s5_snapshot_epochs` (of
+    `s5_snapshots` and `s5_every`), and
     estimate the LLC at each snapshot with `s5_llc_chains` chains of `s5_llc_steps` steps (the
     other SGLD settings as for S4)."""
     model = dataclasses.replace(S5_MODEL, embed_dim=config.s5_dim, hidden_dim=config.s5_dim)
-    marks = s5_snapshot_epochs(config.s5_snapshots, config.s5_epochs)
+    marks = s5_snapshot_epochs(config.s5_snapshots, config.s5_epochs, config.s5_every)
     log_every = math.gcd(S5_SCHEDULE.log_every, *marks) if any(marks) else S5_SCHEDULE.log_every
     schedule = dataclasses.replace(S5_SCHEDULE, epochs=config.s5_epochs, log_every=min(log_every, config.s5_epochs),
                                    checkpoint_epochs=marks, workers=config.workers)

@@ -4,10 +4,10 @@ The chapter opens chapter 2's trained model (`lib.paths.finetuning.ensure_base_m
 checkpoint, or the same training code run here) and models of the same recipe at other depths
 (`depth_model`, trained with chapter 2's code and kept in `results_dir` so that a rerun, or an
 interrupted one, picks them up), and reads them on fresh graphs of their training distribution
-(`GraphSet.draw`). The experiments live in `lib.chapters.ch7_probing` (what each layer knows),
-`lib.chapters.ch7_causal` (ablation, patching, shortcuts, the hand-built model on the same
-graphs), figures in `lib.chapters.ch7_figures`, sentences and the results JSON in
-`lib.chapters.ch7_results`.
+(`lib.paths.graph_set.GraphSet.draw`). The science lives in `lib.paths.layer_probes` (what each
+layer knows) and `lib.paths.causal` (ablation, patching, shortcut statistics); the hand-built
+model of chapter 1 on the same graphs in `lib.chapters.ch7_hand_built`, figures in
+`lib.chapters.ch7_figures`, sentences and the results JSON in `lib.chapters.ch7_results`.
 """
 
 from __future__ import annotations
@@ -21,9 +21,8 @@ import torch
 
 from lib.book.params import at_most, ChapterParameters, parameter, ParameterError
 from lib.paths.finetuning import BaseModel
+from lib.paths.graph_set import GraphSet
 from lib.paths.model import PathTransformer
-from lib.paths.sampler import sample_with_options
-from lib.paths.token_graphs import UNREACHABLE, TokenGraphs
 from lib.paths.training import PathTrainingConfig, load_training_run, start_training, train
 
 
@@ -105,33 +104,6 @@ def depth_model(base_config: PathTrainingConfig, n_layers: int, results_dir: str
         run = train(run, checkpoint_path=path, checkpoint_every=checkpoint_every, progress=progress)
     run.model.eval()
     return TrainedModel(run.model, config, source, time.perf_counter() - started)
-
-
-@dataclass(frozen=True)
-class GraphSet:
-    """Graphs of a model's training distribution: tokens, labels (the distance, or the
-    unreachable label) and the BFS facts of each token."""
-
-    tokens: torch.Tensor
-    labels: torch.Tensor
-    graphs: TokenGraphs
-    unreachable_label: int
-
-    @classmethod
-    def draw(cls, config: PathTrainingConfig, count: int, seed: int) -> GraphSet:
-        """`count` fresh graphs from `config`'s sampler, seeded by `seed` alone."""
-        tokens, labels = sample_with_options(count, config.sampler, torch.Generator().manual_seed(seed))
-        return cls(tokens, labels, TokenGraphs.from_tokens(tokens), config.sampler.unreachable_label)
-
-    @property
-    def reachable(self) -> torch.Tensor:
-        """(B,) the target can be reached from vertex 1."""
-        return self.graphs.distance < UNREACHABLE
-
-    def select(self, rows: torch.Tensor) -> GraphSet:
-        """The graphs at `rows` (a bool mask or indices)."""
-        tokens = self.tokens[rows]
-        return GraphSet(tokens, self.labels[rows], TokenGraphs.from_tokens(tokens), self.unreachable_label)
 
 
 __all__ = ["DEPTH_CHECKPOINT", "Chapter7Parameters", "GraphSet", "TrainedModel", "depth_model", "from_base"]

@@ -7,8 +7,8 @@ import torch
 from plotly.subplots import make_subplots
 
 from lib.book.plotting import PALETTE, finish, ordered_colours, slider_over_steps
-from lib.chapters.ch7_causal import Ablation, Patching
-from lib.chapters.ch7_probing import FACTS, ModelProbes, doubling_radii, one_hop_radii
+from lib.paths.causal import Ablation, Patching
+from lib.paths.layer_probes import FACTS, ModelProbes, doubling_radii, one_hop_radii
 from lib.paths.activations import Activations
 from lib.paths.attention_fractions import EDGE_QUERY_CATEGORIES, TARGET_QUERY_CATEGORIES, AttentionFractions
 from lib.paths.token_graphs import TokenGraphs
@@ -19,13 +19,13 @@ def _index_labels(count: int) -> list[str]:
 
 
 def probe_grid_figure(learned: ModelProbes, random_init: ModelProbes) -> go.Figure:
-    """Held-out balanced accuracy per (residual index, k) for every fact: the trained model,
-    the same probes on a randomly initialised model, and on shuffled labels."""
+    """Held-out balanced accuracy per (residual index, k) for every fact (one row each): the
+    trained model, the same probes on a randomly initialised model, and on shuffled labels."""
     columns = ("trained model", "random initialisation", "trained, shuffled labels")
     if learned.grids[FACTS[0]].shuffled is None:
         raise ValueError("The trained model's probes need the shuffled-label control (probe_model with a seed).")
     fig = make_subplots(rows=len(FACTS), cols=3, column_titles=columns, row_titles=list(FACTS),
-                        horizontal_spacing=0.04, vertical_spacing=0.09)
+                        horizontal_spacing=0.04, vertical_spacing=0.07)
     for row, fact in enumerate(FACTS, start=1):
         grids = (learned.grids[fact].accuracy, random_init.grids[fact].accuracy, learned.grids[fact].shuffled)
         ks = [str(k) for k in learned.grids[fact].ks]
@@ -41,34 +41,42 @@ def probe_grid_figure(learned: ModelProbes, random_init: ModelProbes) -> go.Figu
     fig.update_yaxes(showticklabels=False, col=2)
     fig.update_yaxes(showticklabels=False, col=3)
     fig.update_annotations(font_size=12)
+    fig.update_annotations(selector={"textangle": 90}, font_size=10)
     return finish(fig, "What a linear probe reads from each residual stream (held-out balanced accuracy)",
-                  height=760)
+                  height=980)
 
 
-def reach_radius_figure(radii: dict[int, dict[str, list[int]]], largest: int) -> go.Figure:
-    """Per fact, the largest k read reliably after each layer, for models of several depths,
-    beside one hop per layer (the hand-built model) and doubling per layer."""
-    fig = make_subplots(rows=1, cols=len(FACTS), subplot_titles=list(FACTS), shared_yaxes=True,
-                        horizontal_spacing=0.05)
+def reach_radius_figure(radii: dict[int, dict[str, list[int]]], largest: dict[str, int],
+                        random_init: dict[str, list[int]] | None = None) -> go.Figure:
+    """Per fact, the largest k read reliably after each layer, for models of several depths
+    (and a randomly initialised one), beside one hop per layer (the hand-built model) and
+    doubling per layer; `largest` caps each fact's lines at its largest k probed."""
+    fig = make_subplots(rows=1, cols=len(FACTS), subplot_titles=[fact.replace(" (", "<br>(") for fact in FACTS],
+                        shared_yaxes=True, horizontal_spacing=0.04)
     colours = ordered_colours(len(radii))
     widest = max(radii)
     for col, fact in enumerate(FACTS, start=1):
         layers = list(range(widest + 1))
-        fig.add_trace(go.Scatter(x=layers, y=one_hop_radii(widest, largest), mode="lines",
+        fig.add_trace(go.Scatter(x=layers, y=one_hop_radii(widest, largest[fact]), mode="lines",
                                  line={"color": "grey", "dash": "dot"}, name="one hop per layer (hand-built)",
                                  legendgroup="hop", showlegend=col == 1), row=1, col=col)
-        fig.add_trace(go.Scatter(x=layers, y=doubling_radii(widest, largest), mode="lines",
+        fig.add_trace(go.Scatter(x=layers, y=doubling_radii(widest, largest[fact]), mode="lines",
                                  line={"color": "grey", "dash": "dash"}, name="doubling per layer",
                                  legendgroup="double", showlegend=col == 1), row=1, col=col)
+        if random_init is not None:
+            fig.add_trace(go.Scatter(x=list(range(len(random_init[fact]))), y=random_init[fact], mode="lines+markers",
+                                     line={"color": "black", "width": 1}, marker={"symbol": "x"},
+                                     name="random initialisation", legendgroup="random", showlegend=col == 1),
+                          row=1, col=col)
         for colour, (depth, by_fact) in zip(colours, sorted(radii.items())):
             fig.add_trace(go.Scatter(x=list(range(depth + 1)), y=by_fact[fact], mode="lines+markers",
                                      line={"color": colour}, name=f"{depth}-layer model", legendgroup=str(depth),
                                      showlegend=col == 1), row=1, col=col)
-    fig.update_xaxes(title_text="residual index (0 = embedding)", dtick=1)
+    fig.update_xaxes(title_text="residual index", dtick=1)
     fig.update_yaxes(title_text="reach radius", row=1, col=1)
     fig.update_layout(legend={"orientation": "h", "y": -0.25})
-    fig.update_annotations(font_size=12)
-    return finish(fig, "How far each layer has searched, by model depth", height=460)
+    fig.update_annotations(font_size=11)
+    return finish(fig, "How far each layer has searched, by model depth", height=480)
 
 
 def _head_names(fractions: torch.Tensor) -> list[str]:
@@ -159,7 +167,9 @@ def ablation_figure(ablation: Ablation, unreachable_label: int) -> go.Figure:
 def patching_figure(patching: Patching) -> go.Figure:
     """Slope of the prediction's shift on the donor-recipient label difference, per residual
     index: the distance probes' subspace, random subspaces of its dimension, the whole token."""
-    indices = [f"after layer {layer}" for layer in range(1, len(patching.probe) + 1)]
+    count = len(patching.probe)
+    indices = [f"after layer {layer}" + (" (read by the readout)" if layer == count else "")
+               for layer in range(1, count + 1)]
     random = patching.random
     fig = go.Figure()
     fig.add_trace(go.Scatter(x=indices, y=patching.token.tolist(), mode="lines+markers", name="whole target token",

@@ -1,7 +1,8 @@
-"""What chapter 7 reports: the models, reach radii, attention, ablation and patching effects and
-the comparison with the hand-built model, as tables, summary sentences and the results JSON.
-Every sentence is built from numbers of the run; the verdicts (one hop per layer or faster, which
-heads matter) are computed, not written in advance."""
+"""What chapter 7 reports: the models, reach radii (distance on reachable graphs, reachability,
+edge facts, with their controls), attention, ablation and patching effects per layer and the
+comparison with the hand-built model, as tables, summary sentences and the results JSON. Every
+sentence is built from numbers of the run; the verdicts (one hop per layer or faster, whether the
+probed subspace is used, which heads matter) are computed, not written in advance."""
 
 from __future__ import annotations
 
@@ -9,8 +10,11 @@ import torch
 
 from lib.book.tables import format_value, markdown_table, scientific
 from lib.chapters.ch7 import GraphSet, TrainedModel
-from lib.chapters.ch7_causal import SHORTCUTS, Ablation, HandBuilt, Patching, loss_by_label
-from lib.chapters.ch7_probing import FACTS, ModelProbes, doubling_radii, one_hop_radii
+from lib.chapters.ch7_hand_built import HandBuilt
+from lib.paths.causal import SHORTCUTS, Ablation, Patching, loss_by_label
+from lib.paths.layer_probes import (
+    DISTANCE, FACTS, FROM_SOURCE, FROM_TARGET, REACHABLE, ModelProbes, doubling_radii, one_hop_radii,
+)
 from lib.paths.attention_fractions import EDGE_QUERY_CATEGORIES, TARGET_QUERY_CATEGORIES, AttentionFractions
 
 
@@ -68,6 +72,32 @@ def reach_rows(probes: dict[int, ModelProbes], threshold: float) -> dict[int, di
     """Reach radius per residual index of every fact, for every model depth."""
     return {depth: {fact: model.grids[fact].reach_radius(threshold) for fact in FACTS}
             for depth, model in probes.items()}
+
+
+def largest_ks(probes: ModelProbes) -> dict[str, int]:
+    """Per fact, the largest k probed (the cap of its radii)."""
+    return {fact: max(grid.ks) if grid.ks else 0 for fact, grid in probes.grids.items()}
+
+
+def first_index(radii: list[int], k: int) -> int | None:
+    """The first residual index whose radius reaches `k` (None: none)."""
+    return next((index for index, radius in enumerate(radii) if radius >= k), None)
+
+
+def random_reads_sentence(random_init: ModelProbes, threshold: float) -> str:
+    """What a randomly initialised model of the same shape already reads, fact by fact."""
+    parts = []
+    for fact in FACTS:
+        radii = random_init.grids[fact].reach_radius(threshold)
+        best = max(radii)
+        grid = random_init.grids[fact]
+        if not grid.ks or best < grid.ks[0]:
+            parts.append(f"nothing of \"{fact}\" (best balanced accuracy {float(grid.accuracy.nan_to_num(0).max()):.3f})")
+        else:
+            parts.append(f"\"{fact}\" up to k = {best} (from residual index {first_index(radii, best)}; "
+                         f"radii {radii})")
+    return ("A randomly initialised model of the same shape already reads " + "; ".join(parts)
+            + ": what a trained model reads beyond this is what training added.")
 
 
 def attention_rows(fractions: AttentionFractions) -> list[dict]:
@@ -143,43 +173,104 @@ def _best(rows: list[dict], key: str, skip: str = "none") -> dict:
     return max((r for r in rows if r["component"] != skip), key=lambda r: r[key])
 
 
+def patching_sentence(patching: Patching) -> str:
+    """Patching per layer in words; the verdict rests on the layers before the last."""
+    rows = patching.by_layer()
+    middle = [row for row in rows if not row["last"]]
+    last = rows[-1]
+
+    def values(key: str, group: list[dict]) -> str:
+        return "[" + ", ".join(f"{row[key]:.2f}" for row in group) + "]"
+
+    text = (f"Patching the {patching.dimension}-dimensional subspace of the distance probes from a donor graph at "
+            f"another distance ({patching.pairs:,} pairs): after layer {last['layer']}, whose stream the readout "
+            f"reads, it moves the prediction by {last['probe']:.2f} per unit of label difference (random subspaces of "
+            f"that dimension {last['random_mean']:.2f}, the whole token {last['token']:.2f}), which the readout "
+            f"makes nearly circular.")
+    if not middle:
+        return text + " The model has no intermediate layer to test."
+    used = [row["layer"] for row in middle if row["beats_every_random"] and row["share_of_token"] >= 0.5]
+    above = [row["layer"] for row in middle if row["beats_every_random"]]
+    shares = ", ".join(f"{row['share_of_token']:.0%}" for row in middle)
+    text += (f" After the intermediate layers {_layers([r['layer'] for r in middle])} it moves it by "
+             f"{values('probe', middle)}, against {values('random_mean', middle)} for random subspaces (largest "
+             f"{values('random_max', middle)}) and {values('token', middle)} for the whole token: the probes' subspace "
+             f"carries {shares} of the token's effect. ")
+    if len(used) == len(middle):
+        text += ("At every intermediate layer it beats every random subspace and carries most of the token's effect: "
+                 "the model uses what the probes read before its last layer.")
+    elif used:
+        text += (f"It beats every random subspace and carries most of the token's effect after layer"
+                 f"{'s' if len(used) > 1 else ''} {_layers(used)} only.")
+    elif above:
+        text += (f"It beats every random subspace after layer{'s' if len(above) > 1 else ''} {_layers(above)}, but "
+                 f"carries less than half of the token's effect there: most of what the token passes on lies "
+                 f"outside the probed directions.")
+    else:
+        text += "At no intermediate layer does it beat every random subspace of its dimension."
+    return text
+
+
+def shortcut_sentence(shortcuts: dict[str, float]) -> str:
+    """The within-distance correlations of the error with every statistic tested, in words."""
+    strongest = max(shortcuts, key=lambda name: abs(shortcuts[name]))
+    others = "; ".join(f"{name} {value:+.3f}" for name, value in shortcuts.items() if name != strongest)
+    if abs(shortcuts[strongest]) < WEAK_CORRELATION:
+        return (f"Within each true distance, the error follows none of the {len(shortcuts)} graph statistics tested: "
+                f"its largest correlation is {shortcuts[strongest]:+.3f}, with the {strongest} ({others}). Other "
+                f"shortcuts are not ruled out by this.")
+    return (f"Within each true distance, the error goes with the {strongest} (correlation {shortcuts[strongest]:+.3f}; "
+            f"{others}; {len(shortcuts)} statistics tested): a shortcut in place of part of the search.")
+
+
 def summary_lines(*, base: ModelProbes, random_init: ModelProbes, radii: dict[int, dict[str, list[int]]],
-                  base_depth: int, threshold: float, largest: int, attention: list[dict], ablation: list[dict],
+                  base_depth: int, threshold: float, attention: list[dict], ablation: list[dict],
                   patching: Patching, shortcuts: dict[str, float], agreement: dict) -> list[str]:
     """The chapter's conclusions, each from the run's numbers."""
-    target = FACTS[0]
+    largest = largest_ks(base)
     lines = []
-    own = radii[base_depth][target]
+    own = radii[base_depth][DISTANCE]
     lines.append(
-        f"At the target token, the probes of chapter 2's {base_depth}-layer model read \"d(1, t) <= k\" "
-        f"(balanced accuracy >= {threshold:g}) up to k = {own} after residual index 0..{base_depth}; one hop per "
-        f"layer would give {one_hop_radii(base_depth, largest)} and doubling {doubling_radii(base_depth, largest)}: "
-        f"the model is {growth_verdict(own, largest)}.")
-    shuffled = float(base.grids[target].shuffled.max())
+        f"On graphs whose target is reachable, the probes of chapter 2's {base_depth}-layer model read \"d(1, t) <= k\" "
+        f"(balanced accuracy >= {threshold:g}, k probed up to {largest[DISTANCE]}) up to k = {own} after residual "
+        f"index 0..{base_depth}; one hop per layer would give {one_hop_radii(base_depth, largest[DISTANCE])} and "
+        f"doubling {doubling_radii(base_depth, largest[DISTANCE])}: the model is "
+        f"{growth_verdict(own, largest[DISTANCE])}.")
+    reach = radii[base_depth][REACHABLE]
     lines.append(
-        f"Controls: the same probes on shuffled labels never score above {shuffled:.3f}; on a randomly "
-        f"initialised model of the same shape they reach k = {random_init.grids[target].reach_radius(threshold)}.")
-    edge_best = {fact: float(base.grids[fact].accuracy[1:].nanmean(dim=1).max()) for fact in FACTS[1:]}
-    edge_radii = {fact: max(radii[base_depth][fact]) for fact in FACTS[1:]}
+        f"Reachability, probed on its own, is read for targets at every distance up to k = {reach} after residual "
+        f"index 0..{base_depth} (k probed up to {largest[REACHABLE]}): "
+        f"{growth_verdict(reach, largest[REACHABLE])}.")
+    shuffled = {fact: float(base.grids[fact].shuffled.nan_to_num(0).max()) for fact in FACTS
+                if base.grids[fact].shuffled is not None and base.grids[fact].ks}
     lines.append(
-        "At edge tokens the facts a search would keep are read less well: the best layer's mean balanced accuracy "
-        "over k is " + " and ".join(f"{edge_best[f]:.3f} for \"{f}\" (radius at most {edge_radii[f]})"
-                                    for f in FACTS[1:]) + ".")
+        "Controls: every probe is scored on held-out graphs; trained on shuffled labels, no probe scores above "
+        + ", ".join(f"{value:.3f} for \"{fact}\"" for fact, value in shuffled.items()) + ". "
+        + random_reads_sentence(random_init, threshold))
+    edge_best = {fact: float(base.grids[fact].accuracy[1:].nanmean(dim=1).max()) for fact in (FROM_SOURCE, FROM_TARGET)
+                 if base.grids[fact].ks}
+    if edge_best:
+        lines.append(
+            "At edge tokens, among edges reachable from that end: "
+            + " and ".join(f"\"{fact}\" is read up to k = {radii[base_depth][fact]} (best layer's mean balanced "
+                           f"accuracy over k {edge_best[fact]:.3f})" for fact in edge_best) + ".")
     for depth in sorted(radii):
         if depth != base_depth:
-            lines.append(f"The {depth}-layer model of the same recipe reads k = {radii[depth][target]} at its target "
-                         f"token: {growth_verdict(radii[depth][target], largest)}.")
-    settled = {depth: settled_layer(radii[depth][target], largest) for depth in sorted(radii)}
-    done = {depth: layer for depth, layer in settled.items() if layer is not None}
+            lines.append(
+                f"The {depth}-layer model of the same recipe, on the same reachable graphs, reads \"d(1, t) <= k\" up "
+                f"to k = {radii[depth][DISTANCE]} ({growth_verdict(radii[depth][DISTANCE], largest[DISTANCE])}) and "
+                f"reachability up to k = {radii[depth][REACHABLE]}.")
+    done = {depth: layer for depth in sorted(radii)
+            if (layer := settled_layer(radii[depth][DISTANCE], largest[DISTANCE])) is not None}
     if done:
         lines.append(
-            "Every threshold up to the largest distance (" + str(largest) + ") is read from layer "
+            f"Every threshold probed (up to {largest[DISTANCE]}) is read from layer "
             + "; ".join(f"{layer} of the {depth}-layer model" for depth, layer in done.items())
             + ". The last layer's stream is what the linear readout reads, so an accurate model's probes read "
-            "every k there; the informative layers are the earlier ones."
-            + ("" if not any(layer < largest for layer in done.values()) else
-               " Where the distance is settled in fewer layers than it has hops, the model is not running "
-               "one-hop-per-layer search to the end."))
+              "every k there; the informative layers are the earlier ones."
+            + ("" if not any(layer < min(depth, largest[DISTANCE]) for depth, layer in done.items()) else
+               " A model that reads every k up to " + str(largest[DISTANCE]) + " before its last layer, in fewer "
+               "layers than the distance has hops, is not running one-hop-per-layer search to the end."))
     for query in ("target token", "edge tokens"):
         top = max(strongest_preferences(attention, query), key=lambda r: r["ratio"])
         lines.append(f"Attention from the {query}: the most selective head is layer {top['layer']} head "
@@ -190,22 +281,8 @@ def summary_lines(*, base: ModelProbes, random_init: ModelProbes, radii: dict[in
     intact = next(r for r in ablation if r["component"] == "none")["mse"]
     lines.append(f"Mean-ablating {worst['component']} raises the MSE most, from {intact:.3f} to {worst['mse']:.2f}; "
                  f"{mildest['component']} least (to {mildest['mse']:.3f}).")
-    last = len(patching.probe) - 1
-    lines.append(
-        f"Patching the {patching.dimension}-dimensional subspace of the distance probes from a donor graph moves "
-        f"the prediction by {patching.probe[last]:.2f} per unit of label difference after the last layer "
-        f"({patching.probe.tolist()[0]:.2f} after layer 1), against {patching.random[last].mean():.2f} for random "
-        f"subspaces of that dimension and {patching.token[last]:.2f} for the whole target token: the probes' "
-        f"subspace carries {patching.probe[last] / patching.token[last]:.0%} of the token's effect there, "
-        f"{patching.probe[last] / patching.random[last].mean():.1f} times a random subspace's.")
-    strongest = max(shortcuts, key=lambda name: abs(shortcuts[name]))
-    others = "; ".join(f"{name} {value:+.3f}" for name, value in shortcuts.items() if name != strongest)
-    if abs(shortcuts[strongest]) < WEAK_CORRELATION:
-        lines.append(f"Within each true distance, the error follows none of the graph statistics: its largest "
-                     f"correlation is {shortcuts[strongest]:+.3f}, with the {strongest} ({others}).")
-    else:
-        lines.append(f"Within each true distance, the error goes with the {strongest} (correlation "
-                     f"{shortcuts[strongest]:+.3f}; {others}): a shortcut in place of part of the search.")
+    lines.append(patching_sentence(patching))
+    lines.append(shortcut_sentence(shortcuts))
     exact = agreement["trained_exact"]
     lines.append(
         f"The hand-built model answers every graph exactly (MSE {scientific(agreement['hand_built_mse'])}) with "
@@ -219,44 +296,57 @@ def chapter_results(*, config, models: list[dict], largest: int, probes: dict[in
                     random_init: ModelProbes, radii: dict[int, dict[str, list[int]]], attention: list[dict],
                     ablation: list[dict], patching: Patching, shortcuts: dict[str, float], agreement: dict,
                     conclusions: list[str], seconds: dict[str, float]) -> dict:
-    """The chapter's results JSON (`conclusions`: the summary sentences)."""
-    def grids(model: ModelProbes, controls: bool) -> dict:
+    """The chapter's results JSON (`conclusions`: the summary sentences; `largest`: the largest
+    finite distance in the probe graphs). Every probe grid carries its ks, its held-out accuracy,
+    its shuffled-label control and the radii of both, for the trained models and the random one."""
+    threshold = config.reach_threshold
+
+    def grids(model: ModelProbes) -> dict:
         return {fact: {"ks": list(grid.ks), "accuracy": grid.accuracy.tolist(),
-                       **({"shuffled": grid.shuffled.tolist()} if controls and grid.shuffled is not None else {})}
+                       "radius": grid.reach_radius(threshold),
+                       **({"shuffled": grid.shuffled.tolist(), "shuffled_radius": grid.shuffled_radius(threshold)}
+                          if grid.shuffled is not None else {})}
                 for fact, grid in model.grids.items()}
 
     return {
         "seed": config.seed, "smoke": config.smoke, "models": models, "largest_distance": largest,
-        "reach_threshold": config.reach_threshold,
-        "probes": {str(depth): {"accuracy": grids(model, True), "distance_r2": model.distance_r2.tolist()}
+        "reach_threshold": threshold, "facts": list(FACTS), "held_out_graphs": config.probe_test_graphs,
+        "probes": {str(depth): {"accuracy": grids(model), "distance_r2": model.distance_r2.tolist()}
                    for depth, model in probes.items()},
-        "probes_random_init": grids(random_init, False),
+        "probes_random_init": grids(random_init),
         "reach_radius": {str(depth): value for depth, value in radii.items()},
+        "reach_radius_random_init": {fact: random_init.grids[fact].reach_radius(threshold) for fact in FACTS},
         "attention": attention, "ablation": ablation,
         "patching": {"dimension": patching.dimension, "pairs": patching.pairs, "probe": patching.probe.tolist(),
-                     "random": patching.random.tolist(), "token": patching.token.tolist()},
+                     "random": patching.random.tolist(), "token": patching.token.tolist(),
+                     "by_layer": patching.by_layer()},
         "shortcut_correlations": shortcuts, "shortcuts": list(SHORTCUTS), "hand_built": agreement,
         "conclusions": conclusions, "seconds": seconds,
     }
 
 
-__all__ = ["WEAK_CORRELATION", "ablation_rows", "attention_rows", "chapter_results",
-           "growth_verdict", "hand_built_rows", "model_rows", "model_table", "preference_table",
-           "reach_rows", "settled_layer", "strongest_preferences", "summary_lines"]
+__all__ = ["WEAK_CORRELATION", "ablation_rows", "attention_rows", "chapter_results", "first_index",
+           "growth_verdict", "hand_built_rows", "largest_ks", "model_rows", "model_table", "patching_sentence",
+           "preference_table", "random_reads_sentence", "reach_rows", "settled_layer", "shortcut_sentence",
+           "strongest_preferences", "summary_lines"]
 
 
 # --- What the notebook tests check (tests/test_notebooks.py finds these by chapter number) ---
 
 #: Keys chapter 7's results JSON must contain (it may write more).
-REQUIRED_KEYS = frozenset({"models", "probes", "probes_random_init", "reach_radius", "attention", "ablation",
-                           "patching", "shortcut_correlations", "hand_built", "conclusions"})
+REQUIRED_KEYS = frozenset({"models", "probes", "probes_random_init", "reach_radius", "reach_radius_random_init",
+                           "attention", "ablation", "patching", "shortcut_correlations", "hand_built", "conclusions"})
 
 
 def check_results(results: dict) -> None:
     """Assert what chapter 7's results JSON must satisfy beyond holding `REQUIRED_KEYS`."""
     assert results["hand_built"]["hand_built_mse"] < 1e-6
     for depth, probes in results["probes"].items():
+        assert set(probes["accuracy"]) == set(results["facts"])
         for grid in probes["accuracy"].values():
             assert len(grid["accuracy"]) == int(depth) + 1 and len(grid["accuracy"][0]) == len(grid["ks"])
+            assert len(grid["radius"]) == int(depth) + 1 and len(grid["shuffled_radius"]) == int(depth) + 1
+    assert set(results["probes_random_init"]) == set(results["facts"])
     assert {r["component"] for r in results["ablation"]} >= {"none", "layer 1 head 1", "layer 1 MLP"}
-    assert len(results["patching"]["probe"]) == len(results["patching"]["token"]) > 0
+    assert len(results["patching"]["probe"]) == len(results["patching"]["token"]) == \
+        len(results["patching"]["by_layer"]) > 0

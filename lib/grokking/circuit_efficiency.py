@@ -21,8 +21,12 @@ so that *all* logits, bias included, are exactly alpha^3 times the original ones
 then changes nothing but the temperature of the softmax: argmax, margins' signs and the ranking
 of classes are those of the trained model, and only their sharpness changes. The alternative,
 keeping c fixed, would mix a temperature change with a shift of the logits by (1 - alpha^3) c,
-so the curve would no longer compare one function at different scales. The study's runs have no
-bias, where the two choices coincide.
+so the curve would no longer compare one function at different scales. The study's authors scale
+the bias by alpha^3 too; the sweep chapter 5 measures has no bias, where the choices coincide.
+
+The study's own quantity (`objective_along_rescaling`, `rescaling_optimum`): the training
+objective, cross-entropy plus (wd / 2) ||theta_alpha||^2, along the curve alpha = 2^linspace(-6,
+3, 500), and where its minimum sits against the objective of the model as trained.
 
 Norms are `lib.grokking.mlp.parameter_norm` of the rescaled parameters: the L2 norm of every
 parameter, bias included. With a bias the norm is sqrt(alpha^2 S_w + alpha^6 S_c) (S_w, S_c the
@@ -32,6 +36,8 @@ batched over the leading instances dimension B.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import torch
 
@@ -146,3 +152,59 @@ def loss_at_norm(
     """
     alpha = alpha_for_norm(params, target_norm)
     return instance_loss(rescale(params, alpha), left, right, labels)
+
+
+#: The study's rescaling grid: alpha = 2^linspace(-6, 3, 500) (`gen_measures_intersect.ipynb`).
+STUDY_ALPHAS = 2.0 ** torch.linspace(-6.0, 3.0, 500, dtype=torch.float64)
+
+
+@torch.no_grad()
+def objective_along_rescaling(
+    params: dict[str, torch.Tensor], left: torch.Tensor, right: torch.Tensor, labels: torch.Tensor,
+    weight_decay: float, alphas: torch.Tensor,
+) -> torch.Tensor:
+    """The training objective along each instance's rescaling curve, (K, B): the mean training
+    cross-entropy of rescale(params, alphas[k]) plus (weight_decay / 2) times its squared L2 norm
+    over the decayed parameters (the bias, which takes no weight decay, left out). This is the
+    study's circuit-efficiency curve (chapter 5); its minimum over alpha is the lowest objective
+    any rescaling of the solution reaches."""
+    alphas = torch.as_tensor(alphas, dtype=params["unembed"].dtype, device=params["unembed"].device)
+    rows = []
+    for alpha in alphas:
+        scaled = rescale(params, alpha)
+        decayed = sum(value.flatten(1).double().pow(2).sum(dim=1) for name, value in scaled.items()
+                      if name not in CUBIC_PARAMETERS)
+        rows.append(instance_loss(scaled, left, right, labels).double() + weight_decay / 2 * decayed)
+    return torch.stack(rows)
+
+
+@dataclass(frozen=True)
+class RescalingOptimum:
+    """Where the training objective is lowest along each instance's rescaling curve (all (B,)).
+
+    Attributes:
+        alpha: the factor of the lowest objective on the grid.
+        lowest: that objective; own: the objective of the instance as trained (alpha = 1).
+    """
+
+    alpha: torch.Tensor
+    lowest: torch.Tensor
+    own: torch.Tensor
+
+    @property
+    def excess(self) -> torch.Tensor:
+        """How far the trained instance's objective lies above the lowest of its curve (>= 0)."""
+        return self.own - torch.minimum(self.lowest, self.own)
+
+
+def rescaling_optimum(
+    params: dict[str, torch.Tensor], left: torch.Tensor, right: torch.Tensor, labels: torch.Tensor,
+    weight_decay: float, alphas: torch.Tensor = STUDY_ALPHAS,
+) -> RescalingOptimum:
+    """The minimum of `objective_along_rescaling` over `alphas` for each instance, beside its own
+    objective at alpha = 1 (the study's circuit efficiency, chapter 5)."""
+    curve = objective_along_rescaling(params, left, right, labels, weight_decay, alphas).cpu()
+    own = objective_along_rescaling(params, left, right, labels, weight_decay, torch.ones(1))[0].cpu()
+    best = curve.argmin(dim=0)
+    grid = torch.as_tensor(alphas, dtype=torch.float64).cpu()
+    return RescalingOptimum(grid[best], curve.gather(0, best[None, :])[0], own)

@@ -1,4 +1,4 @@
-"""Are the probed features used, and where does the learned model part from BFS? (chapter 7)
+"""Are the probed features used, and does the error follow a shortcut? (chapter 7)
 
 * `ablate_components`: mean ablation of every head, every attention layer and every
   feed-forward block (`lib.paths.interventions`), with the loss per true distance. The means
@@ -8,11 +8,14 @@
   donor's, at every residual index, and the prediction's shift is regressed on the label
   difference. The same is done along random directions (the control) and with the donor's
   whole target-token vector (the ceiling).
-* `shortcut_correlations`: within each true distance, does the error follow the number of
-  edges or the degrees of 1 and t, heuristics a network can use instead of a search?
-* `hand_built_distances`: the hand-built transformer of chapter 1 on the same graphs (vertex t
-  relabelled as 2, the target the construction reads), whose layer l knows exactly the
-  radius-l balls: the reference against which the learned reach radii are read.
+* `Patching.by_layer`: the patching effect after each layer, the probe subspace against random
+  subspaces of its dimension and the whole token. After the last layer the linear readout reads
+  the probe subspace almost by construction, so what patching says about the computation is in
+  the intermediate layers.
+* `shortcut_correlations`: within each true distance, does the error follow a statistic of the
+  graph that a network could use instead of a search (`SHORTCUTS`: the edge count, duplicate
+  edges, the vertices in the graph, the degrees of 1 and t, the sizes of their components, the
+  edges on shortest 1-t paths)?
 """
 
 from __future__ import annotations
@@ -21,16 +24,15 @@ from dataclasses import dataclass
 
 import torch
 
-from lib.bfs.transformer import bfs_transformer
 from lib.book.statistics import pearson
-from lib.chapters.ch7 import GraphSet
 from lib.paths.activations import capture
+from lib.paths.graph_set import GraphSet
 from lib.paths.interventions import (
     heads_replaced, mean_head_outputs, mean_module_output, mlp_replaced, patch_along, patch_token,
     residual_edited,
 )
 from lib.paths.model import PathTransformer
-from lib.paths.token_graphs import TokenGraphs
+from lib.paths.token_graphs import UNREACHABLE, TokenGraphs
 
 
 def loss_by_label(prediction: torch.Tensor, labels: torch.Tensor, values: tuple[int, ...]) -> torch.Tensor:
@@ -113,6 +115,20 @@ class Patching:
     token: torch.Tensor
     pairs: int
 
+    def by_layer(self) -> list[dict]:
+        """Per layer l = 1..L: the slopes of the probe subspace, of the random subspaces (mean,
+        max) and of the whole token; the probe subspace's share of the token's effect; whether it
+        beats every random subspace; and whether l is the last layer (where the readout reads the
+        probe subspace almost by construction)."""
+        rows = []
+        for index, (probe, random, token) in enumerate(zip(self.probe.tolist(), self.random.tolist(),
+                                                           self.token.tolist())):
+            rows.append({"layer": index + 1, "probe": probe, "random_mean": sum(random) / len(random),
+                         "random_max": max(random), "token": token,
+                         "share_of_token": probe / token if token else float("nan"),
+                         "beats_every_random": probe > max(random), "last": index == len(self.probe) - 1})
+        return rows
+
 
 def _slope(shift: torch.Tensor, difference: torch.Tensor) -> float:
     shift, difference = shift.double(), difference.double()
@@ -157,13 +173,25 @@ def patch_distance(model: PathTransformer, graphs: GraphSet, subspaces: torch.Te
 
 
 #: Graph statistics a network could use as a stand-in for searching.
-SHORTCUTS = ("edges in the graph", "degree of vertex 1", "degree of t")
+SHORTCUTS = ("edges in the graph", "duplicate edges", "vertices with an edge", "degree of vertex 1", "degree of t",
+             "vertices reachable from 1", "vertices reachable from t", "edges on shortest 1-t paths")
 
 
 def shortcut_values(graphs: TokenGraphs) -> dict[str, torch.Tensor]:
     """Each shortcut statistic of every graph, by the names in SHORTCUTS."""
-    return dict(zip(SHORTCUTS, (graphs.edge_count, graphs.degree(torch.ones_like(graphs.target)),
-                                graphs.degree(graphs.target))))
+    ones = torch.ones_like(graphs.target)
+    pairs = graphs.low.long() * 10_000 + graphs.high.long()
+    distinct = torch.tensor([len(set(row[mask].tolist())) for row, mask in zip(pairs, graphs.is_edge)])
+    vertices = torch.zeros(len(pairs), graphs.from_source.shape[1], dtype=torch.bool)
+    rows = graphs.is_edge.nonzero(as_tuple=True)[0]
+    vertices[rows, graphs.low[graphs.is_edge].long()] = True
+    vertices[rows, graphs.high[graphs.is_edge].long()] = True
+    # Vertex ids start at 1; index 0 (padding) is never reachable.
+    reach_1 = (graphs.from_source[:, 1:] < UNREACHABLE).sum(dim=1)
+    reach_t = (graphs.from_target[:, 1:] < UNREACHABLE).sum(dim=1)
+    values = (graphs.edge_count, graphs.edge_count - distinct, vertices.sum(dim=1), graphs.degree(ones),
+              graphs.degree(graphs.target), reach_1, reach_t, graphs.on_shortest_path.sum(dim=1))
+    return dict(zip(SHORTCUTS, values))
 
 
 def shortcut_correlations(prediction: torch.Tensor, graphs: GraphSet) -> dict[str, float]:
@@ -178,51 +206,10 @@ def shortcut_correlations(prediction: torch.Tensor, graphs: GraphSet) -> dict[st
         centred_error[rows] = error[rows] - error[rows].mean()
         for name in SHORTCUTS:
             centred[name][rows] = values[name][rows].double() - values[name][rows].double().mean()
-    return {name: pearson(centred[name], centred_error) for name in SHORTCUTS}
+    # A statistic that is constant within every label (none here, in practice) has no correlation.
+    return {name: pearson(centred[name], centred_error) if bool(centred[name].abs().sum() > 0) else 0.0
+            for name in SHORTCUTS}
 
 
-def hand_built_adjacency(graphs: TokenGraphs, n_vertices: int) -> torch.Tensor:
-    """(B, n, n) adjacency of each graph with vertices 2 and t swapped, so that the hand-built
-    model (which measures the distance from 1 to 2) answers the learned model's question."""
-    if (graphs.target == 1).any():
-        raise ValueError("The hand-built model cannot be asked for d(1, 1); a target is vertex 1.")
-    batch = len(graphs.target)
-    relabel = torch.arange(n_vertices + 1).expand(batch, -1).clone()   # old id -> new id
-    rows = torch.arange(batch)
-    relabel[rows, graphs.target.long()] = 2
-    relabel[rows, 2] = graphs.target.long()
-    low = relabel.gather(1, graphs.low.long())[graphs.is_edge.nonzero(as_tuple=True)]
-    high = relabel.gather(1, graphs.high.long())[graphs.is_edge.nonzero(as_tuple=True)]
-    which = graphs.is_edge.nonzero(as_tuple=True)[0]
-    adjacency = torch.zeros(batch, n_vertices, n_vertices, dtype=torch.bool)
-    adjacency[which, low - 1, high - 1] = True
-    adjacency[which, high - 1, low - 1] = True
-    return adjacency
-
-
-@dataclass(frozen=True)
-class HandBuilt:
-    """The hand-built model on the learned model's graphs.
-
-    Attributes:
-        prediction: (B,) its distances (n_vertices where unreachable, the sampler's label).
-        knows: (n_vertices, B) after layer l (row l - 1), the reach bit of t in vertex 1's
-            token: [d(1, t) <= l]. (The answer token copies it one layer later.)
-    """
-
-    prediction: torch.Tensor
-    knows: torch.Tensor
-
-
-@torch.no_grad()
-def hand_built_distances(graphs: TokenGraphs, n_vertices: int) -> HandBuilt:
-    """Run chapter 1's construction for `n_vertices` vertices on the graphs."""
-    model = bfs_transformer(n_vertices)
-    trace = model.run(hand_built_adjacency(graphs, n_vertices), keep_trace=True)
-    vertex_one, t_bit = 1, model.layout.reach.start + 1   # token of vertex 1; reach bit of vertex 2
-    return HandBuilt(trace["distance"], trace["hidden"][1:, :, vertex_one, t_bit])
-
-
-__all__ = ["SHORTCUTS", "Ablation", "HandBuilt", "Patching", "ablate_components", "hand_built_adjacency",
-           "hand_built_distances", "loss_by_label", "patch_distance", "shortcut_correlations",
-           "shortcut_values"]
+__all__ = ["SHORTCUTS", "Ablation", "Patching", "ablate_components", "loss_by_label", "patch_distance",
+           "shortcut_correlations", "shortcut_values"]

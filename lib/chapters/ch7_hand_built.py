@@ -1,0 +1,61 @@
+"""Chapter 1's hand-built BFS transformer on chapter 7's graphs (chapter 7).
+
+Glue between the two halves of the first study (`lib.bfs` and `lib.paths` never import each
+other): the learned model's graphs, with vertex t relabelled 2 (the target the construction
+reads), are run through the construction, whose layer l knows exactly the radius-l balls: the
+reference against which the learned reach radii are read.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from lib.bfs.transformer import bfs_transformer
+from lib.paths.token_graphs import TokenGraphs
+
+
+def hand_built_adjacency(graphs: TokenGraphs, n_vertices: int) -> torch.Tensor:
+    """(B, n, n) adjacency of each graph with vertices 2 and t swapped, so that the hand-built
+    model (which measures the distance from 1 to 2) answers the learned model's question."""
+    if (graphs.target == 1).any():
+        raise ValueError("The hand-built model cannot be asked for d(1, 1); a target is vertex 1.")
+    batch = len(graphs.target)
+    relabel = torch.arange(n_vertices + 1).expand(batch, -1).clone()   # old id -> new id
+    rows = torch.arange(batch)
+    relabel[rows, graphs.target.long()] = 2
+    relabel[rows, 2] = graphs.target.long()
+    low = relabel.gather(1, graphs.low.long())[graphs.is_edge.nonzero(as_tuple=True)]
+    high = relabel.gather(1, graphs.high.long())[graphs.is_edge.nonzero(as_tuple=True)]
+    which = graphs.is_edge.nonzero(as_tuple=True)[0]
+    adjacency = torch.zeros(batch, n_vertices, n_vertices, dtype=torch.bool)
+    adjacency[which, low - 1, high - 1] = True
+    adjacency[which, high - 1, low - 1] = True
+    return adjacency
+
+
+@dataclass(frozen=True)
+class HandBuilt:
+    """The hand-built model on the learned model's graphs.
+
+    Attributes:
+        prediction: (B,) its distances (n_vertices where unreachable, the sampler's label).
+        knows: (n_vertices, B) after layer l (row l - 1), the reach bit of t in vertex 1's
+            token: [d(1, t) <= l]. (The answer token copies it one layer later.)
+    """
+
+    prediction: torch.Tensor
+    knows: torch.Tensor
+
+
+@torch.no_grad()
+def hand_built_distances(graphs: TokenGraphs, n_vertices: int) -> HandBuilt:
+    """Run chapter 1's construction for `n_vertices` vertices on the graphs."""
+    model = bfs_transformer(n_vertices)
+    trace = model.run(hand_built_adjacency(graphs, n_vertices), keep_trace=True)
+    vertex_one, t_bit = 1, model.layout.reach.start + 1   # token of vertex 1; reach bit of vertex 2
+    return HandBuilt(trace["distance"], trace["hidden"][1:, :, vertex_one, t_bit])
+
+
+__all__ = ["HandBuilt", "hand_built_adjacency", "hand_built_distances"]

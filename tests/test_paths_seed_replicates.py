@@ -1,0 +1,23 @@
+"""Pre-training and fine-tuning again from another seed (lib.paths.seed_replicates)."""
+
+import dataclasses
+
+from lib.paths.finetuning import fallback_base_config, finetuning_config
+from lib.paths.generalization_tests import TESTS, scale_for
+from lib.paths.seed_replicates import replicate_seed
+
+
+def test_a_replicate_trains_fine_tunes_and_scores_every_test_deterministically(one_thread):
+    base = dataclasses.replace(fallback_base_config(seed=0, smoke=True), lr_schedule=((4, 1e-3),), eval_size=64,
+                               snapshot_every=4, log_every=2)
+    scale = scale_for(base, 5)
+
+    def tuning(seed):
+        return finetuning_config(base, small_n_max=5, steps=2, batch_size=16, learning_rate=1e-4, weight_decay=0.0,
+                                 eval_size=32, seed=seed)
+
+    first = replicate_seed(base, tuning, 3, scale, test_graphs=32, test_seed=0)
+    again = replicate_seed(base, tuning, 3, scale, test_graphs=32, test_seed=0)
+    assert list(first.test_mse) == list(TESTS) and first.source == "trained" and first.seed == 3
+    assert first.test_mse == again.test_mse and first.finetune_loss_after == again.finetune_loss_after
+    assert set(first.record()) >= {"seed", "test_mse", "finetune_loss_before", "finetune_loss_after"}
