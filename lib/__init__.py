@@ -39,17 +39,21 @@ lib.paths      transformers trained on shortest paths (study 1, part 2)
   stream                 the sampler in DataLoader worker processes [2]
   model                  the edge-token encoder [2, 3]
   training               training on fresh data, logs, checkpoints, resume [2, 3]
-  phase_transitions      the step at which each path length is learned [2]
+  phase_transitions      the drop of each path length's loss: plateau, step, size, width; order over seeds [2]
+  transition_study       loss per length on a length-balanced set every few steps, several seeds [2]
   finetuning             fine-tuning the pre-trained model to new targets [3]
   generalization_tests   the study's five off-distribution tests [3]
   length_generalization  train on small graphs, test on larger ones [3]
   baselines              model-free baselines of the five tests at any scale; on-path error by graph size [3]
   seed_replicates        pre-training and fine-tuning again from other seeds, and the five tests of each [3]
   activations            residual streams and attention weights of a forward pass, by hooks [7]
+  graph_set              graphs of a model's training distribution with their BFS facts [7]
   token_graphs           the BFS facts behind each token: distances, shortest-path edges, degrees [7]
   probes                 batched logistic and ridge probes with held-out scores [7]
   attention_fractions    share of each head's attention by graph category, against uniform [7]
   interventions          mean ablation of heads and blocks, residual patching [7]
+  layer_probes           what each layer knows: distance (reachable graphs), reachability, edge facts; radii [7]
+  causal                 ablation of every component, patching per layer against random subspaces, shortcuts [7]
 lib.grokking   ambiguous grokking of finite groups (study 2)
   groups                 groups as checked multiplication tables [4-6]
   pairs                  pairs of groups, intersections, training sets [4-6]
@@ -79,7 +83,8 @@ lib.chapters   glue of each chapter: its parameters, runs, summaries and figures
   ch1, ch1_figures       the hand-built BFS transformer
   ch1_study              the study's perturb-and-recover protocol: summaries, table, comparison with the study
   ch1_results            what chapter 1's results JSON must hold (the notebook tests read it)
-  ch2, ch2_figures       training with phase transitions
+  ch2, ch2_figures       training: the main run and the figures
+  ch2_transitions        the transition study's table, order of learning over seeds, sentences, results
   ch2_results            what chapter 2's results JSON must hold (the notebook tests read it)
   ch3, ch3_figures       fine-tuning and off-distribution generalization
   ch3_results            typed summaries of fine-tuning and the five tests, read by the prose
@@ -96,8 +101,7 @@ lib.chapters   glue of each chapter: its parameters, runs, summaries and figures
   ch6_perturbation       perturbation sensitivity of chosen seeds, and their decision epochs
   ch6_results            decision epochs, total variation per outcome, transplant fates, tables, results JSON
   ch7, ch7_figures       the learned circuit: parameters, models of other depths, graph sets; figures
-  ch7_probing            what each layer knows: probe grids, reach radii, the distance subspace
-  ch7_causal             ablation, patching, shortcuts, the hand-built model on the same graphs
+  ch7_hand_built         chapter 1's hand-built model on chapter 7's graphs
   ch7_results            the verdicts, tables, summary sentences and results JSON
   sweep_parameters       the sweep-backend parameters chapters 4-6 share (no chapter imports another's)
 """

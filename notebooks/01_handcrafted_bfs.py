@@ -249,7 +249,8 @@ display(Markdown(f"With a constant at 4 or below the MSE reaches **{scientific(w
 # another noise. Each damaged copy is retrained on minibatches from a fixed pool of graphs, and
 # its MSE is measured on held-out graphs before and during retraining. A draw whose damage left
 # the held-out MSE unchanged (it hit a matrix these graphs never use) is reported as "no
-# effect", never as a recovery. The default optimizer is plain SGD. The construction's large
+# effect", never as a recovery, and one that left it below `recovered_below` as "not broken";
+# only the others, the broken draws, can recover. The default optimizer is plain SGD. The construction's large
 # constants saturate almost every softmax and sigmoid, so most weights sit on plateaus where the
 # gradient is nearly zero: SGD moves such a weight only as far as its tiny gradient says, whereas
 # Adam rescales every gradient into a step of about its learning rate. The study's own protocol,
@@ -342,8 +343,9 @@ display(Markdown(f"""
   Exactness is a matter of constants: the error falls as the attention margin and the squash slope
   grow (with a constant at 4 or below the MSE reaches {scientific(sharpness_summary.worst_mse_small_constant, 1)}).
   The study's own constants give MSE {scientific(seed_mse, 1)} on its sampler, not the claimed $10^{{-6}}$.
-- Damage and repair, {config.draws_per_scale} draws per scale, held-out MSE below {config.recovered_below:g} after
-  {config.recovery.steps} {config.recovery.optimizer.upper()} steps (draws without effect counted apart):
+- Damage and repair, {config.draws_per_scale} draws per scale, broken draws back below held-out MSE
+  {config.recovered_below:g} after {config.recovery.steps} {config.recovery.optimizer.upper()} steps (draws without
+  effect, or left below {config.recovered_below:g} by the damage, counted apart):
   {'; '.join(f'{v.mode} {v.describe()}' for v in verdicts)}.
 - The study's protocol (its damage, Adam at learning rate $10^{{-6}}$, a fresh batch of {config.study_batch_size}
   every step), {config.study_draws} draws, {config.study_steps:,} steps:

@@ -60,7 +60,7 @@ grok_threshold = 0.999  # accuracy on a group's full table that counts as grokki
 s5_seeds = 1  # S5 vs A5 x Z2 seeds whose LLC is followed along training
 s5_dim = 128  # their embedding and hidden width d = h (the study: 128)
 s5_epochs = 2000  # their epochs (the study: 2,000)
-s5_snapshots = [80, 200, 1000, 2000]  # epochs at which their LLC is estimated, with the last epoch (published: every 10)
+s5_snapshots = [80, 2000]  # epochs at which their LLC is estimated, with the last epoch (published: every 10)
 s5_every = 0  # epochs between further snapshots on a regular grid, 0 for none (published: 10)
 s5_llc_chains = 3  # SGLD chains per S5 snapshot (published: 3)
 s5_llc_steps = 3000  # SGLD steps per chain at each S5 snapshot (published: 3,000)
@@ -309,9 +309,9 @@ llc_trajectory_figure(trajectory, "The LLC along training, one S4 seed per outco
 # weight decay 2e-5, 2,000 epochs, and the study's SGLD chains: 3 chains of 3,000 steps per
 # snapshot. An S5 model has 18 times the parameters of an S4 one and trains on 24 times the
 # pairs, so each SGLD step costs hundreds of times more: the defaults follow `s5_seeds` seed(s)
-# at the epochs `s5_snapshots` (by default the epoch of the study's peak, 80, and three later
-# ones), where the study took a snapshot every 10 epochs of one run of 3 seeds (`s5_every`
-# adds such a grid). Most S5 seeds memorize (about
+# at the epochs `s5_snapshots` (by default the epoch of the study's peak, 80, and the last one),
+# where the study took a snapshot every 10 epochs of one run of 3 seeds (`s5_every` adds such a
+# grid). Most S5 seeds memorize (about
 # 90% in the study); the cell says what this one did.
 
 # %%

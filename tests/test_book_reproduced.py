@@ -89,3 +89,12 @@ def test_every_shortest_path_row_has_a_verdict_and_grokking_rows_default_to_pend
     assert [r.verdict for r in rows if r.chapter == 6] == ["pending"]
     assert "| verdict |" in reproduced_table(rows, smoke=False).splitlines()[0] + " |"
     assert len(verdicts) == len(rows)
+
+
+def test_the_s5_llc_row_says_how_its_protocol_differs_and_where_it_lands():
+    s5 = {"epochs": [80, 2000], "llc": [[4600.0, 1200.0]], "fitted_epoch": [60], "chains": 3, "steps": 3000}
+    (row,) = reproduced_rows({"05_complexity": {"s5_llc_over_training": s5}})
+    assert row.study == "4,558-4,601 -> 505-598"
+    assert row.book == "4,600 -> 1,200 (highest within, final 2.01 times the highest of the published values)"
+    assert row.scale == ("1 seed(s), 3 chains x 3,000 steps at epochs 80, 2000 (study: one run of 3 seeds, "
+                         "3 chains x 3,000 steps every 10 epochs)")

@@ -23,17 +23,20 @@ RECORDS = [
 
 
 def test_recovery_verdicts_count_draws_per_scale_and_keep_no_effect_apart():
-    records = mark_effect([dict(r) for r in RECORDS])
+    records = mark_effect([dict(r) for r in RECORDS] + [
+        {"mode": "replace", "scale": 0.01, "what": "K of head 4", "loss_intact": 0.0, "loss_before": 0.04,
+         "loss_after": 0.03}])
     verdicts = mark_recovered(records, recovered_below=0.05)
-    assert [r["recovered"] for r in records] == [True, False, False, True]
-    assert [(v.mode, v.scale, v.draws, v.no_effect, v.recovered, v.not_recovered) for v in verdicts] == [
-        ("replace", 0.01, 2, 1, 1, 0), ("replace", 1.0, 1, 0, 0, 1), ("gaussian", 0.01, 1, 0, 1, 0)]
-    assert verdicts[0].describe() == "scale 0.01: 1 of 1 recovered, 1 with no effect"
+    assert [r["status"] for r in records] == ["recovered", "no effect", "not recovered", "not broken", "not broken"]
+    assert [r["recovered"] for r in records] == [True, False, False, False, False]
+    assert [(v.mode, v.scale, v.draws, v.no_effect, v.not_broken, v.recovered, v.not_recovered) for v in verdicts] == [
+        ("replace", 0.01, 3, 1, 1, 1, 0), ("replace", 1.0, 1, 0, 0, 0, 1), ("gaussian", 0.01, 1, 0, 1, 0, 0)]
+    assert verdicts[0].describe() == "scale 0.01: 1 of 1 broken draws recovered, 1 with no effect, 1 not broken"
     lines = verdict_lines(verdicts, 0.05, 100, "sgd").splitlines()
-    assert lines[0].startswith("- **replace**, held-out MSE below 0.05 after 100 SGD steps: scale 0.01")
+    assert lines[0].startswith("- **replace**, broken draws back below MSE 0.05 after 100 SGD steps: scale 0.01")
     assert scales_text(()) == "none"
     table = perturbation_table(records).splitlines()
-    assert table[2] == "| replace | 0.01 | Q of head 1 | 0.3000 | 0.01000 | yes |" and len(table) == 6
+    assert table[2] == "| replace | 0.01 | Q of head 1 | 0.3000 | 0.01000 | recovered |" and len(table) == 7
     assert table[3].endswith("| no effect |")
 
 

@@ -213,50 +213,75 @@ def mark_effect(records: list[dict], tolerance: float = 1e-6) -> list[dict]:
 
 @dataclass(frozen=True)
 class RecoveryVerdict:
-    """What the draws of one (damage mode, scale) did: how many the damage left unchanged, and how
-    many of the others retraining brought below the threshold."""
+    """What the draws of one (damage mode, scale) did.
+
+    Each draw is one of: "no effect" (the damage left the held-out MSE unchanged), "not broken"
+    (it changed the MSE but left it below the threshold already, so there was nothing to
+    recover from), "recovered" (above the threshold after the damage, below it after
+    retraining) or "not recovered".
+    """
 
     mode: str
     scale: float
     draws: int
     no_effect: int
+    not_broken: int
     recovered: int
 
     @property
+    def broken(self) -> int:
+        return self.draws - self.no_effect - self.not_broken
+
+    @property
     def not_recovered(self) -> int:
-        return self.draws - self.no_effect - self.recovered
+        return self.broken - self.recovered
 
     def describe(self) -> str:
-        """"scale 0.01: 2 of 3 recovered, 1 no effect" (draws without effect counted apart)."""
-        effective = self.draws - self.no_effect
-        text = f"scale {self.scale:g}: {self.recovered} of {effective} recovered"
-        return text + (f", {self.no_effect} with no effect" if self.no_effect else "")
+        """"scale 0.01: 2 of 3 broken draws recovered, 1 with no effect"."""
+        text = f"scale {self.scale:g}: {self.recovered} of {self.broken} broken draws recovered"
+        if self.no_effect:
+            text += f", {self.no_effect} with no effect"
+        if self.not_broken:
+            text += f", {self.not_broken} not broken"
+        return text
+
+
+def draw_status(record: dict, recovered_below: float) -> str:
+    """"no effect", "not broken", "recovered" or "not recovered" (see `RecoveryVerdict`)."""
+    if not record["damage_had_effect"]:
+        return "no effect"
+    if record["loss_before"] < recovered_below:
+        return "not broken"
+    return "recovered" if record["loss_after"] < recovered_below else "not recovered"
 
 
 def mark_recovered(records: list[dict], recovered_below: float) -> list[RecoveryVerdict]:
-    """Add `recovered` (the damage had an effect and the loss after retraining is below the
-    threshold) to each record, marking `damage_had_effect` first where it is missing.
+    """Add `status` (`draw_status`) and `recovered` (status "recovered") to each record, marking
+    `damage_had_effect` first where it is missing.
 
     Returns one verdict per (mode, scale), modes in the order they first appear, scales sorted.
     """
     for record in records:
         if "damage_had_effect" not in record:
             mark_effect([record])
-        record["recovered"] = record["damage_had_effect"] and record["loss_after"] < recovered_below
+        record["status"] = draw_status(record, recovered_below)
+        record["recovered"] = record["status"] == "recovered"
     verdicts = []
     for mode in dict.fromkeys(r["mode"] for r in records):
         for scale in sorted({r["scale"] for r in records if r["mode"] == mode}):
             runs = [r for r in records if r["mode"] == mode and r["scale"] == scale]
-            verdicts.append(RecoveryVerdict(mode, scale, len(runs), sum(not r["damage_had_effect"] for r in runs),
+            verdicts.append(RecoveryVerdict(mode, scale, len(runs), sum(r["status"] == "no effect" for r in runs),
+                                            sum(r["status"] == "not broken" for r in runs),
                                             sum(r["recovered"] for r in runs)))
     return verdicts
 
 
 def verdict_lines(verdicts: list[RecoveryVerdict], recovered_below: float, steps: int, optimizer: str) -> str:
-    """Markdown bullets, one per damage mode: per scale, the draws recovered below the threshold."""
+    """Markdown bullets, one per damage mode: per scale, the broken draws that retraining brought
+    below the threshold (a draw is broken when the damage leaves its MSE at or above it)."""
     modes = dict.fromkeys(v.mode for v in verdicts)
     return "\n".join(
-        f"- **{mode}**, held-out MSE below {recovered_below:g} after {steps:,} {optimizer.upper()} steps: "
+        f"- **{mode}**, broken draws back below MSE {recovered_below:g} after {steps:,} {optimizer.upper()} steps: "
         + "; ".join(v.describe() for v in verdicts if v.mode == mode) + "."
         for mode in modes)
 
@@ -269,12 +294,11 @@ def scales_text(scales: tuple[float, ...]) -> str:
 def perturbation_table(records: list[dict]) -> str:
     """Markdown table of perturb-and-recover records (after `mark_recovered`).
 
-    A record whose damage left the held-out loss unchanged reads "no effect".
+    The last column is the draw's status: no effect, not broken, recovered or not recovered.
     """
     return markdown_table(
-        ["damage", "scale", "what was hit", "MSE after damage", "MSE after retraining", "recovered"],
-        [[r["mode"], r["scale"], r["what"], r["loss_before"], r["loss_after"],
-          "no effect" if r.get("damage_had_effect") is False else r["recovered"]] for r in records],
+        ["damage", "scale", "what was hit", "MSE after damage", "MSE after retraining", "status"],
+        [[r["mode"], r["scale"], r["what"], r["loss_before"], r["loss_after"], r["status"]] for r in records],
         formats={1: "{:g}".format})  # a scale is a setting (0.01), not a measured number
 
 

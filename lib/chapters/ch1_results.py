@@ -15,7 +15,7 @@ REQUIRED_KEYS = frozenset({"handcrafted_mse", "handcrafted_max_abs_error", "n_gr
 def check_results(results: dict) -> None:
     """Assert what chapter 1's results must satisfy beyond holding `REQUIRED_KEYS`."""
     assert results["handcrafted_mse"] < 1e-6 and results["n_graphs"] > 0
-    assert all({"scale", "loss_before", "loss_after", "damage_had_effect", "recovered"} <= r.keys()
+    assert all({"scale", "loss_before", "loss_after", "damage_had_effect", "status", "recovered"} <= r.keys()
                for r in results["perturbation"])
     # Several draws per (mode, scale): every scale appears draws_per_scale times per mode.
     for mode in {r["mode"] for r in results["perturbation"]}:

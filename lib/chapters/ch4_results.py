@@ -392,7 +392,8 @@ def check_findings(intersections: Sequence[PairIntersection], outcomes: Mapping[
 # --- What the notebook tests check (tests/test_notebooks.py finds these by chapter number) ---
 
 #: Keys chapter 4's results JSON must contain (it may write more).
-REQUIRED_KEYS = frozenset({"pairs", "subsample", "intersection_sizes", "published_intersection_sizes"})
+REQUIRED_KEYS = frozenset({"pairs", "subsample", "intersection_sizes", "published_intersection_sizes",
+                           "s4_bias_comparison", "published_comparisons", "feeds_chapters_5_6"})
 
 
 def check_results(results: dict) -> None:
@@ -401,3 +402,12 @@ def check_results(results: dict) -> None:
     for pair in results["pairs"]:
         assert {"name", "n_elements", "intersection_size", "n_instances", "epochs", "fraction_g1",
                 "fraction_g2", "fraction_neither"} <= pair.keys()
+    with_bias, without = results["s4_bias_comparison"]
+    assert with_bias["unembed_bias"] and not without["unembed_bias"]
+    assert with_bias["n_instances"] == without["n_instances"]
+    for compared in results["published_comparisons"]:
+        assert compared["unembed_bias"] and compared["published"] is not None
+        assert compared["grok_threshold"] == results["published"][compared["experiment"]]["grok_threshold"]
+        for share in (compared["grokked_g1"], compared["grokked_g2"]):
+            assert share["low"] <= share["fraction"] <= share["high"]
+    assert results["feeds_chapters_5_6"] in results["saved_sweeps"] or not results["saved_sweeps"]
