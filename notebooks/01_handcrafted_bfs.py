@@ -77,7 +77,8 @@ from lib.chapters.ch1_figures import (
     recovery_summary_figure, scale_panel, sharpness_figure, study_protocol_figure,
 )
 from lib.chapters.ch1_study import (
-    comparison_sentence, index_row_numbers, protocol_table, study_points, summarize_construction,
+    comparison_sentence, index_row_numbers, protocol_table, ratio_sentence, study_points,
+    summarize_construction,
 )
 
 config = validate_parameters(Chapter1Parameters, globals())
@@ -301,7 +302,8 @@ display(Markdown(protocol_table(protocol)))
 protocol_summaries = {name: summarize_construction(name, records) for name, records in protocol.items()}
 study_comparison = study_points(protocol["study"])
 display(Markdown(" ".join(summary.sentence() for summary in protocol_summaries.values())))
-display(Markdown(comparison_sentence(study_comparison, config.study_steps)))
+display(Markdown(comparison_sentence(study_comparison, config.study_steps) + " "
+                 + ratio_sentence(protocol)))
 
 # %% [markdown]
 # In a live Jupyter kernel the slider below reruns the study for any scale you pick (a few
@@ -326,7 +328,7 @@ results = {
     "study_protocol": {"steps": config.study_steps, "batch_size": config.study_batch_size,
                        "learning_rate": STUDY_LEARNING_RATE, "draws": config.study_draws,
                        "constructions": protocol,
-                       "comparison": index_row_numbers(protocol["study"], config.study_steps)},
+                       "comparison": index_row_numbers(protocol, config.study_steps)},
     "recovery": {"steps": config.recovery.steps, "batch_size": config.recovery.batch_size,
                  "learning_rate": config.recovery.learning_rate, "recovered_below": config.recovered_below},
 }
@@ -349,7 +351,7 @@ display(Markdown(f"""
   {'; '.join(f'{v.mode} {v.describe()}' for v in verdicts)}.
 - The study's protocol (its damage, Adam at learning rate $10^{{-6}}$, a fresh batch of {config.study_batch_size}
   every step), {config.study_draws} draws, {config.study_steps:,} steps:
-  {' '.join(summary.sentence() for summary in protocol_summaries.values())}
+  {' '.join(summary.sentence() for summary in protocol_summaries.values())} {ratio_sentence(protocol)}
 - Open questions: does a smoother construction (smaller constants, more layers) trade exactness for a
   wider basin? Which of the damaged heads matter most? Chapter 2 asks whether gradient descent from a
   random start finds anything like this circuit.

@@ -78,7 +78,7 @@ from lib.paths.activations import capture
 from lib.paths.attention_fractions import attention_fractions
 from lib.paths.causal import ablate_components, patch_distance, shortcut_correlations
 from lib.paths.finetuning import ensure_base_model, fallback_base_config
-from lib.paths.layer_probes import FACTS, probe_model, usable_ks
+from lib.paths.layer_probes import DISTANCE, FACTS, REACHABLE, fact_values, probe_model, usable_ks
 from lib.paths.model import build_model
 from lib.paths.token_graphs import UNREACHABLE
 
@@ -263,6 +263,9 @@ display(Markdown(shortcut_sentence(shortcuts)))
 # %% tags=["remove-output"]
 assert agreement["hand_built_mse"] < 1e-6, "the hand-built model must be exact on these graphs"
 assert all(abs(value) <= 1 for value in shortcuts.values())
+# The distance probes saw reachable targets only; the reachability probe saw every graph.
+assert len(fact_values(train.graphs, DISTANCE)) == int(train.reachable.sum()) < len(train.labels)
+assert len(fact_values(train.graphs, REACHABLE)) == len(train.labels)
 conclusions = summary_lines(
     base=probes[base.n_layers], random_init=random_probes, radii=radii, base_depth=base.n_layers,
     threshold=config.reach_threshold, attention=attention, ablation=ablation_summary,

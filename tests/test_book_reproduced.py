@@ -60,7 +60,11 @@ def test_every_shortest_path_row_has_a_verdict_and_grokking_rows_default_to_pend
         "01_handcrafted_bfs": {
             "seed_construction": {"n_vertices": 8, "n_graphs": 2000, "mse": 7.9e-5, "max_abs_error": 0.019},
             "study_protocol": {"steps": 100, "draws": 5, "batch_size": 512, "learning_rate": 1e-6,
-                               "comparison": {"steps": 100, "points": [point, later]}}},
+                               "comparison": {"steps": 100, "points": [point, later], "ratios": {
+                                   "study": [{"step": 100, "published": 0.83, "low": 0.6, "high": 0.99, "draws": 5,
+                                              "within": True}],
+                                   "book": [{"step": 100, "published": 0.83, "low": 0.96, "high": 0.99, "draws": 5,
+                                             "within": False}]}}}},
         "03_finetuning_generalization": {
             "scale": {"large_n_max": 8, "small_n_max": 5, "unreachable_label": 8},
             "published_scale": {"large_n_max": 15, "small_n_max": 7, "unreachable_label": 15},
@@ -80,8 +84,10 @@ def test_every_shortest_path_row_has_a_verdict_and_grokking_rows_default_to_pend
     chapter_1 = [r for r in rows if r.chapter == 1]
     assert chapter_1[0].verdict.startswith("differs")
     assert chapter_1[1].verdict.startswith("reproduced") and chapter_1[2].verdict.startswith("differs")
-    assert "5,000" in chapter_1[3].quantity and chapter_1[3].verdict.startswith("not comparable")
-    assert chapter_1[3].book == "not measured"
+    assert chapter_1[3].verdict.startswith("reproduced") and "stiff" in chapter_1[4].quantity
+    assert chapter_1[4].verdict.startswith("differs: slower repair")
+    assert "5,000" in chapter_1[5].quantity and chapter_1[5].verdict.startswith("not comparable")
+    assert chapter_1[5].book == "not measured"
     chapter_3 = [r for r in rows if r.chapter == 3]
     assert all(r.verdict.startswith("not comparable") for r in chapter_3)
     assert "graph size and the unreachable label account" in chapter_3[1].verdict

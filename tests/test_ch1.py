@@ -1,5 +1,6 @@
 """Chapter 1's summaries, tables and the live slider's callback (lib.chapters.ch1)."""
 
+import math
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,7 @@ from lib.chapters.ch1 import (
     scales_text, seed_construction_error, sharpness_sweep, summarize_sharpness, verdict_lines,
 )
 from lib.chapters.ch1_study import (
-    comparison_sentence, index_row_numbers, protocol_table, study_points, summarize_construction,
+    comparison_sentence, index_row_numbers, protocol_table, ratio_sentence, study_points, summarize_construction,
 )
 
 RECORDS = [
@@ -91,7 +92,12 @@ def test_the_protocol_summary_and_the_comparison_with_the_study():
     text = comparison_sentence(points, 100)
     assert "step 100: the study 0.335, this run 0.2 to 0.45 (inside that range)" in text
     assert "were not measured here" in text and "5,000" in text
-    assert index_row_numbers(study, 100)["points"][1]["within"] is True
+    numbers = index_row_numbers({"study": study, "book": study}, 100)
+    assert numbers["points"][1]["within"] is True
+    ratio = numbers["ratios"]["study"][0]
+    assert ratio["step"] == 100 and math.isclose(ratio["published"], 0.335 / 0.403)
+    assert math.isclose(ratio["low"], 0.2 / 0.3) and math.isclose(ratio["high"], 0.9) and ratio["within"]
+    assert "stood at 0.83 after 100 steps" in ratio_sentence({"study": study})
     table = protocol_table({"study": study, "book": study}).splitlines()
     assert len(table) == 5 and table[4].endswith("| no effect |")
 

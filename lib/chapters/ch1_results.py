@@ -32,4 +32,5 @@ def check_results(results: dict) -> None:
             assert {"what", "loss_intact", "loss_before", "loss_after", "damage_had_effect", "curve"} <= draw.keys()
             assert draw["steps"] == protocol["steps"] and draw["curve"][-1][0] == protocol["steps"]
     assert protocol["comparison"]["steps"] == protocol["steps"]
+    assert set(protocol["comparison"]["ratios"]) == {"study", "book"}
     assert all(point["step"] <= protocol["steps"] for point in protocol["comparison"]["points"])

@@ -99,6 +99,54 @@ def study_points(records: list[dict]) -> list[StudyPoint]:
     return points
 
 
+@dataclass(frozen=True)
+class RatioPoint:
+    """How far retraining had brought the loss by one step, relative to right after the damage:
+    the study's one draw beside the range of this run's draws with effect on one construction.
+
+    The study's draw started at 0.403 (one damage, one noise); a ratio compares the speed of
+    repair without assuming that this run's draws started where the study's did.
+    """
+
+    step: int
+    published: float
+    low: float
+    high: float
+    draws: int
+
+    @property
+    def within(self) -> bool:
+        return self.low <= self.published <= self.high
+
+
+def ratio_points(records: list[dict]) -> list[RatioPoint]:
+    """A `RatioPoint` at every step after 0 where both the study and this run measured the loss."""
+    effective = [r for r in records if r["damage_had_effect"] and r["loss_before"] > 0]
+    points = []
+    for step, published in PUBLISHED_RECOVERY.items():
+        if step == 0:
+            continue
+        values = [v / r["loss_before"] for r in effective if (v := mse_at(r, step)) is not None]
+        if values:
+            points.append(RatioPoint(step, published / PUBLISHED_RECOVERY[0], min(values), max(values), len(values)))
+    return points
+
+
+def ratio_sentence(records: dict[str, list[dict]]) -> str:
+    """The speed of repair on each construction against the study's, at the last step both measured."""
+    parts = []
+    for name, runs in records.items():
+        points = ratio_points(runs)
+        if points:
+            p = points[-1]
+            parts.append(f"on {CONSTRUCTIONS[name]} {p.low:.2f} to {p.high:.2f} ({'inside' if p.within else 'outside'})")
+    if not parts:
+        return ""
+    last = ratio_points(next(iter(records.values())))[-1]
+    return (f"Relative to the loss right after the damage, the study's draw stood at {last.published:.2f} after "
+            f"{last.step:,} steps; this run's draws: " + "; ".join(parts) + ".")
+
+
 def comparison_sentence(points: list[StudyPoint], steps: int) -> str:
     """What the run says about the study's published curve, at the steps both measured."""
     if not points:
@@ -130,15 +178,20 @@ def protocol_table(records: dict[str, list[dict]]) -> str:
     return markdown_table(header, rows)
 
 
-def index_row_numbers(records: list[dict], steps: int) -> dict:
-    """What the index page's row of chapter 1 reads: the comparison points and the step count."""
-    points = study_points(records)
-    return {"steps": steps, "points": [{"step": p.step, "published": p.published, "low": p.low, "high": p.high,
-                                        "median": p.median, "draws": p.draws, "within": p.within}
-                                       for p in points]}
+def index_row_numbers(records: dict[str, list[dict]], steps: int) -> dict:
+    """What the index page's rows of chapter 1 read: the step count, the study's construction's
+    losses against the study's (`points`), and each construction's ratios (`ratios`)."""
+    points = study_points(records["study"])
+    return {"steps": steps,
+            "points": [{"step": p.step, "published": p.published, "low": p.low, "high": p.high,
+                        "median": p.median, "draws": p.draws, "within": p.within} for p in points],
+            "ratios": {name: [{"step": p.step, "published": p.published, "low": p.low, "high": p.high,
+                               "draws": p.draws, "within": p.within} for p in ratio_points(runs)]
+                       for name, runs in records.items()}}
 
 
 __all__ = [
-    "CONSTRUCTIONS", "ConstructionSummary", "StudyPoint", "comparison_sentence", "index_row_numbers", "mse_at",
-    "protocol_table", "spread_text", "study_points", "summarize_construction",
+    "CONSTRUCTIONS", "ConstructionSummary", "RatioPoint", "StudyPoint", "comparison_sentence", "index_row_numbers",
+    "mse_at", "protocol_table", "ratio_points", "ratio_sentence", "spread_text", "study_points",
+    "summarize_construction",
 ]

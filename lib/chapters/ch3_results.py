@@ -15,6 +15,10 @@ for every mean (`KindScore.absent`); a length-study group without cells is a `Gr
 count 0 and NaN MSE and accuracy. NaN prints as "nan" in the prose and as "n/a" in tables.
 Every builder is deterministic and draws no random numbers: the chapter's draws all happen
 before, in the notebook's calls to the samplers and training code.
+
+The module runs over 400 lines because it also holds the chapter's results checks
+(`REQUIRED_KEYS`, `check_results`), which the notebook tests find here by the chapter's number;
+the newer summaries (baselines, seeds, graph sizes) live in `lib.chapters.ch3_baselines`.
 """
 
 from __future__ import annotations

@@ -192,7 +192,8 @@ def patching_sentence(patching: Patching) -> str:
     used = [row["layer"] for row in middle if row["beats_every_random"] and row["share_of_token"] >= 0.5]
     above = [row["layer"] for row in middle if row["beats_every_random"]]
     shares = ", ".join(f"{row['share_of_token']:.0%}" for row in middle)
-    text += (f" After the intermediate layers {_layers([r['layer'] for r in middle])} it moves it by "
+    text += (f" After the intermediate layer{'s' if len(middle) > 1 else ''} {_layers([r['layer'] for r in middle])} "
+             f"it moves it by "
              f"{values('probe', middle)}, against {values('random_mean', middle)} for random subspaces (largest "
              f"{values('random_max', middle)}) and {values('token', middle)} for the whole token: the probes' subspace "
              f"carries {shares} of the token's effect. ")

@@ -51,7 +51,7 @@ html_favicon = "_static/favicon.svg"  # (else browsers ask for /favicon.ico, whi
 html_js_files = [("plotly-legends.js", {"defer": "defer"})]
 html_context = {"default_mode": "auto"}   # light or dark as the reader's system is
 html_theme_options = {
-    "home_page_in_toc": True,
+    "home_page_in_toc": False,              # the book's title above the list already leads home
     "show_navbar_depth": 1,
     "use_download_button": True,
     "use_fullscreen_button": False,
