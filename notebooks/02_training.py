@@ -349,7 +349,7 @@ if not config.smoke:
 
 # %%
 display(Markdown(summary_markdown(summary, training, curves, drops, order, mean_loss, study_unreachable,
-                                  PUBLISHED, order_main)))
+                                  PUBLISHED, order_main, sampler.unreachable_label)))
 
 # %% [markdown]
 # Open questions:

@@ -68,6 +68,17 @@ def tagged_notebook() -> nbformat.NotebookNode:
         "application/vnd.plotly.v1+json": {"data": [{"type": "bar", "y": [1, 2]}], "layout": {"width": 500}},
         "text/plain": "Figure()"})]
     notebook.cells.append(figure)
+    # A live panel and a tqdm bar, as ipywidgets saves them: views in outputs, models in metadata.
+    state = {"panel": {"model_name": "VBoxModel", "state": {"children": []}},
+             "bar": {"model_name": "HBoxModel", "state": {"children": ["IPY_MODEL_progress"]}},
+             "progress": {"model_name": "FloatProgressModel", "state": {}}}
+    notebook.metadata["widgets"] = {"application/vnd.jupyter.widget-state+json": {"state": state}}
+    for model_id, text in (("bar", "exactness:   0%|          | 0/4"), ("panel", "interactive(children=...)")):
+        cell = nbformat.v4.new_code_cell(f"show_{model_id}()")
+        cell.outputs = [nbformat.v4.new_output("display_data", data={
+            "application/vnd.jupyter.widget-view+json": {"model_id": model_id, "version_major": 2, "version_minor": 0},
+            "text/plain": text})]
+        notebook.cells.append(cell)
     return notebook
 
 
@@ -111,6 +122,9 @@ def test_citations_footnotes_and_figures_render(tiny_book):
     # The plotly figure is drawn from its JSON by plotly.js served from the book itself.
     assert 'class="plotly-figure" style="max-width: 500px"' in pages["01_tags"]
     assert "Plotly.newPlot" in pages["01_tags"] and '_static/plotly.min.js' in pages["01_tags"]
+    # The live panel is a one-line note (it needs a kernel); the progress bar is left out.
+    assert pages["01_tags"].count(WIDGET_NOTE) == 1 and "0%|" not in pages["01_tags"]
+    assert "interactive(children" not in pages["01_tags"]
 
 
 def test_the_real_book_builds_without_warnings_from_the_committed_notebooks(tmp_path):
@@ -118,8 +132,6 @@ def test_the_real_book_builds_without_warnings_from_the_committed_notebooks(tmp_
     assert not (tmp_path / "stage" / "warnings.txt").read_text().strip()
     names = {path.stem for path in html.parent.glob("*.html")}
     assert {"index", "references", "search", *(p.stem for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))} <= names
-    chapter_1 = (html.parent / "01_handcrafted_bfs.html").read_text()
-    assert WIDGET_NOTE in chapter_1 and "0%|" not in chapter_1    # a note for the panel, no frozen bars
     references = (html.parent / "references.html").read_text()
     assert "Kramár" in references                       # Kram\'ar in references.bib, decoded
     for path in html.parent.glob("*.html"):

@@ -130,7 +130,8 @@ OVERFLOWING = """() => {
     return out; }"""
 
 SQUEEZED_PLOTS = """() => [...document.querySelectorAll('.plotly-graph-div')]
-    .filter(d => d._fullLayout.showlegend && d._fullLayout._size.w < 0.5 * d.clientWidth)
+    .filter(d => d._fullLayout.showlegend && (d._fullLayout._size.w < 0.5 * d.clientWidth
+                                               || d._fullLayout._size.h < 0.3 * d._fullLayout.height))
     .map(d => (d.layout.title && (d.layout.title.text || d.layout.title)) || d.id)"""
 
 

@@ -81,3 +81,10 @@ def test_the_study_sentences_read_the_drops_of_every_seed():
     assert "| 1 | 40, 60 | 20 |" in table and "| unreachable | no drop, no drop | – |" in table
     results = study_results(curves, drops, order, DropSettings(), mean_loss, 8)
     assert results["drop_step"][1] == [40, 60] and results["order"]["groups"] == [[1], [2]]
+
+
+def test_the_chance_of_an_order_is_that_of_random_orders_agreeing_in_every_seed():
+    from lib.chapters.ch2_transitions import chance_of_order
+    from lib.paths.phase_transitions import DropOrder
+    assert chance_of_order(DropOrder(((1,), (2,)), (), ()), 3) == 0.125          # (1/2)^3
+    assert abs(chance_of_order(DropOrder(((1,), (2, 3)), (), ()), 2) - 1 / 9) < 1e-12   # (2!/3!)^2

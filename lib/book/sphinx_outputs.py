@@ -91,7 +91,8 @@ class WidgetNote:
         if data.mime_type != WIDGET_VIEW_MIME:
             return None
         if is_progress_bar(renderer, data.content.get("model_id", "")):
-            return []
+            # Not []: MyST-NB would then show the bar's text form instead.
+            return [nodes.comment(text="a progress bar, left out of the static book")]
         return [nodes.paragraph(text=WIDGET_NOTE, classes=["output", "widget-note"])]
 
 

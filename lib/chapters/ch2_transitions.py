@@ -5,6 +5,7 @@ the drops are dated by `lib.paths.phase_transitions`."""
 
 from __future__ import annotations
 
+import math
 import statistics
 
 import torch
@@ -168,15 +169,24 @@ def length_sentence(length: int, drops: list[dict[int, Drop]], mean_loss: dict[i
             f"decades within {statistics.median(d.width for d in dropped):.0f} steps.")
 
 
+def chance_of_order(order: DropOrder, n_seeds: int) -> float:
+    """Probability that lengths dropping in a uniformly random order (independently per seed)
+    put every group of `order.groups` before the next in all `n_seeds` seeds."""
+    sizes = [len(group) for group in order.groups]
+    per_seed = math.prod(math.factorial(size) for size in sizes) / math.factorial(sum(sizes))
+    return per_seed ** n_seeds
+
+
 def transition_sentences(curves: TransitionCurves, drops: list[dict[int, Drop]], order: DropOrder,
                          mean_loss: dict[int, float], unreachable_label: int) -> str:
     """The transition study's findings, each from the run's numbers, as markdown."""
     shown = plotted_lengths(curves.lengths, unreachable_label)
     n_seeds = len(curves.seeds)
     if len(order.groups) > 1:
-        verdict = ("The order of these groups is the same in every seed, so it is not the luck of one "
-                   "initialisation" + ("." if order.holds_over_seeds else
-                                       "; within a group the order changes with the seed."))
+        chance = chance_of_order(order, n_seeds)
+        verdict = (f"If the lengths dropped in a random order, this order would hold in all {n_seeds} seeds with "
+                   f"probability {chance:.3g}: {'the seeds rule that rival out' if chance < 0.01 else 'more seeds would be needed to rule that rival out'}"
+                   + ("." if order.holds_over_seeds else "; within a group the order changes with the seed."))
     else:
         verdict = "No order of learning holds in every seed."
     lines = [f"**Order of learning over {n_seeds} seeds** (lengths 1 to 3 and unreachable targets, the labels the "
@@ -218,8 +228,9 @@ def main_run_sentence(drops: dict[int, Drop], order, unreachable_label: int, n_m
 
 def summary_markdown(summary: dict, training, curves: TransitionCurves, drops: list[dict[int, Drop]],
                      order: DropOrder, mean_loss: dict[int, float], unreachable_label: int, published: dict,
-                     main_order) -> str:
-    """The chapter's closing bullets, every number from the run."""
+                     main_order, main_unreachable_label: int) -> str:
+    """The chapter's closing bullets, every number from the run (`unreachable_label`: the
+    transition study's, `main_unreachable_label`: the main run's)."""
     examples = summary["steps"] * training.batch_size
     first = [by_length[1].step for by_length in drops if 1 in by_length]
     if first and all(s is not None for s in first):
@@ -238,12 +249,12 @@ def summary_markdown(summary: dict, training, curves: TransitionCurves, drops: l
         f"- At the study's graph size (up to {curves.config.n_max} vertices, {len(curves.seeds)} models of "
         f"{curves.config.n_layers} layers, {curves.steps[-1]} steps each), {length_one}. {order_sentence(order, len(curves.seeds), unreachable_label)}",
         f"- In the main run, on graphs of up to {training.n_max} vertices, the same detector finds a drop for "
-        + (_names(main_dropped, unreachable_label) if main_dropped else "no length") + ".",
+        + (_names(main_dropped, main_unreachable_label) if main_dropped else "no length") + ".",
         f"- At the end of the main run the largest remaining loss is on {main_order.hardest_name} "
         f"({main_order.hardest_loss:.3f}, on {main_order.hardest_count} of {training.eval_size} evaluation "
         f"examples). Long paths are rare even after the filter, so the model has seen few of them.",
     ])
 
 
-__all__ = ["drop_order", "drop_steps", "drop_table", "length_sentence", "mean_label_from", "plotted_lengths", "main_run_sentence", "mean_label_loss",
+__all__ = ["chance_of_order", "drop_order", "drop_steps", "drop_table", "length_sentence", "mean_label_from", "plotted_lengths", "main_run_sentence", "mean_label_loss",
            "order_sentence", "spread", "study_drops", "study_results", "summary_markdown", "transition_sentences"]

@@ -1,20 +1,36 @@
 /* At narrow widths a legend to the right of a plotly figure squeezes the plot to a sliver:
-   there it moves below the plot (horizontal), and back when the page is wide again. */
+   there it moves to the foot of the figure (horizontal), the figure grows by the legend's
+   height so the plot keeps its own, and all goes back when the page is wide again. */
 (function () {
   var NARROW_PX = 600;
+
+  function moveBelow(div) {
+    var wide = {legend: div.layout.legend || {}, height: div._fullLayout.height,
+                marginBottom: div._fullLayout.margin.b};
+    div.dataset.wideLegend = JSON.stringify(wide);
+    return Plotly.relayout(div, {'legend.orientation': 'h', 'legend.x': 0, 'legend.xanchor': 'left',
+                                 'legend.yref': 'container', 'legend.y': 0, 'legend.yanchor': 'bottom'})
+      .then(function () {
+        var box = div.querySelector('g.legend');
+        var extra = box ? Math.ceil(box.getBBox().height) + 10 : 0;
+        return Plotly.relayout(div, {height: wide.height + extra, 'margin.b': wide.marginBottom + extra, width: null});
+      });
+  }
+
+  function moveBack(div) {
+    var wide = JSON.parse(div.dataset.wideLegend);
+    delete div.dataset.wideLegend;
+    return Plotly.relayout(div, {legend: wide.legend, height: wide.height, 'margin.b': wide.marginBottom, width: null})
+      .then(function () { return Plotly.Plots.resize(div); });
+  }
 
   function place(div) {
     if (!window.Plotly || !div._fullLayout || !div._fullLayout.showlegend) return;
     var narrow = div.clientWidth < NARROW_PX;
-    if (narrow && !div.dataset.wideLegend) {
-      if ((div.layout.legend || {}).orientation === 'h') return;
-      div.dataset.wideLegend = JSON.stringify(div.layout.legend || {});
-      Plotly.relayout(div, {'legend.orientation': 'h', 'legend.x': 0, 'legend.xanchor': 'left',
-                            'legend.y': -0.2, 'legend.yanchor': 'top', 'legend.yref': 'paper'});
+    if (narrow && !div.dataset.wideLegend && (div.layout.legend || {}).orientation !== 'h') {
+      moveBelow(div);
     } else if (!narrow && div.dataset.wideLegend) {
-      var legend = JSON.parse(div.dataset.wideLegend);
-      delete div.dataset.wideLegend;
-      Plotly.relayout(div, {legend: legend});
+      moveBack(div);
     }
   }
 
