@@ -237,7 +237,7 @@ display(Markdown(
     f"distance is hit in {100 * finetuning.kinds_after.on_path.accuracy:.0f}% of them. The "
     f"histograms below show the same: before, the rows spread out (the post notes that its "
     f"before-histogram looked deceptively good because the model still guessed integers "
-    f"[@wang2024shortest]); after, the mass sits on the diagonal."))
+    f"{{cite:p}}`wang2024shortest`); after, the mass sits on the diagonal."))
 
 # %%
 confusion_figure(finetune_run.snapshot_predictions[0], finetune_run.eval_labels, n_labels,
@@ -387,7 +387,7 @@ display(Markdown(f"""
   with the graph; the next point splits that loss by the target's vertex id.
 - *Small target ids against any target.* The post found the small-target test easier than the
   any-target one (0.1020 against 0.1451) and called it good and moderate generalization
-  [@wang2024shortest]. Over the seeds the any-target test is the higher in
+  {{cite:p}}`wang2024shortest`. Over the seeds the any-target test is the higher in
   {onpath_order.higher} of {onpath_order.seeds}. In the first seed its MSE is higher by
   {onpath_gap.difference:.4f} (95% interval {onpath_gap.low:.4f} to {onpath_gap.high:.4f};
   {config.test_graphs:,} graphs per test), {"so the two tests separate at this sample size" if onpath_gap.excludes_zero else "an interval that contains zero: at this sample size the two tests do not separate"}.
@@ -580,7 +580,7 @@ display(Markdown(f"""
   targets in graphs of up to {scale.small_n_max} vertices lowers the held-out on-path MSE from
   {finetuning.loss_before:.4f} to {finetuning.loss_after:.5f}. The post went from
   {finetuning.published_loss_before} to {finetuning.published_loss_after} at its own scale
-  [@wang2024shortest].
+  {{cite:p}}`wang2024shortest`.
 - Over {len(seed_runs)} seeds of pre-training and fine-tuning, on larger graphs the on-path MSE is
   {spreads["onpath_small_target"].describe()} with target ids up to {scale.small_n_max} and
   {spreads["onpath_target"].describe()} with any target id (the second the higher in

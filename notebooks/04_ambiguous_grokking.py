@@ -315,7 +315,7 @@ print(z35.fractions_line())
 print(f"final accuracy against {z35.g1}:", rounded(z35.final_acc_g1, 3))
 print(f"final accuracy against {z35.g2}:", rounded(z35.final_acc_g2, 3))
 display(Markdown(f"The study lists this pair as one where either group can be grokked "
-                 f"[@wu2025ambiguous]; in this run {z35.preference_sentence()}."))
+                 f"{{cite:p}}`wu2025ambiguous`; in this run {z35.preference_sentence()}."))
 
 # %% [markdown]
 # ## No grokking: Z100 against Z50 x Z2

@@ -406,7 +406,7 @@ display(Markdown("\n".join([
     f"{loss_llc.spearman:.2f}); over all {loss_norm.n_seeds} seeds of the sweep the training loss "
     f"and the weight norm correlate with {loss_norm.pearson:.2f} ({loss_norm.spearman:.2f}). The "
     "study describes the first as high and the second as moderate from scatter plots "
-    f"[@wu2025ambiguous]; here the second is {'the higher' if loss_norm.spearman > loss_llc.spearman else 'the lower'} "
+    f"{{cite:p}}`wu2025ambiguous`; here the second is {'the higher' if loss_norm.spearman > loss_llc.spearman else 'the lower'} "
     "of the two by rank.",
     f"- {efficiency_sentence(efficiency_rows)}.",
     f"- The measure that best separates grokkers from the rest is the "

@@ -201,7 +201,7 @@ def transition_sentences(curves: TransitionCurves, drops: list[dict[int, Drop]],
                          f"{statistics.median(d[k].plateau for d in drops):.3g}" for k in others)
                      + f" (the mean label is {mean_label_from(mean_loss):.2f}).")
     lines.append("In the published run the loss of length 1 sat at about 16 until step 40 and fell to 0.04 by "
-                 "step 70, and lengths 2 and 3 fell from about step 80 [@wang2024shortest].")
+                 "step 70, and lengths 2 and 3 fell from about step 80 {cite:p}`wang2024shortest`.")
     return "\n\n".join(lines)
 
 
@@ -245,7 +245,7 @@ def summary_markdown(summary: dict, training, curves: TransitionCurves, drops: l
         f"{summary['final_loss']:.4f} on held-out graphs, against {summary['constant_prediction_loss']:.3f} for "
         f"always predicting the mean: it computes distances rather than guessing. The published model, larger "
         f"and trained on about {3.14e8 / examples:,.0f} times more examples, reached {published['final_loss']} "
-        f"[@wang2024shortest].",
+        f"{{cite:p}}`wang2024shortest`.",
         f"- At the study's graph size (up to {curves.config.n_max} vertices, {len(curves.seeds)} models of "
         f"{curves.config.n_layers} layers, {curves.steps[-1]} steps each), {length_one}. {order_sentence(order, len(curves.seeds), unreachable_label)}",
         f"- In the main run, on graphs of up to {training.n_max} vertices, the same detector finds a drop for "

@@ -167,7 +167,7 @@ class PairOutcome:
         g1, g2 = self.published_fraction_g1, self.published_fraction_g2
         return (f"**Published** with the same model, weight decay and threshold ({self.protocol}): "
                 f"{round(g1 * n):,} and {round(g2 * n):,} of {n:,} seeds ({g1:.2%} and {g2:.2%}) "
-                "[@wu2025ambiguous].")
+                "{cite:p}`wu2025ambiguous`.")
 
     @property
     def protocol(self) -> str:

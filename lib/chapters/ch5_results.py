@@ -211,7 +211,7 @@ def s5_comparison_sentence(trajectory: Trajectory) -> str:
             + "; ".join(courses)
             + f". The study's run peaked at {low_peak:,}-{high_peak:,} near epochs "
             f"{published['peak_epochs'][0]}-{published['peak_epochs'][1]} and ended at {low_end}-{high_end} "
-            f"[@wu2025ambiguous]: the mean highest value here is {peak / ((low_peak + high_peak) / 2):.2f} times "
+            f"{{cite:p}}`wu2025ambiguous`: the mean highest value here is {peak / ((low_peak + high_peak) / 2):.2f} times "
             f"theirs and the mean final one {end / ((low_end + high_end) / 2):.2f} times. What differs: "
             + "; ".join(differs) + ".")
 

@@ -174,7 +174,7 @@ def summary_lines(decisions: list[dict], decision_log2_scale: int, tv_rows: list
         f"Perturbation: {sum(lead > 0 for lead in leads)} of the {len(grokkers)} perturbed grokkers were decided "
         f"(no noise up to 2^{decision_log2_scale} changed their outcome from then on) before their choice showed "
         f"in test accuracy, a median of {median(leads):.0f} epochs earlier; the study saw decisions "
-        "well before the choice is apparent [@wu2025ambiguous]. The largest noise still changed the outcome "
+        "well before the choice is apparent {cite:p}`wu2025ambiguous`. The largest noise still changed the outcome "
         f"at the last checkpoint for {never} of the {len(decisions)} seeds."]
     flips = {r["group"]: r for r in tv_rows}
     if "neither" in flips and len(flips) > 1:
@@ -197,7 +197,7 @@ def summary_lines(decisions: list[dict], decision_log2_scale: int, tv_rows: list
         f"of the {r['grokked_first']} seeds that grokked {r['first_group']} on its own data, "
         f"{r['ungrokked']} ({r['ungrokked_share']:.0%}) ungrokked it on the intersection and "
         f"{r['regrokked']} of those regrokked it" for r in transplanted)
-        + "; the study reports about 7% and 8% ungrokking [@wu2025ambiguous]"
+        + "; the study reports about 7% and 8% ungrokking {cite:p}`wu2025ambiguous`"
         + (f", so here ungrokking is {min(shares) / max(PUBLISHED_UNGROK_SHARES):.0f} to "
            f"{max(shares) / min(PUBLISHED_UNGROK_SHARES):.0f} times as common." if shares and min(shares) > 0 else "."))
     key64 = next(k for k in spectra.singular_values if k[1] == "float64")
