@@ -259,8 +259,8 @@ def summary_lines(*, base: ModelProbes, random_init: ModelProbes, radii: dict[in
         if depth != base_depth:
             lines.append(
                 f"The {depth}-layer model of the same recipe, on the same reachable graphs, reads \"d(1, t) <= k\" up "
-                f"to k = {radii[depth][DISTANCE]} ({growth_verdict(radii[depth][DISTANCE], largest[DISTANCE])}) and "
-                f"reachability up to k = {radii[depth][REACHABLE]}.")
+                f"to k = {radii[depth][DISTANCE]}, {growth_verdict(radii[depth][DISTANCE], largest[DISTANCE])}; "
+                f"it reads reachability up to k = {radii[depth][REACHABLE]}.")
     done = {depth: layer for depth in sorted(radii)
             if (layer := settled_layer(radii[depth][DISTANCE], largest[DISTANCE])) is not None}
     if done:
