@@ -75,9 +75,10 @@ from lib.book.results import write_results
 from lib.chapters.ch2 import (
     PUBLISHED, Chapter2Parameters, format_example, learning_order, main_run_drops, summarize_run,
 )
+from lib.book.confusion import confusion_figure, label_histogram_figure
 from lib.chapters.ch2_figures import (
-    checkpoint_panel, confusion_figure, confusion_slider_figure, label_histogram_figure,
-    learning_rate_figure, loss_by_length_figure, total_loss_figure, transition_study_figure,
+    checkpoint_panel, confusion_slider_figure, learning_rate_figure, loss_by_length_figure, total_loss_figure,
+    transition_study_figure,
 )
 from lib.chapters.ch2_transitions import (
     drop_order, drop_steps, drop_table, main_run_sentence, mean_label_loss, plotted_lengths, study_drops,

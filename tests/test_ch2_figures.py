@@ -11,9 +11,10 @@ import torch
 from lib.paths.phase_transitions import Drop
 from lib.paths.training import PathTrainingConfig, TrainingLog
 from lib.paths.transition_study import TransitionCurves
+from lib.book.confusion import confusion_figure, confusion_matrix, label_histogram_figure
 from lib.chapters.ch2_figures import (
-    confusion_figure, confusion_matrix, confusion_slider_figure, label_histogram_figure,
-    learning_rate_figure, loss_by_length_figure, total_loss_figure, transition_study_figure,
+    confusion_slider_figure, learning_rate_figure, loss_by_length_figure, total_loss_figure,
+    transition_study_figure,
 )
 
 NAN = math.nan

@@ -1,19 +1,19 @@
 """Figures of chapter 2: loss curves, the transition study's figure, confusion histograms, schedule.
 
 Each function takes the numbers a `lib.paths.training.TrainingRun` logged and returns a plotly
-figure in the book's style (`lib.book.plotting.finish`). Chapter 3 reuses `confusion_figure` for its
-fine-tuned model.
+figure in the book's style (`lib.book.plotting.finish`). The confusion and label histograms that
+chapter 3 draws too are in `lib.book.confusion`.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import ipywidgets as widgets
 import plotly.graph_objects as go
 import torch
 
+from lib.book.confusion import confusion_figure, length_name
 from lib.book.live import SliderRange, manual_panel
 from lib.book.plotting import PALETTE, finish, ordered_colours, slider_over_steps
 from lib.paths.phase_transitions import Drop
@@ -23,11 +23,6 @@ from lib.paths.transition_study import TransitionCurves
 
 def _colour(index: int) -> str:
     return PALETTE[index % len(PALETTE)]
-
-
-def length_name(length: int, unreachable_label: int) -> str:
-    """Legend name of a label: the path length, or "unreachable"."""
-    return f"unreachable ({length})" if length == unreachable_label else f"length {length}"
 
 
 def total_loss_figure(log: TrainingLog, *, published_final_loss: float | None = None) -> go.Figure:
@@ -109,60 +104,15 @@ def transition_study_figure(curves: TransitionCurves, drops: Sequence[dict[int, 
                        f"(diamonds: detected drops)", height=520)
 
 
-def confusion_matrix(predictions: torch.Tensor, labels: torch.Tensor, n_labels: int) -> torch.Tensor:
-    """P(rounded prediction = j | true label = i) as an (n_labels, n_labels) tensor.
-
-    Predictions are rounded to the nearest integer and clipped to [0, n_labels - 1]; rows of
-    labels that do not occur are NaN.
-    """
-    predicted = predictions.detach().float().round().clamp(0, n_labels - 1).long().cpu()
-    true = labels.detach().long().cpu()
-    counts = torch.zeros(n_labels, n_labels, dtype=torch.float64)
-    counts.index_put_((true, predicted), torch.ones(len(true), dtype=torch.float64), accumulate=True)
-    totals = counts.sum(dim=1, keepdim=True)
-    return torch.where(totals > 0, counts / totals.clamp(min=1), torch.tensor(math.nan))
-
-
-def _confusion_trace(predictions: torch.Tensor, labels: torch.Tensor, n_labels: int) -> go.Heatmap:
-    matrix = confusion_matrix(predictions, labels, n_labels)
-    text = [["" if math.isnan(v) or v < 0.005 else f"{v:.2f}" for v in row] for row in matrix.tolist()]
-    return go.Heatmap(
-        z=matrix.tolist(), x=list(range(n_labels)), y=list(range(n_labels)), text=text,
-        texttemplate="%{text}", colorscale="Blues", zmin=0, zmax=1,
-        colorbar={"title": "P(pred | true)"},
-        hovertemplate="true %{y}, predicted %{x}: %{z:.3f}<extra></extra>")
-
-
-def _confusion_layout(fig: go.Figure, n_labels: int, title: str,
-                      unreachable_label: int | None) -> go.Figure:
-    ticks = {"tickmode": "array", "tickvals": list(range(n_labels)),
-             "ticktext": [("unreach." if k == unreachable_label else str(k)) for k in range(n_labels)],
-             "range": [-0.5, n_labels - 0.5]}
-    fig.update_xaxes(title="predicted distance (rounded)", **ticks)
-    fig.update_yaxes(title="true distance", **ticks)
-    return finish(fig, title, height=520, width=620)
-
-
-def confusion_figure(predictions: torch.Tensor, labels: torch.Tensor, n_labels: int, *,
-                     title: str = "Predicted against true distance",
-                     unreachable_label: int | None = None) -> go.Figure:
-    """2D histogram of rounded prediction against true label, each row normalized.
-
-    Chapters 2 and 3 use it; `unreachable_label` names that label on the axes.
-    """
-    fig = go.Figure(_confusion_trace(predictions, labels, n_labels))
-    return _confusion_layout(fig, n_labels, title, unreachable_label)
-
-
 def confusion_slider_figure(steps: Sequence[int], predictions: Sequence[torch.Tensor],
                             labels: torch.Tensor, n_labels: int, *,
                             unreachable_label: int | None = None) -> go.Figure:
     """`confusion_figure` at several checkpoints, with a slider over the steps."""
-    traces = [[_confusion_trace(p, labels, n_labels)] for p in predictions]
-    fig = slider_over_steps(traces, [str(s) for s in steps], slider_prefix="step: ",
-                            active=len(traces) - 1)
-    return _confusion_layout(fig, n_labels, "Predicted against true distance during training",
-                             unreachable_label)
+    figures = [confusion_figure(p, labels, n_labels, title="Predicted against true distance during training",
+                                unreachable_label=unreachable_label) for p in predictions]
+    frame = go.Figure(layout=figures[-1].layout)   # axes, title and size of one checkpoint's figure
+    return slider_over_steps([list(figure.data) for figure in figures], [str(s) for s in steps],
+                             slider_prefix="step: ", active=len(figures) - 1, figure=frame)
 
 
 def learning_rate_figure(schedule: Sequence[tuple[int, float]]) -> go.Figure:
@@ -179,19 +129,6 @@ def learning_rate_figure(schedule: Sequence[tuple[int, float]]) -> go.Figure:
     fig.update_yaxes(title="learning rate", exponentformat="power",
                      range=[0, 1.15 * max(lr for _, lr in schedule)])
     return finish(fig, "Learning-rate schedule", height=320)
-
-
-def label_histogram_figure(labels: torch.Tensor, unreachable_label: int, *,
-                           title: str = "Labels of the training distribution") -> go.Figure:
-    """Share of examples at each distance (the rejection filter's balance, chapter 2)."""
-    counts = torch.bincount(labels.long(), minlength=unreachable_label + 1).double()
-    share = (counts / counts.sum()).tolist()
-    names = [("unreachable" if k == unreachable_label else str(k)) for k in range(len(share))]
-    fig = go.Figure(go.Bar(x=names, y=share, marker_color=_colour(0),
-                           hovertemplate="distance %{x}: %{y:.3f}<extra></extra>"))
-    fig.update_xaxes(title="distance from vertex 1 to the target", type="category")
-    fig.update_yaxes(title="share of examples")
-    return finish(fig, title, height=340)
 
 
 def checkpoint_slider(n_checkpoints: int) -> SliderRange:

@@ -252,7 +252,9 @@ def summary_markdown(summary: dict, training, curves: TransitionCurves, drops: l
         + (_names(main_dropped, main_unreachable_label) if main_dropped else "no length") + ".",
         f"- At the end of the main run the largest remaining loss is on {main_order.hardest_name} "
         f"({main_order.hardest_loss:.3f}, on {main_order.hardest_count} of {training.eval_size} evaluation "
-        f"examples). Long paths are rare even after the filter, so the model has seen few of them.",
+        f"examples, which are drawn like the training graphs): at that share about "
+        f"{main_order.hardest_count / training.eval_size * examples:,.0f} of the {examples:,} training graphs "
+        f"had that length.",
     ])
 
 
