@@ -72,6 +72,7 @@ lib.grokking   ambiguous grokking of finite groups (study 2)
   mlp_llc                the LLC of the MLPs: hand-written gradient, chunks over worker processes [5]
   devinterp_llc          the same chains by devinterp, one model at a time (tests, benchmark) [5]
   circuit_efficiency     rescaled weights: training loss at a common weight norm [5]
+  sample_weights         weights that make a sample of a sweep's seeds stand for the sweep; weighted correlations [5]
   generalization_measures  Jiang et al.'s complexity measures, batched over instances [5]
   perturbation           noisy copies of instances, continued anew; outcome changes, decision epochs [6]
   total_variation        total variation of logits over snapshots, argmax flip rate [6]
@@ -97,6 +98,7 @@ lib.chapters   glue of each chapter: its parameters, runs, summaries and figures
   ch5_results            summaries per outcome, correlations, AUCs, tracking over time
   ch5_trajectory         the LLC along training: S4 seeds per outcome, S5 seeds as in the study
   ch5_chain_length       the LLC estimate against the SGLD chain length, and where it settles
+  ch5_population         end-of-training correlations over the sweep's population; the study's circuit efficiency
   ch6, ch6_figures       determination: perturbation, total variation, transplant, Jacobian, early prediction
   ch6_perturbation       perturbation sensitivity of chosen seeds, and their decision epochs
   ch6_results            decision epochs, total variation per outcome, transplant fates, tables, results JSON

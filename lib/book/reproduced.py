@@ -124,7 +124,8 @@ def chapter_2(results: dict) -> list[Reproduced]:
         inside = len(dropped) == len(steps) and min(dropped) <= PUBLISHED_LENGTH_1_DROP <= max(dropped)
         rows.append(Reproduced(
             2, "step of length 1's drop (the first phase transition)", f"about {PUBLISHED_LENGTH_1_DROP}", book,
-            study_scale, "reproduced (within the seeds' range)" if inside else
+            study_scale, "reproduced (within the seeds' range), though batch and depth differ from the "
+            "study's: the step of a drop is not known to carry over between them" if inside else
             "differs: outside the seeds' range (this run's batch and depth are not the study's; see chapter 2)"))
     return rows
 
