@@ -1,22 +1,24 @@
 """Parameter validation (one clear sentence naming the parameter) and atomic result writing."""
 
 import json
+from pathlib import Path
 
 import pytest
 import torch
 
 from lib.book import params
-from lib.book.params import validate_parameters
+from lib.book.params import read_parameters_cell, validate_parameters
 from lib.book.results import read_results, save_checkpoint, write_results
 from lib.chapters.ch1 import Chapter1Parameters
 
-GOOD = dict(
-    smoke=False, seed=0, device="auto", results_dir="r", n_vertices=8, exactness_sizes=[4, 8],
-    graphs_per_sampler=10, sharpness_graphs=10, perturbation_modes=["replace", "gaussian"],
-    perturbation_scales=[0.1, 1.0], recovery_steps=5, recovery_batch_size=4,
-    recovery_learning_rate=1e-5, recovery_optimizer="sgd", n_eval_graphs=8, recovered_below=0.01, cpu_threads=1,
-    study_draws=2, study_steps=3,
-)
+#: Chapter 1's own defaults (read from its parameters cell, so a new parameter needs no edit
+#: here), made small.
+GOOD = {**read_parameters_cell(Path(__file__).parents[1] / "notebooks" / "01_handcrafted_bfs.py"),
+        **dict(smoke=False, seed=0, device="auto", results_dir="r", n_vertices=8, exactness_sizes=[4, 8],
+               graphs_per_sampler=10, sharpness_graphs=10, perturbation_modes=["replace", "gaussian"],
+               perturbation_scales=[0.1, 1.0], recovery_steps=5, recovery_batch_size=4,
+               recovery_learning_rate=1e-5, recovery_optimizer="sgd", n_eval_graphs=8, recovered_below=0.01,
+               cpu_threads=1, study_draws=2, study_steps=3)}
 
 
 def test_good_parameters_pass_and_smoke_shrinks_the_run():
