@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
 
 import build_book  # noqa: E402  (a script folder, not a package)
-from lib.book.sphinx_outputs import WIDGET_NOTE, cite_roles  # noqa: E402
+from lib.book.sphinx_outputs import WIDGET_NOTE  # noqa: E402
 import sync_notebooks  # noqa: E402
 
 
@@ -139,11 +139,6 @@ def test_the_real_book_builds_without_warnings_from_the_committed_notebooks(tmp_
         assert "[@" not in text and "{cite" not in text, f"{path.name}: a citation left unresolved"
         assert not re.search(r'<(?:script|link|img)[^>]+(?:src|href)="(?:https?:)?//', text), \
             f"{path.name} loads something from another site"
-
-
-def test_old_style_citations_in_computed_outputs_become_cite_roles():
-    assert cite_roles("as shown [@wang2024shortest].") == "as shown {cite:p}`wang2024shortest`."
-    assert cite_roles("[@a; @b] and [not a citation]") == "{cite:p}`a,b` and [not a citation]"
 
 
 def test_the_build_reads_a_chapters_executed_copy_when_there_is_one(tmp_path):

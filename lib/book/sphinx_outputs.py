@@ -14,8 +14,6 @@ notebooks never import this module; only `tools/build_book.py`'s Sphinx build us
 
 from __future__ import annotations
 
-import dataclasses
-import re
 from typing import Any, ClassVar
 
 import plotly.io
@@ -24,7 +22,6 @@ from docutils import nodes
 PLOTLY_MIME = "application/vnd.plotly.v1+json"
 WIDGET_VIEW_MIME = "application/vnd.jupyter.widget-view+json"
 WIDGET_STATE_MIME = "application/vnd.jupyter.widget-state+json"
-MARKDOWN_MIME = "text/markdown"
 
 #: The sentence a static page shows where a chapter has a live ipywidgets panel.
 WIDGET_NOTE = ("An interactive ipywidgets control appears here when the chapter runs in a live "
@@ -33,9 +30,6 @@ WIDGET_NOTE = ("An interactive ipywidgets control appears here when the chapter 
 PLOTLY_JS = "plotly.min.js"
 #: Height of a figure whose layout sets none (plotly's own default).
 DEFAULT_HEIGHT_PX = 450
-#: `[@key]` / `[@a; @b]`: the citation form of outputs computed before the chapters wrote
-#: `{cite:p}` (see `MarkdownCitations`).
-LEGACY_CITATION = re.compile(r"\[(@[\w:.-]+(?:\s*;\s*@[\w:.-]+)*)\]")
 
 
 def figure_html(figure: dict[str, Any]) -> str:
@@ -94,24 +88,3 @@ class WidgetNote:
             # Not []: MyST-NB would then show the bar's text form instead.
             return [nodes.comment(text="a progress bar, left out of the static book")]
         return [nodes.paragraph(text=WIDGET_NOTE, classes=["output", "widget-note"])]
-
-
-def cite_roles(text: str) -> str:
-    """`text` with each `[@a; @b]` citation written as the `{cite:p}` role both mystmd and Sphinx read."""
-    return LEGACY_CITATION.sub(
-        lambda m: "{cite:p}`" + ",".join(k.strip().lstrip("@") for k in m.group(1).split(";")) + "`", text)
-
-
-class MarkdownCitations:
-    """MyST-NB mime renderer of markdown outputs whose citations are still in the `[@key]` form
-    (outputs computed before the chapters' code cells wrote `{cite:p}`): the text is rendered
-    with those citations as `{cite:p}` roles. Outputs without one are left to MyST-NB."""
-
-    mime_priority_overrides: ClassVar = ()
-
-    @staticmethod
-    def handle_mime(renderer, data, inline) -> list[nodes.Element] | None:
-        if data.mime_type != MARKDOWN_MIME or not LEGACY_CITATION.search(data.string):
-            return None
-        cited = dataclasses.replace(data, content=cite_roles(data.string))
-        return renderer.render_markdown_inline(cited) if inline else renderer.render_markdown(cited)
