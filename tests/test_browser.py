@@ -90,7 +90,7 @@ def open_page(browser, book_url, name, width="desktop"):
     page.goto(f"{book_url}/{name}", wait_until="load")
     page.wait_for_function(FIGURES_DRAWN, timeout=60_000)
     page.evaluate(MATH_TYPESET)
-    page.wait_for_timeout(300)      # the legend script runs on load and relayouts
+    page.wait_for_timeout(1500)     # the legend script runs on load and relayouts (up to three in a row)
     return page, problems
 
 
@@ -130,8 +130,12 @@ OVERFLOWING = """() => {
     return out; }"""
 
 SQUEEZED_PLOTS = """() => [...document.querySelectorAll('.plotly-graph-div')]
-    .filter(d => d._fullLayout.showlegend && (d._fullLayout._size.w < 0.5 * d.clientWidth
-                                               || d._fullLayout._size.h < 0.3 * d._fullLayout.height))
+    // width: only a legend at the side takes it (one below leaves the width to the axes' labels)
+    .filter(d => d._fullLayout.showlegend && ((d._fullLayout.legend.orientation !== 'h'
+                                                && d._fullLayout._size.w < 0.5 * d.clientWidth)
+        // a legend moved below the plot grows the figure by its height: the plot keeps its own
+        || d._fullLayout._size.h < 0.3 * (d.dataset.wideLegend ? JSON.parse(d.dataset.wideLegend).height
+                                                                 : d._fullLayout.height)))
     .map(d => (d.layout.title && (d.layout.title.text || d.layout.title)) || d.id)"""
 
 

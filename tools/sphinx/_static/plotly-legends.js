@@ -4,9 +4,10 @@
 (function () {
   var NARROW_PX = 600;
 
-  function moveBelow(div) {
+  function moveBelow(div, squeezed) {
     var wide = {legend: div.layout.legend || {}, height: div._fullLayout.height,
-                marginBottom: div._fullLayout.margin.b};
+                marginBottom: div._fullLayout.margin.b, squeezed: squeezed,
+                plotHeight: div._fullLayout.height - div._fullLayout.margin.t - div._fullLayout.margin.b};
     div.dataset.wideLegend = JSON.stringify(wide);
     return Plotly.relayout(div, {'legend.orientation': 'h', 'legend.x': 0, 'legend.xanchor': 'left',
                                  'legend.yref': 'container', 'legend.y': 0, 'legend.yanchor': 'bottom'})
@@ -14,6 +15,11 @@
         var box = div.querySelector('g.legend');
         var extra = box ? Math.ceil(box.getBBox().height) + 10 : 0;
         return Plotly.relayout(div, {height: wide.height + extra, 'margin.b': wide.marginBottom + extra, width: null});
+      })
+      .then(function () {
+        // tick labels that wrap or turn at this width take height too: grow until the plot has its own
+        var deficit = wide.plotHeight - div._fullLayout._size.h;
+        if (deficit > 1 && wide.legend.orientation === 'h') return Plotly.relayout(div, {height: div._fullLayout.height + Math.ceil(deficit)});
       });
   }
 
@@ -27,9 +33,11 @@
   function place(div) {
     if (!window.Plotly || !div._fullLayout || !div._fullLayout.showlegend) return;
     var narrow = div.clientWidth < NARROW_PX;
-    if (narrow && !div.dataset.wideLegend && (div.layout.legend || {}).orientation !== 'h') {
-      moveBelow(div);
-    } else if (!narrow && div.dataset.wideLegend) {
+    // a legend to the right that takes half the width squeezes the plot at any width
+    var squeezed = div._fullLayout._size.w < 0.5 * div.clientWidth;
+    if ((narrow || squeezed) && !div.dataset.wideLegend) {   // a horizontal legend too: narrow, it wraps into rows
+      moveBelow(div, squeezed && !narrow);
+    } else if (!narrow && div.dataset.wideLegend && !JSON.parse(div.dataset.wideLegend).squeezed) {
       moveBack(div);
     }
   }
