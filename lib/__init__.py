@@ -59,6 +59,7 @@ lib.grokking   ambiguous grokking of finite groups (study 2)
   pairs                  pairs of groups, intersections, training sets [4-6]
   mlp                    the one-hidden-layer MLP with a leading instances dimension [4-6]
   training               sweeps of instances: config, plan, the epoch loop of a chunk, result [4-6]
+  reference_training     one model trained plainly with autograd: the trainer's test reference [4-6]
   chunk_step             one full-batch step of a chunk of instances: hand-written gradient, Adam [4-6]
   fused_ops              the private torch kernel (fused Adam) beside its public fallback [4-6]
   parallel               chunks in forked worker processes (shared memory), threads, or in order [4-6]
@@ -71,13 +72,14 @@ lib.grokking   ambiguous grokking of finite groups (study 2)
   llc                    local learning coefficient by SGLD, all instances and chains at once; shorter chains read from long ones [5]
   mlp_llc                the LLC of the MLPs: hand-written gradient, chunks over worker processes [5]
   devinterp_llc          the same chains by devinterp, one model at a time (tests, benchmark) [5]
-  circuit_efficiency     rescaled weights: training loss at a common weight norm [5]
+  circuit_efficiency     rescaled weights: training loss at a common weight norm; the study's objective along the curve [5]
   sample_weights         weights that make a sample of a sweep's seeds stand for the sweep; weighted correlations [5]
-  generalization_measures  Jiang et al.'s complexity measures, batched over instances [5]
-  perturbation           noisy copies of instances, continued anew; outcome changes, decision epochs [6]
-  total_variation        total variation of logits over snapshots, argmax flip rate [6]
-  training_jacobian      d theta_T / d theta_0 of unrolled GD or Adam by torch.func, finite-difference check [6]
-  transplant             train on one group's own data, then on the intersection: who ungroks [6]
+  generalization_measures  Jiang et al.'s complexity measures as the study computes them, batched over instances [5]
+  measures_over_time     measures along one run's checkpoints (dense and sparse grids), Spearman with the gap over common checkpoints [5]
+  perturbation           noisy copies (the authors' init-shaped noise, the book's Gaussian) continued anew; decision epochs [6]
+  total_variation        argmax flips late in training by the authors' definition and the book's; total variation [6]
+  training_jacobian      d theta_T / d theta_0 of Adam by torch.func, composed over segments; the chapter's spectra [6]
+  transplant             the authors' transplant protocol: whole table, then the intersection; ungrokking criteria [6]
   early_prediction       held-out logistic regression of the final outcome from epoch-t features [6]
 lib.chapters   glue of each chapter: its parameters, runs, summaries and figures
   registry               a chapter's parameters class and results checks, found from its notebook's name (tests, tools)
@@ -95,13 +97,13 @@ lib.chapters   glue of each chapter: its parameters, runs, summaries and figures
   ch4_results            typed outcomes of each pair and subsample, tables, the chapter's checks
   ch4_report             published counts beside this run's, like for like; the sweep that feeds 5-6; results JSON
   ch5, ch5_figures       complexity of the grokked solution
-  ch5_results            summaries per outcome, correlations, AUCs, tracking over time
+  ch5_results            summaries per outcome, correlations, AUCs, the S5 LLC course beside the study's; results JSON
   ch5_trajectory         the LLC along training: S4 seeds per outcome, S5 seeds as in the study
   ch5_chain_length       the LLC estimate against the SGLD chain length, and where it settles
   ch5_population         end-of-training correlations over the sweep's population; the study's circuit efficiency
-  ch6, ch6_figures       determination: perturbation, total variation, transplant, Jacobian, early prediction
-  ch6_perturbation       perturbation sensitivity of chosen seeds, and their decision epochs
-  ch6_results            decision epochs, total variation per outcome, transplant fates, tables, results JSON
+  ch5_measures           the study's S5 measures over time: the run, rankings of the measures, table, sentences, results
+  ch6, ch6_figures       determination: parameters, seeds per outcome, transplant and Jacobian runs; figures
+  ch6_results            decision epochs by noise shape, flips by both definitions, ungrok criteria, tables, results JSON
   ch7, ch7_figures       the learned circuit: parameters, models of other depths, graph sets; figures
   ch7_hand_built         chapter 1's hand-built model on chapter 7's graphs
   ch7_results            the verdicts, tables, summary sentences and results JSON

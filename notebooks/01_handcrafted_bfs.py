@@ -73,9 +73,10 @@ from lib.chapters.ch1 import (
     seed_construction_error, sharpness_sweep, summarize_sharpness, verdict_lines,
 )
 from lib.chapters.ch1_figures import (
-    attention_figure, graph_figure, reach_by_layer, reach_slider_figure, recovery_slider_figure,
+    attention_figure, graph_figure, reach_slider_figure, recovery_slider_figure,
     recovery_summary_figure, scale_panel, sharpness_figure, study_protocol_figure,
 )
+from lib.bfs.transformer import reach_by_layer
 from lib.chapters.ch1_study import (
     comparison_sentence, index_row_numbers, protocol_table, ratio_sentence, study_points,
     summarize_construction,

@@ -73,8 +73,9 @@ from lib.book.plotting import configure_notebook_rendering
 from lib.book.reproducibility import seed_everything
 from lib.book.results import write_results
 from lib.chapters.ch2 import (
-    PUBLISHED, Chapter2Parameters, format_example, learning_order, main_run_drops, summarize_run,
+    PUBLISHED, Chapter2Parameters, learning_order, main_run_drops, summarize_run,
 )
+from lib.paths.token_graphs import format_example
 from lib.book.confusion import confusion_figure, label_histogram_figure
 from lib.chapters.ch2_figures import (
     checkpoint_panel, confusion_slider_figure, learning_rate_figure, loss_by_length_figure, total_loss_figure,

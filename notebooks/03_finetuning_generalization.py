@@ -87,7 +87,7 @@ from lib.book.params import apply_cpu_threads, validate_parameters
 from lib.book.plotting import configure_notebook_rendering
 from lib.book.reproducibility import make_generator, seed_everything
 from lib.book.results import write_results
-from lib.chapters.ch2 import format_example
+from lib.paths.token_graphs import format_example
 from lib.book.confusion import confusion_figure, label_histogram_figure
 
 config = validate_parameters(Chapter3Parameters, globals())

@@ -31,7 +31,8 @@
 # - the LLC along training of one S4 seed per outcome and of an S5 seed as the study followed
 #   it, with chains of the study's 3,000 steps, and how the estimate moves with the chain length;
 # - the generalization measures of Jiang et al. {cite:p}`jiang2019fantastic` along the training of
-#   seeds that grok S4 from an iid part of its table: which one follows the generalization gap.
+#   one S5 model on 40% of its table, as the study followed them: which one follows the
+#   generalization gap.
 
 # %% tags=["parameters"]
 smoke = False  # tiny run for tests (well under a minute)
@@ -52,10 +53,15 @@ bootstrap_resamples = 1000  # bootstrap resamples of every interval
 fallback_instances = 1000  # seeds of the S4 sweep trained here when chapter 4's is missing (chapter 4: 1,000)
 fallback_epochs = 2000  # epochs of that sweep (the study: 2,000)
 trajectory_every = 200  # epochs between the snapshots at which one seed per outcome is measured over training
-iid_instances = 4  # seeds trained on an iid part of S4's table
-iid_train_fraction = 0.8  # share of S4's table they train on
-iid_epochs = 2000  # epochs of those seeds
-iid_every = 200  # epochs between their measured snapshots
+measures_epochs = 2000  # epochs of the S5 model whose measures are followed over training (the study: 2,000)
+measures_train_fraction = 0.4  # share of S5's table it trains on (the study: 0.4)
+measures_dim = 128  # its embedding and hidden width d = h (the study: 128)
+measures_every = 3  # epochs between its checkpoints, where the cheap measures are computed (the study: 3)
+measures_sparse_every = 150  # epochs between the checkpoints where the PAC-Bayes sharpness and the LLC are computed too, a multiple of measures_every (the study: 3)
+measures_llc_chains = 2  # SGLD chains per sparse checkpoint (the study: 5)
+measures_llc_steps = 150  # SGLD steps per chain there (the study: 3,000)
+pac_bayes_doubling_draws = 10  # noise draws per doubling step of the PAC-Bayes sigma search (the study: 100)
+pac_bayes_bisection_draws = 20  # noise draws per bisection step of the PAC-Bayes sigma search (the study: 1,000)
 grok_threshold = 0.999  # accuracy on a group's full table that counts as grokking it
 s5_seeds = 1  # S5 vs A5 x Z2 seeds whose LLC is followed along training
 s5_dim = 128  # their embedding and hidden width d = h (the study: 128)
@@ -80,11 +86,14 @@ from lib.book.plotting import configure_notebook_rendering
 from lib.book.reproducibility import seed_everything
 from lib.book.results import write_results
 from lib.chapters.ch5 import (
-    GROUPS, Chapter5Parameters, first_seed_per_outcome, iid_sweep, measure_end_of_training,
-    measures_over_time, regression_check,
+    GROUPS, Chapter5Parameters, first_seed_per_outcome, measure_end_of_training, regression_check,
+)
+from lib.chapters.ch5_measures import (
+    measure_s5_run, measures_results, run_summary, s5_measures_sweep, tracking_rows,
+    tracking_sentence, tracking_table,
 )
 from lib.chapters.ch5_population import (
-    efficiency_sentence, efficiency_summaries, efficiency_table, population_results,
+    efficiency_auc, efficiency_sentence, efficiency_summaries, efficiency_table, population_results,
     study_efficiency, sweep_correlations,
 )
 from lib.chapters.ch5_chain_length import (
@@ -99,12 +108,9 @@ from lib.chapters.ch5_trajectory import llc_over_training, s5_llc_over_training
 from lib.chapters.ch5_results import (
     MEASURE_NAMES, auc_table, chapter_results, compare_outcomes, measure_correlations, outcome_aucs,
     outcome_summaries, s5_comparison_sentence, strongest_separator, summary_table,
-    tracking_over_time, tracking_table,
 )
 from lib.grokking.circuit_efficiency import loss_along_rescaling
-from lib.grokking.groups import symmetric_coset_labelled
 from lib.grokking.mlp import select_instances
-from lib.grokking.outcomes import first_epoch_at_or_above
 from lib.grokking.study_sweep import choose_seeds, load_s4_sweep, outcome_groups
 from lib.book.tables import markdown_table
 
@@ -121,19 +127,21 @@ print(config.sgld)
 #
 # The defaults are a reduced run for a CPU, with the study's chain length (3,000 SGLD steps)
 # everywhere: fewer chains per S4 seed (the study: 100), every grokker but only a sample of the
-# other seeds (the study: every grokker and the first 500 others), few seeds on the iid task, and
-# one S5 seed with the study's 3 chains at a few snapshots (the study: one run of 3 instances, a
-# snapshot every 10 epochs) {cite:p}`wu2025ambiguous`. On a GPU, after chapter 4 ran at the
-# published scale (10,000 seeds):
+# other seeds (the study: every grokker and the first 500 others), one S5 seed with the study's 3
+# chains at a few snapshots (the study: one run of 3 instances, a snapshot every 10 epochs), and,
+# for the measures over time, the study's model, task and checkpoints every 3 epochs but the
+# PAC-Bayes search with fewer draws and the LLC with shorter chains at a sparser grid
+# {cite:p}`wu2025ambiguous`. On a GPU, after chapter 4 ran at the published scale (10,000 seeds):
 #
 # ```
 # papermill 05_complexity.ipynb out.ipynb -p device cuda -p llc_chains 100 -p llc_steps 3000 \
-#     -p neither_sample 500 -p iid_instances 32 -p iid_epochs 2000 -p s5_seeds 3 \
-#     -p s5_every 10 -p s5_llc_chains 3 -p s5_llc_steps 3000
+#     -p neither_sample 500 -p s5_seeds 3 -p s5_every 10 -p s5_llc_chains 3 -p s5_llc_steps 3000 \
+#     -p measures_every 3 -p measures_sparse_every 3 -p measures_llc_chains 5 \
+#     -p measures_llc_steps 3000 -p pac_bayes_doubling_draws 100 -p pac_bayes_bisection_draws 1000
 # ```
 #
 # With `-p sweep_backend ray -p ray_address auto` the LLC chains and the seeds this chapter
-# trains (the iid runs, the S5 seeds, the fallback sweep) run as shards on a Ray cluster, with the
+# trains (the S5 seeds, the fallback sweep) run as shards on a Ray cluster, with the
 # same numbers as on one machine.
 
 # %% [markdown]
@@ -273,14 +281,21 @@ rescaling_figure(norms, losses, end, positions).show()
 # seed's rescaling curve ($\alpha = 2^{t}$, $t$ from -6 to 3 in 500 steps) and compares its
 # minimum with the objective of the seed as trained, for 20 seeds per outcome
 # {cite:p}`wu2025ambiguous`. Here: the first `efficiency_per_outcome` seeds of each outcome of the
-# sweep (all of them where an outcome has fewer).
+# sweep (all of them where an outcome has fewer). Training with weight decay already minimizes
+# that objective, so each seed should sit at the minimum of its own curve; the outcomes then
+# differ only by how low that minimum is, which the cell compares (medians per outcome and the
+# AUC of the S4 grokkers against the other seeds).
 
 # %%
 efficiency = study_efficiency(result, groups, config.efficiency_per_outcome)
 efficiency_rows = efficiency_summaries(efficiency, resamples=config.bootstrap_resamples,
                                        generator=torch.Generator().manual_seed(config.seed + 9))
+efficiency_separation = efficiency_auc(efficiency, resamples=config.bootstrap_resamples,
+                                       generator=torch.Generator().manual_seed(config.seed + 10))
 display(Markdown(markdown_table(*efficiency_table(efficiency_rows))))
-display(Markdown(efficiency_sentence(efficiency_rows) + "."))
+efficiency_text = efficiency_sentence(efficiency_rows, efficiency_separation,
+                                      float(efficiency.optimum.excess.max()))
+display(Markdown(efficiency_text + "."))
 
 # %% [markdown]
 # ## The LLC along training
@@ -342,31 +357,42 @@ display(Markdown(markdown_table(*chain_length_table(chain_rows))))
 display(Markdown(chain_length_sentence(chain_rows) + "."))
 
 # %% [markdown]
-# ## Measures over time, where a group is always grokked
+# ## Measures over time, as the study followed them
 #
-# Trained on a random part of S4's own table, with no second group to confuse it, the MLP
-# usually groks. S4 is small (576 pairs), so the seeds here see 80% of its table by default; the
-# cell prints how many grokked and when. Along that training every
-# measure of Jiang et al. {cite:p}`jiang2019fantastic` (L2 norm, distance from initialization, inverse
-# margin, products of spectral and Frobenius norms, path norm, PAC-Bayes sharpness), the
-# training loss and the LLC are computed at each snapshot, next to the generalization gap
-# (training accuracy minus accuracy on the whole table). For each seed, the rank correlation
-# over time between a measure and the gap says how well it follows generalization; the table
-# averages it over seeds.
+# Trained on a random part of one group's own table, with no second group to confuse it, the MLP
+# usually groks. The study followed ONE such model, S5 with $d = h = 128$ and no bias on a random
+# 40% of S5's table, over 2,000 epochs, and computed at a checkpoint every 3 epochs the measures
+# of Jiang et al. {cite:p}`jiang2019fantastic` (L2 norm and distance from initialization, inverse
+# margin, products of the spectral and of the Frobenius norms of the five weight tensors, path
+# norm, PAC-Bayes sharpness), the training loss and the LLC, and compared each with the
+# generalization gap (training accuracy minus accuracy on the whole table) by Spearman's rank
+# correlation over the checkpoints {cite:p}`wu2025ambiguous`. The measures here follow the
+# study's code (`lib.grokking.generalization_measures`). Every measure is compared over the same
+# checkpoints, an infinite inverse margin (margin not positive) kept as a tied top rank.
+#
+# The PAC-Bayes search and the LLC chains cost far more than the rest, so by default they run
+# at a sparser grid (`measures_sparse_every`), the search with fewer noise draws and the LLC with
+# shorter chains than the study's. Two rankings follow: every cheap measure over every
+# checkpoint, and every measure, LLC included, over the sparse grid; the cell prints the
+# measured cost per checkpoint of each kind.
 
 # %%
 started = time.perf_counter()
-iid = iid_sweep(symmetric_coset_labelled(4), config, torch.Generator().manual_seed(config.seed + 5))
-over_time = measures_over_time(iid, config, torch.Generator().manual_seed(config.seed + 6))
+s5_run = s5_measures_sweep(config)
+over_time = measure_s5_run(s5_run, config, torch.Generator().manual_seed(config.seed + 5))
 seconds["measures_over_time"] = time.perf_counter() - started
-final_test = iid.final("acc_test")
-iid_grok_epochs = first_epoch_at_or_above(iid.metrics["acc_test"], iid.log_epochs, config.grok_threshold)
-print(f"{iid.n_instances} seeds on {iid.train_left.numel()} of 576 pairs; final accuracy on the "
-      f"whole table: {[round(float(a), 3) for a in final_test]}; "
-      f"{int((iid_grok_epochs >= 0).sum())} grokked (epochs: {iid_grok_epochs.tolist()}, -1: never)")
-tracking = tracking_over_time(over_time, resamples=config.bootstrap_resamples,
-                              generator=torch.Generator().manual_seed(config.seed + 7))
-display(Markdown(tracking_table(tracking)))
+s5_summary = run_summary(s5_run, config.grok_threshold)
+print(f"S5, d = h = {config.measures_dim}, no bias, {s5_run.train_left.numel()} of 14,400 pairs, "
+      f"{config.measures_epochs} epochs: fits its training set at epoch {s5_summary['fitted_epoch']}, "
+      f"groks S5 at epoch {s5_summary['grok_epoch']} (-1: never); final accuracy on the whole table "
+      f"{s5_summary['final_test_accuracy']:.3f}")
+costs = over_time.seconds_per_checkpoint()
+print(f"{len(over_time.epochs)} checkpoints, {len(over_time.sparse)} on the sparse grid; seconds per "
+      f"checkpoint: cheap measures {costs['cheap_measures']:.3f}, PAC-Bayes search {costs['pac_bayes']:.1f}, "
+      f"LLC ({over_time.sgld.chains} x {over_time.sgld.steps} steps) {costs['llc']:.1f}")
+tracking = tracking_rows(over_time)
+display(Markdown(markdown_table(*tracking_table(tracking))))
+display(Markdown(tracking_sentence(tracking, over_time, config) + "."))
 measures_over_time_figure(over_time).show()
 
 # %% [markdown]
@@ -378,13 +404,13 @@ settings = {"sgld": {k: getattr(config.sgld, k) for k in ("step_size", "n_beta",
             "sweep_source": sweep.source, "n_seeds_in_sweep": result.n_instances,
             "outcome_counts": counts, "n_measured": len(chosen),
             "regression_check": dataclasses.asdict(check),
-            "iid_final_test_accuracy": final_test.tolist(), "iid_grok_epochs": iid_grok_epochs.tolist(),
             "s5_snapshots": s5_trajectory.epochs.tolist(), "chain_length_study": chain_length_results(chain_rows),
-            **population_results(population, efficiency, efficiency_rows),
+            **population_results(population, efficiency, efficiency_rows, efficiency_separation),
             "feeding_sweep": "chapter 4's S4 sweep without the unembedding bias",
             "seconds": seconds,
             "smoke": config.smoke, "seed": config.seed}
-results = chapter_results(end, summaries, correlations, aucs, trajectory, s5_trajectory, tracking, settings)
+results = chapter_results(end, summaries, correlations, aucs, trajectory, s5_trajectory,
+                          measures_results(s5_run, over_time, tracking, config), settings)
 path = write_results(config.results_dir, "05_complexity", results)
 print(f"results written to {path}")
 
@@ -408,14 +434,13 @@ display(Markdown("\n".join([
     "study describes the first as high and the second as moderate from scatter plots "
     f"{{cite:p}}`wu2025ambiguous`; here the second is {'the higher' if loss_norm.spearman > loss_llc.spearman else 'the lower'} "
     "of the two by rank.",
-    f"- {efficiency_sentence(efficiency_rows)}.",
+    f"- {efficiency_text}.",
     f"- The measure that best separates grokkers from the rest is the "
     f"{MEASURE_NAMES[best_auc.measure]}: AUC {best_auc.either_vs_neither.value:.2f} "
     f"(95% interval {best_auc.either_vs_neither.low:.2f} to {best_auc.either_vs_neither.high:.2f}; "
     f"{'below 0.5: lower values mark the grokkers' if best_auc.either_vs_neither.value < 0.5 else 'above 0.5: higher values mark the grokkers'}).",
-    f"- Along training on an iid part of S4's table, the measure that follows the generalization "
-    f"gap most closely is {tracking[0].measure} (mean rank correlation {tracking[0].mean.value:.2f} "
-    f"over {len(tracking[0].per_seed)} seeds).",
+    f"- Measures over time (one S5 model on {config.measures_train_fraction:.0%} of its table). "
+    f"{tracking_sentence(tracking, over_time, config)}.",
     f"- {s5_comparison_sentence(s5_trajectory)}",
     f"- {chain_length_sentence(chain_rows)}.",
     *(f"- {line}." for line in trajectory.grokking_summaries() + s5_trajectory.grokking_summaries()),

@@ -62,8 +62,7 @@ from lib.book.params import apply_cpu_threads, validate_parameters
 from lib.book.plotting import configure_notebook_rendering
 from lib.book.reproducibility import seed_everything
 from lib.book.results import write_results
-from lib.bfs.transformer import bfs_transformer
-from lib.chapters.ch1_figures import reach_by_layer
+from lib.bfs.transformer import bfs_transformer, reach_by_layer
 from lib.chapters.ch7 import Chapter7Parameters, GraphSet, TrainedModel, depth_model, from_base
 from lib.chapters.ch7_figures import (
     ablation_figure, attention_fraction_figure, confusion_figure, example_figure, patching_figure,

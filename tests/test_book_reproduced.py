@@ -15,23 +15,34 @@ def test_rows_come_from_each_chapters_results_and_missing_chapters_have_none():
             "intersection_sizes": {"a": 336, "b": 7920}, "published_intersection_sizes": {"a": 336, "b": 7921},
             "published_comparisons": [{
                 "experiment": "s4", "weight_decay": 2e-5, "grok_threshold": 0.999, "n_instances": 1000,
-                "grokked_g1": {"fraction": 0.053}, "grokked_g2": {"fraction": 0.004},
+                "grokked_g1": {"fraction": 0.053, "count": 53, "low": 0.041, "high": 0.069},
+                "grokked_g2": {"fraction": 0.004, "count": 4, "low": 0.0016, "high": 0.0102},
                 "published": {"fraction_g1": 0.0603, "fraction_g2": 0.0043, "n_instances": 10000,
                               "inside_interval_g1": True, "inside_interval_g2": False}}]},
         "06_determination": {
-            "total_variation": {"epochs": [2000, 3000], "by_outcome": [
-                {"group": "neither", "published_flip_rate": 6.5e-3, "test_flip_rate_mean": 0.017, "count": 20}]},
-            "transplant": [{"first_group": "S4", "ungrokked_share": 0.625, "grokked_first": 40},
-                           {"first_group": "A4xZ2", "ungrokked_share": 0.81, "grokked_first": 42}]},
+            "total_variation": {"epochs": [2000, 3000], "authors_epochs": [2500, 3000], "authors_every": 5,
+                                "authors_intervals": 100, "by_outcome": [
+                {"group": "neither", "published_flip_rate": 6.5e-3, "test_flip_rate_mean": 0.02, "count": 20,
+                 "authors_flip_rate_mean": 0.017, "authors_flip_rate_low": 0.01, "authors_flip_rate_high": 0.02,
+                 "seeds_flipping_authors": 18}]},
+            "transplant": [{"first_group": "S4", "criteria": {"below 0.999": {
+                               "grokked_first": 40, "ungrokked": 25, "share": 0.625, "low": 0.47, "high": 0.76}}},
+                           {"first_group": "A4xZ2", "criteria": {"below 0.999": {
+                               "grokked_first": 42, "ungrokked": 34, "share": 0.81, "low": 0.67, "high": 0.9}}}],
+            "transplant_protocol": {"train_fraction": 1.0, "first_epochs": 2000, "second_epochs": 2000}},
     }
     rows = reproduced_rows(results)
     assert [r.chapter for r in rows] == [4, 4, 6, 6]
-    assert rows[0].book == "1 of 2 equal"
+    assert (rows[0].book, rows[0].verdict) == ("1 of 2 equal", "differs: see chapter 4's intersections table")
     assert (rows[1].study, rows[1].book, rows[1].scale) == (
-        "6.03% / 0.43%", "5.3% / 0.4% (published outside the 95% interval of A4xZ2)", "1,000 seeds (study: 10,000)")
+        "6.03% / 0.43%", "5.3% / 0.4% (53 / 4; 95% intervals 4.1%-6.9% / 0.16%-1.02%)", "1,000 seeds (study: 10,000)")
+    assert rows[1].verdict == ("differs: the published fraction lies outside the 95% interval of A4xZ2 "
+                               "(cause not measured)")
     assert rows[1].quantity == "S4 vs A4xZ2, bias, weight decay 2e-05, accuracy >= 0.999: grokked S4 / A4xZ2"
-    assert (rows[2].study, rows[2].book) == ("0.0065", "0.017") and "epochs 2000-3000" in rows[2].scale
-    assert (rows[3].study, rows[3].book) == ("7% / 8%", "62.5% / 81%")
+    assert (rows[2].study, rows[2].book) == ("0.0065", "0.017") and "epochs 2500-3000" in rows[2].scale
+    assert "the authors' definition" in rows[2].quantity and rows[2].verdict.startswith("differs: this run's mean is above")
+    assert (rows[3].study, rows[3].book) == ("7% / 8%", "below 0.999: 62.5% / 81%")
+    assert rows[3].verdict.startswith("differs: not reproduced with the authors' own protocol")
     assert reproduced_rows({}) == []
     assert reproduced_table(rows, smoke=True).startswith("**These numbers come from smoke runs")
     assert "| 4 | intersection sizes of the pairs |" in reproduced_table(rows, smoke=False)
@@ -52,7 +63,7 @@ def test_the_committed_index_holds_a_table_between_its_markers():
     assert between.count("\n| ") >= 10 and "| chapter | quantity | the study | this book |" in between
 
 
-def test_every_shortest_path_row_has_a_verdict_and_grokking_rows_default_to_pending():
+def test_every_shortest_path_row_has_a_verdict_and_chapter_6_rows_carry_theirs():
     point = {"step": 0, "published": 0.403, "low": 0.3, "high": 0.6, "median": 0.5, "draws": 3, "within": True}
     later = {"step": 100, "published": 0.335, "low": 0.36, "high": 0.5, "median": 0.4, "draws": 3, "within": False}
     spread = {"values": [0.1, 0.2, 0.15], "mean": 0.15, "min": 0.1, "max": 0.2}
@@ -75,8 +86,11 @@ def test_every_shortest_path_row_has_a_verdict_and_grokking_rows_default_to_pend
                                      "ratio_to_baseline": {"min": 0.98, "max": 1.02}, "scale_accounts": True}],
             "generalization": [{"test": "any_target_large_graphs", "title": "Any target in large graphs",
                                 "mse": 17.0, "published_mse": 72.87}]},
-        "06_determination": {"total_variation": {"epochs": [1, 2], "by_outcome": [
-            {"group": "neither", "published_flip_rate": 6.5e-3, "test_flip_rate_mean": 0.017, "count": 20}]},
+        "06_determination": {"total_variation": {"epochs": [1, 2], "authors_epochs": [1, 2], "authors_every": 1,
+                                                 "authors_intervals": 1, "by_outcome": [
+            {"group": "neither", "published_flip_rate": 6.5e-3, "test_flip_rate_mean": 0.017, "count": 20,
+             "authors_flip_rate_mean": 0.017, "authors_flip_rate_low": 0.01, "authors_flip_rate_high": 0.02,
+             "seeds_flipping_authors": 18}]},
             "transplant": []},
     }
     rows = reproduced_rows(results)
@@ -92,7 +106,8 @@ def test_every_shortest_path_row_has_a_verdict_and_grokking_rows_default_to_pend
     assert all(r.verdict.startswith("not comparable") for r in chapter_3)
     assert "graph size and the unreachable label account" in chapter_3[1].verdict
     assert "3 seeds" in chapter_3[1].book
-    assert [r.verdict for r in rows if r.chapter == 6] == ["pending"]
+    # Chapter 6's flip row judged on another snapshot spacing than the authors' is not comparable.
+    assert [r.verdict.split(":")[0] for r in rows if r.chapter == 6] == ["not comparable at this scale"]
     assert "| verdict |" in reproduced_table(rows, smoke=False).splitlines()[0] + " |"
     assert len(verdicts) == len(rows)
 
@@ -100,7 +115,62 @@ def test_every_shortest_path_row_has_a_verdict_and_grokking_rows_default_to_pend
 def test_the_s5_llc_row_says_how_its_protocol_differs_and_where_it_lands():
     s5 = {"epochs": [80, 2000], "llc": [[4600.0, 1200.0]], "fitted_epoch": [60], "chains": 3, "steps": 3000}
     (row,) = reproduced_rows({"05_complexity": {"s5_llc_over_training": s5}})
-    assert row.study == "4,558-4,601 -> 505-598"
-    assert row.book == "4,600 -> 1,200 (highest within, final 2.01 times the highest of the published values)"
-    assert row.scale == ("1 seed(s), 3 chains x 3,000 steps at epochs 80, 2000 (study: one run of 3 seeds, "
-                         "3 chains x 3,000 steps every 10 epochs)")
+    assert row.study == "4,558-4,601 -> 505-598 (3 instances of one run)"
+    assert row.book == "4,600 -> 1,200 (1 seed)"
+    assert row.scale == ("1 seed against the study's 3 instances; 3 chains x 3,000 steps at epochs 80, 2000 "
+                         "(study: 3 chains x 3,000 steps every 10 epochs)")
+    assert row.verdict.startswith("differs: highest within, final 2.01 times the highest of the published "
+                                  "values (1 seed against the study's 3 instances; the highest over snapshots")
+    inside = {**s5, "llc": [[4580.0, 550.0]]}
+    (row,) = reproduced_rows({"05_complexity": {"s5_llc_over_training": inside}})
+    assert row.verdict.startswith("reproduced: highest and final inside the range")
+
+
+def test_the_measures_over_time_row_compares_the_study_claim_with_the_ranking():
+    s5 = {"epochs": [80, 2000], "llc": [[4600.0, 1200.0]], "fitted_epoch": [60], "chains": 3, "steps": 3000}
+    settings = {"d": 128, "train_fraction": 0.4, "epochs": 2000, "sparse_every": 150, "llc_chains": 2,
+                "llc_steps": 300, "pac_bayes_doubling_draws": 10, "pac_bayes_bisection_draws": 30}
+    over_time = {"settings": settings,
+                 "sparse": {"checkpoints": 15, "spearman": {"llc": 0.5, "train_loss": 0.8, "l2_norm": 0.1}},
+                 "claim": {"best": "train_loss", "best_spearman": 0.8, "llc_rank": 2, "llc_spearman": 0.5,
+                           "n_measures": 3, "reproduced": False}}
+    rows = reproduced_rows({"05_complexity": {"s5_llc_over_training": s5, "measures_over_time": over_time}})
+    row = rows[1]
+    assert row.book == "best: training loss (0.80); LLC ranks 2 of 3 (0.50); order: training loss, LLC, L2 norm"
+    assert "Spearman over 15 common checkpoints (every 150 epochs), LLC 2 chains x 300 steps" in row.scale
+    assert row.verdict.startswith("not comparable at this scale: here the LLC ranks 2 (0.50 against 0.80)")
+    at_scale = {**over_time, "settings": {**settings, "sparse_every": 3, "llc_chains": 5, "llc_steps": 3000,
+                                          "pac_bayes_doubling_draws": 100, "pac_bayes_bisection_draws": 1000}}
+    row = reproduced_rows({"05_complexity": {"s5_llc_over_training": s5, "measures_over_time": at_scale}})[1]
+    assert row.verdict == "differs: the training loss follows the gap more closely (0.80 against the LLC's 0.50)"
+    agrees = {**over_time, "claim": {**over_time["claim"], "best": "llc", "reproduced": True}}
+    row = reproduced_rows({"05_complexity": {"s5_llc_over_training": s5, "measures_over_time": agrees}})[1]
+    assert row.verdict == "reproduced (on this run's sparser grid and shorter chains)"
+
+def test_the_other_pairs_of_chapter_4_are_judged_against_what_the_study_says():
+    def pair(key, g1, g2, n, **settings):
+        return {"experiment": key, "g1": "G1", "g2": "G2", "count_grokked_g1": g1, "count_grokked_g2": g2,
+                "n_instances": n, "embed_dim": 32, "hidden_dim": 64, "weight_decay": 2e-4, "epochs": 2000,
+                "grok_threshold": 0.95, "tied_linear": True, "learning_rate": 0.01, **settings}
+
+    def rows_for(*pairs, subsample=()):
+        results = {"intersection_sizes": {}, "published_intersection_sizes": {}, "pairs": list(pairs),
+                   "subsample": list(subsample), "published_notes": {"z48": "only G1", "z35": "either"}}
+        return {r.quantity.split(":")[0]: r for r in reproduced_rows({"04_ambiguous_grokking": results})}
+
+    rows = rows_for(pair("z48", 3, 0, 4), pair("z35_lr0.01", 0, 0, 2), pair("z35_lr0.05", 0, 0, 2, learning_rate=0.05),
+                    pair("z35_book", 0, 7, 24, tied_linear=False, grok_threshold=0.999), pair("z100", 0, 0, 12),
+                    pair("s5", 0, 0, 8),
+                    subsample=[{"name": "S5_vs_A5xZ2", "train_fraction": 0.6, "fraction_intersection_grokked": 1.0,
+                                "min_acc_intersection": 1.0, "n_instances": 2}])
+    assert rows["Z48xZ2 vs Z48x|25Z2"].verdict.startswith("reproduced")
+    assert "the authors' settings: one map on summed embeddings" in rows["Z48xZ2 vs Z48x|25Z2"].scale
+    z35 = rows["Z35x|6Z2 vs Z35x|34Z2"]
+    assert z35.book.startswith("0 of 4 grokked G1, 0 grokked G2; with the chapter's recipe (two maps")
+    assert "learning rates 0.01, 0.05" in z35.scale
+    assert z35.verdict.startswith("not comparable at this scale: no seed grokked either group in 4 seeds")
+    assert rows["Z100 vs Z50xZ2"].verdict.startswith("reproduced")
+    assert rows["S5 vs A5xZ2"].verdict.endswith("8 seeds hold none with probability 43%")
+    assert rows["S5 pair trained on 60% of the intersection"].verdict == "reproduced"
+    assert rows_for(pair("z48", 1, 1, 4))["Z48xZ2 vs Z48x|25Z2"].verdict.startswith("differs: 1 seed(s) grokked")
+    assert rows_for(pair("z48", 0, 0, 4))["Z48xZ2 vs Z48x|25Z2"].verdict.startswith("not comparable")

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 import torch
 
-from lib.bfs.transformer import bfs_transformer
+from lib.bfs.transformer import bfs_transformer, reach_by_layer
 from lib.chapters.ch1_figures import (
-    attention_figure, graph_figure, reach_by_layer, reach_slider_figure, recovery_slider_figure,
+    attention_figure, graph_figure, reach_slider_figure, recovery_slider_figure,
     recovery_summary_figure, sharpness_figure,
 )
 

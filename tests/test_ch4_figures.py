@@ -10,7 +10,7 @@ import torch
 
 from lib.chapters.ch4_figures import (
     OUTCOME_COLOURS, cayley_tables_figure, class_balance_figure, final_accuracy_scatter,
-    outcome_fractions_figure, training_curves_figure,
+    outcome_fractions_figure, sweep_label, training_curves_figure,
 )
 from lib.grokking.groups import cyclic, direct_product
 from lib.grokking.mlp import MLPConfig
@@ -89,11 +89,11 @@ SUMMARIES = [
 def test_outcome_fractions_bars_carry_fractions_and_interval_widths():
     fig = outcome_fractions_figure(SUMMARIES, {"b": {"fraction_g1": 0.02}})
     g1, g1_published, g2 = fig.data
-    assert list(g1.x) == ["A, wd 2e-5", "B, wd 2e-4"] and same(g1.y, [0.3, 0.0]) and same(g2.y, [0.1, 0.5])
+    assert list(g1.x) == ["A", "B"] and same(g1.y, [0.3, 0.0]) and same(g2.y, [0.1, 0.5])
     # Error bars reach exactly from the interval's low to its high end.
     assert g1.error_y.array == pytest.approx([0.1, 0.07]) and g1.error_y.arrayminus == pytest.approx([0.08, 0.0])
     assert g2.error_y.array == pytest.approx([0.08, 0.13]) and g2.error_y.arrayminus == pytest.approx([0.05, 0.13])
-    assert [list(c) for c in g1.customdata] == [["S4", "A4xZ2", 100], ["Z100", "Z50xZ2", 50]]
+    assert [list(c) for c in g1.customdata] == [["S4", "A4xZ2", 100, "2e-5"], ["Z100", "Z50xZ2", 50, "2e-4"]]
     # Published values only where given: a diamond for B's G1, none for G2.
     assert g1_published.name == "grokked G1, published" and list(g1_published.y) == [None, 0.02]
     assert [t.name for t in outcome_fractions_figure(SUMMARIES).data] == ["grokked G1", "grokked G2"]
@@ -123,3 +123,13 @@ def test_class_balance_shows_the_share_of_each_label():
     assert intersection.name == "training set (intersection)" and full.name == "full table of G1"
     assert same(intersection.x, [0, 1, 2, 3]) and same(intersection.y, [1 / 3, 1 / 6, 1 / 6, 1 / 3])
     assert same(full.y, [0.25] * 4)
+
+
+def test_sweep_labels_are_short_and_tell_the_experiments_of_a_pair_apart():
+    def label(name, key, decay=2e-5):
+        return sweep_label({"name": name, "experiment": key, "weight_decay": decay})
+    assert [label("S4_vs_A4xZ2", k) for k in ("s4", "s4_no_bias")] == ["S4", "S4, no bias"]
+    assert label("S4_vs_A4xZ2", "s4_second_decay", 2e-4) == "S4, wd 2e-4"
+    assert label("Z48xZ2_vs_Z48x|25Z2", "z48") == "Z48"
+    assert [label("Z35x|6Z2_vs_Z35x|34Z2", k) for k in ("z35_lr0.01", "z35_book")] == ["Z35, lr 0.01", "Z35, recipe"]
+    assert label("Z100_vs_Z50xZ2", "z100") == "Z100"

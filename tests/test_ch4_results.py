@@ -7,10 +7,11 @@ import pytest
 import torch
 
 from lib.book.params import read_parameters_cell, validate_parameters
-from lib.chapters.ch4 import Chapter4Parameters, Experiment, classify_run, save_experiments
+from lib.chapters.ch4 import Chapter4Parameters, Experiment, classify_run, pair_keys, save_experiments
 from lib.chapters.ch4_results import (
     AUTHORS_SCRIPT_THRESHOLD, check_findings, intersections_table, label_balance,
     outcomes_table, pair_intersection, pair_intersections, pair_outcome, published_fraction_marks,
+    sweep_of_rates_sentence,
     rounded, subsample_outcome, typical_instance_panels,
 )
 from lib.chapters.ch4_report import chapter_results
@@ -211,7 +212,8 @@ def chapter_runs():
             "s4_second_decay": hand_made_run([GROKS_G1] + [MEMORIZES] * 3, key="s4_second_decay",
                                              weight_decay=2e-4),
             "s5": hand_made_run([MEMORIZES], key="s5"),
-            "z35": hand_made_run([GROKS_G2, MEMORIZES], pair_name="Z35x|6Z2_vs_Z35x|34Z2", key="z35"),
+            "z35_lr0.01": hand_made_run([MEMORIZES], pair_name="Z35x|6Z2_vs_Z35x|34Z2", key="z35_lr0.01"),
+            "z35_book": hand_made_run([GROKS_G2, MEMORIZES], pair_name="Z35x|6Z2_vs_Z35x|34Z2", key="z35_book"),
             "z100": hand_made_run([MEMORIZES] * 2, key="z100"),
             "subsample_s4": hand_made_run([MEMORIZES] * 2, key="subsample_s4", n_train_pairs=202,
                                           acc_intersection=[0.75, 0.625])}
@@ -225,9 +227,9 @@ def test_chapter_results_are_the_summaries_and_the_intersections(tmp_path):
     assert saved["s4"] == "04_sweep_s4.pt" and (tmp_path / "04_sweep_s4.pt").exists()
     balance = label_balance(make_pair("Z100_vs_Z50xZ2"))
     results = chapter_results(runs, pair_intersections(), balance, config, saved)
-    keys = ("z48", "s4", "s4_no_bias", "s4_second_decay", "s5", "z35", "z100")
+    keys = ("z48", "s4", "s4_no_bias", "s4_second_decay", "s5", "z35_lr0.01", "z35_book", "z100")
     assert results["pairs"] == [runs[key].summary | {"unembed_bias": key != "s4_no_bias"} for key in keys]
-    assert results["pairs"][5]["name"] == "Z35x|6Z2_vs_Z35x|34Z2"
+    assert results["pairs"][5]["name"] == results["pairs"][6]["name"] == "Z35x|6Z2_vs_Z35x|34Z2"
     with_bias, without = results["s4_bias_comparison"]
     assert (with_bias["unembed_bias"], without["unembed_bias"]) == (True, False)
     assert (with_bias["grokked_g2"]["count"], without["grokked_g2"]["count"]) == (1, 2)
@@ -247,12 +249,12 @@ def test_chapter_results_are_the_summaries_and_the_intersections(tmp_path):
 
 def test_check_findings_passes_when_they_hold_and_names_the_one_that_does_not():
     runs = chapter_runs()
-    outcomes = {key: pair_outcome(runs[key]) for key in ("z48", "s4", "s4_no_bias", "s4_second_decay", "s5", "z35", "z100")}
+    outcomes = {key: pair_outcome(runs[key]) for key in pair_keys(runs)}
     subsamples = {"subsample_s4": subsample_outcome(runs["subsample_s4"])}
     intersections = pair_intersections()
     check_findings(intersections, outcomes, subsamples, smoke=False)
     outcomes["z48"] = pair_outcome(hand_made_run([GROKS_G1, GROKS_G2], key="z48"))
-    with pytest.raises(AssertionError, match="Z48 pair only the commutative group"):
+    with pytest.raises(AssertionError, match="Z48 pair no seed groks the semidirect product"):
         check_findings(intersections, outcomes, subsamples, smoke=False)
     check_findings(intersections, outcomes, subsamples, smoke=True)  # findings need the full scale
     outcomes["z48"] = pair_outcome(runs["z48"])
@@ -266,3 +268,13 @@ def test_check_findings_passes_when_they_hold_and_names_the_one_that_does_not():
     outcomes["z48"] = pair_outcome(runs["z48"])
     with pytest.raises(AssertionError, match="60% of the S5 intersection"):
         check_findings(intersections, outcomes, s5_short, smoke=False)
+
+
+def test_a_sweep_over_learning_rates_is_summed_with_its_best_accuracies():
+    z35 = "Z35x|6Z2_vs_Z35x|34Z2"
+    outcomes = {0.001: pair_outcome(hand_made_run([(0.6, 0.7, 1.0), (0.61, 0.9, 1.0)], pair_name=z35, threshold=0.95)),
+                0.01: pair_outcome(hand_made_run([(0.6, 1.0, 1.0), MEMORIZES], pair_name=z35, threshold=0.95))}
+    sentence = sweep_of_rates_sentence(outcomes)
+    assert sentence.startswith("0 of 4 seeds grokked Z35x|6Z2 and 1 grokked Z35x|34Z2 (learning rates 0.001, 0.01, "
+                               "2 x 2 seeds")
+    assert sentence.endswith("the best final accuracies were 0.625 and 1.000)")  # MEMORIZES: 0.625

@@ -8,16 +8,19 @@ import torch
 
 from lib.book.params import ParameterError, read_parameters_cell, validate_parameters
 from lib.chapters.ch5 import (
-    Chapter5Parameters, EndOfTraining, MeasuresOverTime, first_seed_per_outcome, iid_sweep,
-    measure_end_of_training, measures_over_time, regression_check,
+    Chapter5Parameters, EndOfTraining, first_seed_per_outcome, measure_end_of_training, regression_check,
+)
+from lib.chapters.ch5_measures import (
+    TrackingRow, claim_comparison, measure_s5_run, measures_results, s5_measures_sweep, sparse_epochs,
+    tracking_rows, tracking_sentence, tracking_table,
 )
 from lib.chapters.ch5_chain_length import (
     ChainLengthRow, chain_length_results, chain_length_sentence, chain_length_table,
     end_of_training_rows, trajectory_rows,
 )
 from lib.chapters.ch5_population import (
-    efficiency_seeds, efficiency_sentence, efficiency_summaries, efficiency_table, study_efficiency,
-    sweep_correlations,
+    efficiency_auc, efficiency_seeds, efficiency_sentence, efficiency_summaries, efficiency_table,
+    grid_step, study_efficiency, sweep_correlations,
 )
 from lib.grokking.study import S4_PAIR
 from lib.grokking.study_sweep import S4_SWEEP_FILE, choose_seeds, load_s4_sweep, outcome_groups
@@ -31,9 +34,9 @@ from lib.chapters.ch5_figures import (
 from lib.book.statistics import Estimate
 from lib.chapters.ch5_results import (
     MeasureAuc, strongest_separator, auc_table, chapter_results, compare_outcomes, measure_correlations, outcome_aucs, outcome_summaries,
-    s5_comparison_sentence, summary_table, tracking_over_time, tracking_table,
+    s5_comparison_sentence, summary_table,
 )
-from lib.grokking.groups import cyclic
+from lib.grokking.measures_over_time import MeasuresOverTime
 from lib.grokking.llc import LLCEstimate, SGLDConfig
 from lib.grokking.mlp import MLPConfig
 from lib.grokking.pairs import make_pair
@@ -46,7 +49,8 @@ DEFAULTS = {**read_parameters_cell(Path(__file__).parents[1] / "notebooks" / "05
 
 def tiny_config(tmp_path, **changes) -> Chapter5Parameters:
     values = {**DEFAULTS, "smoke": True, "results_dir": str(tmp_path), "fallback_instances": 6,
-              "fallback_epochs": 10, "trajectory_every": 5, "iid_epochs": 10, "iid_every": 5}
+              "fallback_epochs": 10, "trajectory_every": 5, "measures_epochs": 12, "measures_every": 3,
+              "measures_sparse_every": 6, "measures_dim": 8}
     return validate_parameters(Chapter5Parameters, {**values, **changes})
 
 
@@ -72,8 +76,14 @@ def test_defaults_validate_and_smoke_shrinks_the_work():
     assert smoke.llc_steps <= 20 and smoke.llc_chains == 2 and smoke.fallback_instances <= 16
     with pytest.raises(ParameterError, match="`llc_chains`"):
         validate_parameters(Chapter5Parameters, {**DEFAULTS, "llc_chains": 1})
-    with pytest.raises(ParameterError, match="`iid_train_fraction`"):
-        validate_parameters(Chapter5Parameters, {**DEFAULTS, "iid_train_fraction": 0.0})
+    with pytest.raises(ParameterError, match="`measures_train_fraction`"):
+        validate_parameters(Chapter5Parameters, {**DEFAULTS, "measures_train_fraction": 0.0})
+    with pytest.raises(ParameterError, match="`measures_sparse_every` must be a multiple"):
+        validate_parameters(Chapter5Parameters, {**DEFAULTS, "measures_sparse_every": 200})
+    # the study's model and task by default; the measures' sparse grid inside the dense one
+    assert (config.measures_dim, config.measures_train_fraction, config.measures_epochs) == (128, 0.4, 2000)
+    assert config.measures_every == 3 and config.measures_sparse_every % config.measures_every == 0
+    assert smoke.measures_epochs <= 30 and smoke.measures_llc_steps <= 20
 
 
 def test_outcome_groups_and_the_measured_seeds():
@@ -147,19 +157,40 @@ def test_the_strongest_separator_and_one_seed_per_outcome():
     assert first_seed_per_outcome(end) == {"grokked S4": 1, "neither": 0}
 
 
-def test_tracking_ranks_measures_by_how_they_follow_the_gap():
-    gap = torch.tensor([[0.5, 0.6], [0.3, 0.4], [0.1, 0.0]], dtype=torch.float64)
-    over_time = MeasuresOverTime(None, torch.tensor([0, 5, 10]), {
-        "follows": gap * 3, "opposes": -gap, "flat_then_inf": torch.tensor([[1.0, float("inf")], [1.0, 2.0], [2.0, 1.0]])},
-        gap)
-    rows = tracking_over_time(over_time, resamples=100, generator=torch.Generator().manual_seed(0))
-    assert rows[0].measure in {"follows", "opposes"} and rows[0].per_seed in {(1.0, 1.0), (-1.0, -1.0)}
-    by_name = {r.measure: r for r in rows}
-    assert by_name["opposes"].mean.value == pytest.approx(-1.0)
-    assert tracking_table(rows).splitlines()[0] == "| measure | seeds | rank correlation with the gap over time |"
+def hand_run() -> MeasuresOverTime:
+    """Five checkpoints, the sparse grid at 0, 2, 4; the gap rises then falls."""
+    gap = torch.tensor([0.0, 0.6, 0.9, 0.3, 0.1], dtype=torch.float64)
+    dense = {"train_loss": torch.tensor([5.0, 1.0, 0.5, 0.1, 0.01], dtype=torch.float64),
+             "inverse_margin": torch.tensor([float("inf"), float("inf"), 3.0, 1.0, 0.5], dtype=torch.float64),
+             "path_norm": gap * 2 + 1}
+    sparse = torch.tensor([0, 2, 4])
+    sparse_measures = {**{k: v[sparse] for k, v in dense.items()},
+                       "pac_bayes_sharpness": torch.tensor([1.0, 3.0, 2.0], dtype=torch.float64),
+                       "llc": torch.tensor([1.0, 9.0, 2.0], dtype=torch.float64)}
+    return MeasuresOverTime(torch.tensor([0, 3, 6, 9, 12]), gap, dense, sparse, sparse_measures, torch.ones(3),
+                            torch.ones(3, dtype=torch.bool), {"cheap_measures": 1.0, "pac_bayes": 3.0, "llc": 6.0},
+                            SGLDConfig(steps=30, chains=2), None)
 
 
-def test_trajectory_iid_measures_results_and_figures(tmp_path):
+def test_tracking_ranks_measures_over_common_checkpoints():
+    run = hand_run()
+    rows = tracking_rows(run)
+    assert [r.measure for r in rows["dense"]][0] == "path_norm" and rows["dense"][0].spearman == pytest.approx(1.0)
+    assert all(r.checkpoints == 5 for r in rows["dense"]) and all(r.checkpoints == 3 for r in rows["sparse"])
+    inverse = next(r for r in rows["dense"] if r.measure == "inverse_margin")
+    assert inverse.infinite == 2
+    # sparse: LLC and path norm both follow the gap's order (1, 3, 2) exactly; ties keep insertion order
+    assert {r.measure for r in rows["sparse"] if r.spearman == pytest.approx(1.0)} == {"llc", "path_norm", "pac_bayes_sharpness"}
+    claim = claim_comparison(rows)
+    assert claim.n_measures == 5 and claim.checkpoints == 3 and claim.llc_spearman == pytest.approx(1.0)
+    assert claim.llc_rank == 1 and claim.best == "llc" and claim.reproduced      # tied first counts
+    header, table = tracking_table(rows)
+    assert header[1] == "Spearman, sparse grid (3 checkpoints)" and len(table) == 5
+    assert [line[3] for line in table if line[0] == "LLC"] == ["not computed"]
+    assert run.seconds_per_checkpoint() == {"cheap_measures": 0.2, "pac_bayes": 1.0, "llc": 2.0}
+
+
+def test_trajectory_measures_over_time_results_and_figures(tmp_path):
     config = tiny_config(tmp_path)
     result = with_outcomes(tiny_sweep(), [1.0, 0.5, 0.5, 0.5, 1.0, 0.5], [0.5, 1.0, 0.5, 0.5, 0.5, 0.5])
     groups = outcome_groups(result, 0.999)
@@ -178,18 +209,26 @@ def test_trajectory_iid_measures_results_and_figures(tmp_path):
     assert s5.result.model_config.unembed_bias and int(s5.result.seeds[0]) == 70_000
     assert s5_comparison_sentence(s5) == "None of the 1 S5 seed(s) fit its training set, so no snapshot has a meaningful LLC."
     assert s5.group_names == ("S5", "A5xZ2") and s5.same_outcome is None
-    iid = iid_sweep(cyclic(6), dataclasses.replace(config, iid_instances=2), torch.Generator().manual_seed(0),
-                    progress=False)
-    over_time = measures_over_time(iid, config, torch.Generator().manual_seed(0))
-    assert over_time.gap.shape == (3, 2) and set(over_time.measures) >= {"llc", "path_norm", "train_loss"}
+    s5_run = s5_measures_sweep(config, progress=False)
+    assert s5_run.train_left.numel() == round(0.4 * 14_400) and int(s5_run.seeds[0]) == 60_000
+    assert not s5_run.model_config.unembed_bias and s5_run.model_config.hidden_dim == 8
+    assert sparse_epochs(config) == [0, 6, 12]
+    over_time = measure_s5_run(s5_run, config, torch.Generator().manual_seed(0))
+    assert over_time.epochs.tolist() == [0, 3, 6, 9, 12] and over_time.sparse_epochs.tolist() == [0, 6, 12]
+    assert set(over_time.sparse_measures) >= {"llc", "path_norm", "train_loss", "pac_bayes_sharpness"}
+    assert over_time.sgld.steps == config.measures_llc_steps and over_time.search.bisection_draws == 8
+    ranked = tracking_rows(over_time)
+    assert "LLC ranks" in tracking_sentence(ranked, over_time, config)
+    over_time_json = measures_results(s5_run, over_time, ranked, config)
+    assert over_time_json["settings"]["n_train"] == 5760 and over_time_json["sparse"]["checkpoints"] == 3
     end = measure_end_of_training(result, torch.arange(6), groups, config, torch.Generator().manual_seed(1))
-    tracking = tracking_over_time(over_time, resamples=100, generator=torch.Generator().manual_seed(0))
     summaries = outcome_summaries(end, resamples=100, generator=torch.Generator().manual_seed(0))
     aucs = outcome_aucs(end, resamples=100, generator=torch.Generator().manual_seed(0))
     rows = end_of_training_rows(end, config.sgld, tuple(config.chain_lengths))
     assert [r.lengths for r in rows] == [(5, 10, 20)] * 3 and rows[0].what.startswith("S4, end of training")
-    results = chapter_results(end, summaries, measure_correlations(end), aucs, trajectory, s5, tracking,
+    results = chapter_results(end, summaries, measure_correlations(end), aucs, trajectory, s5, over_time_json,
                               {"seed": 0, "chain_length_study": chain_length_results(rows)})
+    assert results["measures_over_time"]["claim"]["study_best"] == "llc"
     assert results["chain_length_study"][0]["estimates"][-1] == pytest.approx(
         float(end.llc.mean[end.group == 0].mean()))
     assert results["llc_over_training"]["epochs"] == [0, 5, 10] and results["seed"] == 0
@@ -289,7 +328,24 @@ def test_population_correlations_and_the_study_efficiency():
     summaries = efficiency_summaries(study, resamples=100, generator=torch.Generator().manual_seed(0))
     assert [(r.group, r.count) for r in summaries] == [("grokked S4", 2), ("grokked A4xZ2", 1), ("neither", 2)]
     assert efficiency_table(summaries)[0][2] == "best factor alpha"
-    assert "grokked A4xZ2 (1 seed, too few for an interval)" in efficiency_sentence(summaries)
+    lowest = study.optimum.lowest
+    assert summaries[0].lowest_median == pytest.approx(float(lowest[study.group == 0].median()))
+    auc = efficiency_auc(study, resamples=100, generator=torch.Generator().manual_seed(0))
+    sentence = efficiency_sentence(summaries, auc, 0.0)
+    assert "grokked A4xZ2" in sentence and "(1 seed; only 1: too few for a firm comparison)" in sentence
+    assert f"factors {100 * grid_step():.1f}% apart" in sentence and f"{auc.value:.2f}" in sentence
+    assert grid_step() == pytest.approx(2 ** (9 / 499) - 1)
+
+
+def test_the_efficiency_auc_reads_low_minimum_objectives_of_s4_grokkers():
+    from lib.chapters.ch5_population import StudyEfficiency
+    from lib.grokking.circuit_efficiency import RescalingOptimum
+
+    lowest = torch.tensor([0.1, 0.2, 0.5, 0.6, 0.7], dtype=torch.float64)
+    study = StudyEfficiency(torch.arange(5), torch.tensor([0, 0, 1, 2, 2]),
+                            RescalingOptimum(torch.ones(5), lowest, lowest), 2e-5)
+    auc = efficiency_auc(study, resamples=100, generator=torch.Generator().manual_seed(0))
+    assert auc.value == 0.0                       # every S4 grokker lower than every other seed
 
 
 def test_the_s5_course_sits_beside_the_published_one_with_what_differs():

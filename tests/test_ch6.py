@@ -6,12 +6,12 @@ import pytest
 import torch
 
 from lib.book.params import ParameterError, read_parameters_cell, validate_parameters
-from lib.chapters.ch6 import (
-    Chapter6Parameters, EarlyPrediction, choose_per_outcome, early_prediction, jacobian_spectra,
-    retrain_with_snapshots, total_variation_study, transplant_both_ways,
-)
-from lib.chapters.ch6_perturbation import PerturbationStudy, perturbation_study
+from lib.chapters.ch6 import Chapter6Parameters, choose_per_outcome, jacobian_run, transplant_both_ways
+from lib.grokking.early_prediction import EarlyPrediction, early_prediction
 from lib.grokking.mlp import MLPConfig
+from lib.grokking.perturbation import PerturbationStudy, perturbation_study, retrain_with_snapshots
+from lib.grokking.total_variation import total_variation_study
+from lib.grokking.transplant import CRITERIA
 from lib.grokking.pairs import make_pair
 from lib.grokking.sweeps import run_pair_sweep, sweep_outcomes
 from lib.grokking.training import SweepConfig
@@ -47,7 +47,7 @@ def test_decision_epochs_take_the_worst_scale_up_to_the_chosen_one():
     probability = torch.tensor([[[0.5, 1.0]], [[0.0, 0.5]], [[0.0, 0.0]]], dtype=torch.float64)
     study = PerturbationStudy(
         index=torch.tensor([7]), sweep_outcome=torch.tensor([0]), checkpoints=torch.tensor([0, 500, 1000]),
-        log2_scales=torch.tensor([-10, 0]), copies=2, outcomes=torch.zeros(3, 1, 2, 2, dtype=torch.long),
+        log2_scales=torch.tensor([-10, 0]), copies=2, noise_shape="init", outcomes=torch.zeros(3, 1, 2, 2, dtype=torch.long),
         reference=torch.zeros(3, 1, dtype=torch.long), probability=probability,
         accuracy_shift=torch.zeros(3, 1, 2, dtype=torch.float64), choice_epoch=torch.tensor([1400]))
     assert study.decision_epochs(up_to_scale=-10).tolist() == [500]
@@ -61,39 +61,48 @@ def test_total_variation_study_retraces_the_seeds_and_measures_the_window():
     schedule = SweepConfig(epochs=20, log_every=5, checkpoint_epochs=(0, 20))
     result = run_pair_sweep(make_pair("S4_vs_A4xZ2"), [0, 1, 2], MLPConfig(24, 8, 8), schedule, progress=False)
     index = torch.tensor([1, 2])
-    study = total_variation_study(result, index, epochs=20, window=10, every=5, grok_threshold=0.999)
+    study = total_variation_study(result, index, epochs=20, window=10, every=5, grok_threshold=0.999,
+                                  authors_every=2, authors_intervals=4)
     assert study.epochs.tolist() == [10, 15, 20] and study.same_outcome
+    # The authors' definition: snapshots every 2 epochs, the last 4 intervals, all 576 pairs.
+    assert study.authors_epochs.tolist() == [12, 14, 16, 18, 20]
+    assert study.authors_flips.shape == (2,) and torch.all((study.authors_flips >= 0) & (study.authors_flips <= 1))
     for values in (study.test_tv, study.test_flips, study.train_tv, study.train_flips, study.train_accuracy):
         assert values.shape == (2,) and torch.all(values >= 0)
     assert torch.all(study.test_tv > 0)                      # 10 epochs of training move the logits
     torch.testing.assert_close(study.train_accuracy, result.metrics["train_acc"][2, index])   # epoch 10
     # One step over the whole window: at most the sum of the two steps (triangle inequality).
-    coarse = total_variation_study(result, index, epochs=20, window=10, every=10, grok_threshold=0.999)
+    coarse = total_variation_study(result, index, epochs=20, window=10, every=10, grok_threshold=0.999,
+                                   authors_every=2, authors_intervals=4)
     assert coarse.epochs.tolist() == [10, 20] and torch.all(coarse.test_tv <= study.test_tv + 1e-9)
     # Trained on past the sweep's end, the same trajectories go on: the window moves to the end.
-    longer = total_variation_study(result, index, epochs=30, window=10, every=5, grok_threshold=0.999)
+    longer = total_variation_study(result, index, epochs=30, window=10, every=5, grok_threshold=0.999,
+                                   authors_every=2, authors_intervals=4)
     assert longer.epochs.tolist() == [20, 25, 30] and longer.same_outcome
     with pytest.raises(ValueError, match="every <= window"):
         total_variation_study(result, index, epochs=20, window=30, every=5, grok_threshold=0.999)
     with pytest.raises(ValueError, match="at least the sweep's 20"):
         total_variation_study(result, index, epochs=10, window=5, every=5, grok_threshold=0.999)
+    with pytest.raises(ValueError, match="do not fit"):                  # the authors' 100 x 5 epochs
+        total_variation_study(result, index, epochs=20, window=10, every=5, grok_threshold=0.999)
 
 
-def test_jacobian_spectra_start_at_the_identity_and_pass_the_finite_difference_check():
-    spectra = jacobian_spectra("S4_vs_A4xZ2", MLPConfig(24, 2, 2), seed=0, schedule=SweepConfig(),
-                               lengths=[0, 3, 6], weight_decays=[0.0, 0.01],
-                               dtypes=[torch.float64, torch.float32], generator=torch.Generator().manual_seed(0))
-    assert spectra.n_parameters == 24 * 2 * 2 + 2 * 2 * 2 + 2 * 24
-    assert set(spectra.singular_values) == {(0.0, "float64"), (0.0, "float32"), (0.01, "float64"), (0.01, "float32")}
-    for key, values in spectra.singular_values.items():
-        assert values.shape == (3, spectra.n_parameters)
+def test_jacobian_run_starts_at_the_identity_and_passes_the_finite_difference_check():
+    config = validate_parameters(Chapter6Parameters, {**DEFAULTS, "smoke": True})
+    study = jacobian_run(config, SweepConfig())
+    assert study.n_parameters == MLPConfig(24, 2, 2, unembed_bias=True).n_parameters()
+    assert study.boundaries.tolist() == [0, 3, 6] and set(study.singular_values) == {"float64", "float32"}
+    for dtype, values in study.singular_values.items():
+        assert values.shape == (3, study.n_parameters)
         # No training: the Jacobian is the identity, every singular value 1.
-        torch.testing.assert_close(values[0], torch.ones(spectra.n_parameters, dtype=torch.float64))
-        assert spectra.near_one(key)[0] == 1.0
+        torch.testing.assert_close(values[0], torch.ones(study.n_parameters, dtype=torch.float64))
+        assert study.near_one(dtype)[0] == 1.0
         assert torch.all(values[:, :-1] >= values[:, 1:])                    # descending
-    torch.testing.assert_close(spectra.singular_values[0.0, "float32"], spectra.singular_values[0.0, "float64"],
+    torch.testing.assert_close(study.singular_values["float32"], study.singular_values["float64"],
                                rtol=1e-3, atol=1e-4)
-    assert spectra.finite_difference_error < 1e-5
+    assert study.dtype_difference[0] == 0 and torch.all(study.dtype_difference[1:] < 1e-3)
+    assert study.finite_difference_error < 1e-5
+    assert study.grok_step() == -1                                       # 6 steps of a d = 2 model
 
 
 def test_perturbation_study_measures_how_far_the_copies_end_from_the_reference():
@@ -128,8 +137,10 @@ def test_retraining_retraces_the_sweep_with_the_snapshots_asked_for():
 
 def test_chapter_6_parameters_refuse_unordered_lists_and_a_decision_scale_off_the_grid():
     smoke = dict(DEFAULTS)
-    with pytest.raises(ParameterError, match="`jacobian_lengths` must be increasing"):
-        validate_parameters(Chapter6Parameters, {**smoke, "jacobian_lengths": [10, 0]})
+    with pytest.raises(ParameterError, match="`noise_shapes` must not repeat"):
+        validate_parameters(Chapter6Parameters, {**smoke, "noise_shapes": ["init", "init"]})
+    with pytest.raises(ParameterError, match="`noise_shapes`"):
+        validate_parameters(Chapter6Parameters, {**smoke, "noise_shapes": ["uniform"]})
     with pytest.raises(ParameterError, match="`log2_scales` must be increasing"):
         validate_parameters(Chapter6Parameters, {**smoke, "log2_scales": [0, -10, -10]})
     with pytest.raises(ParameterError, match="`decision_log2_scale` must be at least"):
@@ -160,5 +171,7 @@ def test_transplant_both_ways_at_smoke_scale():
         assert run.first.n_instances == config.transplant_seeds
         assert run.first.train_left.numel() == round(config.transplant_train_fraction * 24 * 24)
         assert run.second.train_left.numel() == 336 and run.second.training_config.epochs == config.transplant_second_epochs
-        fates = study.fates[group]
-        assert torch.all(fates.ungrokked <= fates.grokked) and torch.all(fates.regrokked <= fates.ungrokked)
+        assert "unembed_bias" in run.first.final_params                  # the authors' model has the bias
+        assert set(study.criteria[group]) == set(CRITERIA)
+        for fates in study.criteria[group].values():
+            assert torch.all(fates.ungrokked <= fates.grokked) and torch.all(fates.regrokked <= fates.ungrokked)

@@ -5,10 +5,11 @@ import pytest
 import torch
 
 from lib.book.plotting import slider_over_steps
-from lib.chapters.ch6 import (
-    EarlyPrediction, TransplantStudy, jacobian_spectra, total_variation_study,
-)
-from lib.chapters.ch6_perturbation import perturbation_study
+from lib.chapters.ch6 import TransplantStudy
+from lib.grokking.early_prediction import EarlyPrediction
+from lib.grokking.perturbation import perturbation_study
+from lib.grokking.total_variation import total_variation_study
+from lib.grokking.training_jacobian import jacobian_study
 from lib.chapters.ch6_figures import (
     early_prediction_figure, jacobian_figure, perturbation_figure, perturbation_heatmaps, seed_labels,
     total_variation_figure, transplant_figure,
@@ -57,13 +58,14 @@ def test_perturbation_figure_has_one_slider_step_per_scale_over_fixed_accuracy_c
     assert [list(row) for row in heatmaps.data[1].z] == study.probability[:, 1, :].T.tolist()
 
 
-def test_total_variation_figure_has_two_histograms_per_outcome_present(sweep):
+def test_total_variation_figure_has_three_histograms_per_outcome_present(sweep):
     study = total_variation_study(sweep, torch.tensor([0, 1, 2]), epochs=20, window=10, every=5,
-                                  grok_threshold=0.999)
+                                  grok_threshold=0.999, authors_every=2, authors_intervals=4)
     fig = total_variation_figure(study)
     present = len(study.group.unique())
-    assert len(fig.data) == 2 * present and all(isinstance(t, go.Histogram) for t in fig.data)
-    assert sorted(sum((list(t.x) for t in fig.data[::2]), [])) == sorted(study.test_tv.tolist())
+    assert len(fig.data) == 3 * present and all(isinstance(t, go.Histogram) for t in fig.data)
+    assert sorted(sum((list(t.x) for t in fig.data[::3]), [])) == sorted(study.authors_flips.tolist())
+    assert sorted(sum((list(t.x) for t in fig.data[2::3]), [])) == sorted(study.test_tv.tolist())
 
 
 def test_transplant_figure_draws_the_groups_accuracy_of_the_seeds_shown():
@@ -76,18 +78,20 @@ def test_transplant_figure_draws_the_groups_accuracy_of_the_seeds_shown():
     for g in fates:
         fates[g] = type(fates[g])(torch.ones(2, dtype=torch.bool), torch.tensor([True, False]),
                                   torch.zeros(2, dtype=torch.bool))
-    fig = transplant_figure(TransplantStudy(runs, fates), threshold=0.999)
+    fig = transplant_figure(TransplantStudy(runs, {g: {"below 0.999": f} for g, f in fates.items()}), threshold=0.999)
     assert len(fig.data) == 2 * 2 * 2                  # 2 directions x 2 seeds x (group, training) accuracy
     assert list(fig.data[0].y) == runs["g1"].second.metrics["acc_g1"][:, 0].tolist()
     assert "ungrokked" in fig.data[0].name and "kept" in fig.data[2].name
 
 
-def test_jacobian_figure_has_a_line_per_length_and_setting():
-    spectra = jacobian_spectra("S4_vs_A4xZ2", MLPConfig(24, 2, 2), 0, SweepConfig(), [0, 2], [0.0],
-                               [torch.float64, torch.float32], torch.Generator().manual_seed(0))
-    fig = jacobian_figure(spectra)
-    assert len(fig.data) == 2 * 2 and fig.layout.yaxis.type == "log"
-    assert list(fig.data[0].y) == [1.0] * spectra.n_parameters        # length 0: the identity
+def test_jacobian_figure_has_a_spectrum_per_boundary_and_the_largest_value_in_both_dtypes():
+    pair = make_pair("S4_vs_A4xZ2")
+    study = jacobian_study(pair.g1, MLPConfig(24, 2, 2, unembed_bias=True), 0, 4, 2, 2e-4, 0.584, 0.01, (0.9, 0.98),
+                           1e-8, [torch.float64, torch.float32], torch.Generator().manual_seed(0))
+    fig = jacobian_figure(study)
+    assert len(fig.data) == 3 + 2 + 1 and fig.layout.yaxis.type == "log"    # 3 boundaries, 2 dtypes, accuracy
+    assert list(fig.data[0].y) == [1.0] * study.n_parameters                  # step 0: the identity
+    assert list(fig.data[5].y) == study.test_accuracy.tolist()
 
 
 def test_early_prediction_figure_marks_only_epochs_that_exist():

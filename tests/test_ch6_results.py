@@ -2,16 +2,18 @@
 
 import torch
 
-from lib.chapters.ch6 import (
-    EarlyPrediction, JacobianSpectra, TotalVariationStudy, TransplantStudy,
-)
-from lib.chapters.ch6_perturbation import PerturbationStudy
+from lib.chapters.ch6 import TransplantStudy
 from lib.chapters.ch6_results import (
-    decision_rows, decision_table, median, summary_lines, total_variation_rows, transplant_rows,
+    check_results, decision_comparison_rows, decision_rows, decision_table, jacobian_summary, median, summary_lines,
+    total_variation_rows, transplant_rows, transplant_table, transplant_verdict,
 )
+from lib.grokking.early_prediction import EarlyPrediction
 from lib.grokking.pairs import make_pair
+from lib.grokking.perturbation import PerturbationStudy
+from lib.grokking.total_variation import TotalVariationStudy
 from lib.grokking.training import SweepConfig, SweepResult
-from lib.grokking.transplant import Transplant, TransplantFates
+from lib.grokking.training_jacobian import JacobianStudy
+from lib.grokking.transplant import CRITERIA, Transplant, TransplantFates
 
 
 def hand_made_perturbation() -> PerturbationStudy:
@@ -21,7 +23,7 @@ def hand_made_perturbation() -> PerturbationStudy:
                                 [[0.0, 0.0], [0.0, 0.5]]], dtype=torch.float64)
     return PerturbationStudy(
         index=torch.tensor([0, 1]), sweep_outcome=torch.tensor([0, 2]), checkpoints=torch.tensor([0, 500, 1000]),
-        log2_scales=torch.tensor([-10, 0]), copies=2, outcomes=torch.zeros(3, 2, 2, 2, dtype=torch.long),
+        log2_scales=torch.tensor([-10, 0]), copies=2, noise_shape="init", outcomes=torch.zeros(3, 2, 2, 2, dtype=torch.long),
         reference=torch.zeros(3, 2, dtype=torch.long), probability=probability,
         accuracy_shift=torch.zeros(3, 2, 2, dtype=torch.float64), choice_epoch=torch.tensor([1400, -1]))
 
@@ -39,7 +41,8 @@ def hand_made_total_variation() -> TotalVariationStudy:
         index=torch.arange(4), outcome=torch.tensor([0, 0, 2, 3]), same_outcome=True, epochs=torch.tensor([0, 10, 20]),
         test_tv=torch.tensor([1.0, 3.0, 5.0, 7.0]), test_flips=torch.tensor([0.0, 0.0, 0.02, 0.04]),
         train_tv=torch.tensor([2.0, 4.0, 6.0, 8.0]), train_flips=torch.tensor([0.0, 0.0, 0.0, 0.3]),
-        train_accuracy=torch.tensor([1.0, 1.0, 1.0, 0.5]))
+        train_accuracy=torch.tensor([1.0, 1.0, 1.0, 0.5]), authors_epochs=torch.tensor([10, 15, 20]),
+        authors_flips=torch.tensor([0.0, 1e-4, 0.01, 0.03]))
 
 
 def test_total_variation_rows_group_memorizers_and_failures_as_neither():
@@ -47,8 +50,12 @@ def test_total_variation_rows_group_memorizers_and_failures_as_neither():
     assert list(rows) == ["grokked S4", "neither"]
     assert rows["grokked S4"]["count"] == 2 and rows["grokked S4"]["test_tv_mean"] == 2.0
     assert rows["grokked S4"]["share_without_flips"] == 1.0 and rows["grokked S4"]["published_flip_rate"] == 5.4e-5
+    assert rows["grokked S4"]["seeds_flipping_authors"] == 1 and rows["grokked S4"]["seeds_flipping_book"] == 0
+    assert abs(rows["grokked S4"]["authors_flip_rate_mean"] - 5e-5) < 1e-9
+    assert rows["grokked S4"]["authors_flip_rate_low"] <= 5e-5 <= rows["grokked S4"]["authors_flip_rate_high"]
     neither = rows["neither"]
     assert neither["count"] == 2 and abs(neither["test_flip_rate_mean"] - 0.03) < 1e-9
+    assert abs(neither["authors_flip_rate_mean"] - 0.02) < 1e-9 and neither["seeds_flipping_authors"] == 2
     # Only the seed that fits the training set counts for the training-set columns.
     assert neither["fitted_at_window_start"] == 1 and neither["train_tv_max_fitted"] == 6.0
     assert neither["train_flips_max_fitted"] == 0.0
@@ -68,7 +75,9 @@ def hand_made_transplant() -> TransplantStudy:
     second = run([[1.0, 0.8, 1.0], [1.0, 0.6, 0.7], [1.0, 1.0, 1.0], [0.5, 0.5, 0.5]])
     fates = TransplantFates(torch.tensor([True, True, True, False]), torch.tensor([True, True, False, False]),
                             torch.tensor([True, False, False, False]))
-    return TransplantStudy({"g1": Transplant(pair, "g1", second, second)}, {"g1": fates})
+    none = TransplantFates(fates.grokked, torch.zeros(4, dtype=torch.bool), torch.zeros(4, dtype=torch.bool))
+    criteria = {name: (fates if name == "below 0.999" else none) for name in CRITERIA}
+    return TransplantStudy({"g1": Transplant(pair, "g1", second, second)}, {"g1": criteria})
 
 
 def test_transplant_rows_count_fates_and_how_deep_the_ungrokked_fell():
@@ -76,23 +85,50 @@ def test_transplant_rows_count_fates_and_how_deep_the_ungrokked_fell():
     assert row["first_group"] == "S4" and row["grokked_first"] == 3 and row["ungrokked"] == 2
     assert abs(row["ungrokked_share"] - 2 / 3) < 1e-12 and row["regrokked_share"] == 0.5
     assert abs(row["lowest_accuracy_median"] - 0.7) < 1e-6                 # lowest values 0.8 and 0.6
+    book = row["criteria"]["below 0.999"]
+    assert (book["grokked_first"], book["ungrokked"], book["regrokked"]) == (3, 2, 1)
+    assert book["low"] < 2 / 3 < book["high"]                                # Wilson interval around 2 of 3
+    assert row["criteria"]["collapse to the intersection"]["ungrokked"] == 0
+    assert "| S4 | below 0.999 | 3 | 2 (66.7%;" in transplant_table([row])
+    # 7% lies outside the Wilson interval of 2 of 3, inside that of 0 of 3 (the other criteria here).
+    assert transplant_verdict([row])["criteria_matching_both"] == [n for n in CRITERIA if n != "below 0.999"]
+
+
+def hand_made_jacobian() -> JacobianStudy:
+    values = torch.tensor([[1.0, 1.0], [3.0, 0.95], [1e6, 1e-3]], dtype=torch.float64)
+    return JacobianStudy(
+        n_parameters=2, embed_dim=1, steps=100, segment=50, weight_decay=2e-4, train_fraction=0.584,
+        boundaries=torch.tensor([0, 50, 100]), train_accuracy=torch.tensor([0.1, 1.0, 1.0], dtype=torch.float64),
+        test_accuracy=torch.tensor([0.1, 0.5, 1.0], dtype=torch.float64),
+        singular_values={"float64": values, "float32": values * 2},
+        dtype_difference=torch.tensor([0.0, 0.1, 1.0], dtype=torch.float64), finite_difference_error=1e-9,
+        seconds_per_step={"float64": 0.1, "float32": 0.05})
+
+
+def test_jacobian_summary_reads_the_spectrum_either_side_of_grokking():
+    facts = jacobian_summary(hand_made_jacobian())
+    assert facts["grok_step"] == 100 and facts["before"]["step"] == 50 and facts["after"]["step"] == 100
+    assert facts["before"]["share_near_one"] == 0.5 and facts["after"]["top_singular_value"] == 1e6
+    assert facts["published"]["n_parameters"] == 4376
+    assert abs(facts["cost_ratio_to_published"] - (4376 / 2) ** 2 * 4000 / 100) < 1e-6
 
 
 def test_summary_lines_state_the_runs_numbers_next_to_the_studys():
-    values = torch.tensor([[1.0, 1.0], [3.0, 0.9], [1e6, 1e-3]], dtype=torch.float64)
-    spectra = JacobianSpectra(2, [0, 10, 100], {(0.0, "float64"): values, (0.0, "float32"): values * 2}, 1e-9, 0.5)
     prediction = EarlyPrediction(torch.tensor([0, 500, 1000]), torch.tensor([0.5, 0.95, 0.97], dtype=torch.float64),
                                  torch.tensor([0.5, 0.5, 0.5], dtype=torch.float64), (2, 2))
-    rows = decision_rows(hand_made_perturbation(), torch.tensor([11, 12]), log2_scale=-10)
-    lines = summary_lines(rows, -10, total_variation_rows(hand_made_total_variation()),
-                          transplant_rows(hand_made_transplant()), spectra, prediction)
+    studies = {"init": hand_made_perturbation(), "gaussian": hand_made_perturbation()}
+    rows = decision_comparison_rows(studies, torch.tensor([11, 12]), log2_scale=-10)
+    assert rows[0]["decision_epoch_init"] == rows[0]["decision_epoch_gaussian"] == 500
+    lines = summary_lines(rows, ["init", "gaussian"], -10, total_variation_rows(hand_made_total_variation()),
+                          transplant_rows(hand_made_transplant()), jacobian_summary(hand_made_jacobian()), prediction)
     text = "\n".join(lines)
-    assert "1 of the 1 perturbed grokkers were decided" in text and "900 epochs earlier" in text
+    assert "Perturbation (init noise): 1 of the 1 perturbed grokkers were decided" in text
+    assert "900 epochs earlier" in text
+    assert "grokked S4 5e-05 (1 of 2 seeds flip at all; published 5.4e-05)" in text
     assert "flip less than those that grokked neither, as in the study" in text
-    assert "2 (67%) ungrokked it" in text and "8 to 10 times as common" in text
-    assert "50% after 10 steps and 0% after 100" in text and "2 times the float64 value" in text
-    assert "miss the exact Jacobian by 50%" in text
-    assert "from epoch 500 on" in text and "read the fate at the median decision epoch" in text
+    assert "below 0.999 2 (66.7%)" in text
+    assert "the model groks at step 100" in text and "P = 4376, 4000 steps" in text
+    assert "from epoch 500 on" in text
 
 
 def test_median_averages_the_two_middle_values_of_an_even_count():

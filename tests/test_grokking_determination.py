@@ -16,7 +16,8 @@ from lib.grokking.early_prediction import fit_logistic, held_out_auc, held_out_s
 from lib.grokking.sweeps import intersection_training_set
 from lib.grokking.transplant import transplant, transplant_fates
 from lib.grokking.total_variation import argmax_flip_rate, snapshot_logits, total_variation
-from lib.grokking.training import SweepConfig, train_single
+from lib.grokking.reference_training import train_single
+from lib.grokking.training import SweepConfig
 from lib.grokking.training_jacobian import (
     adam, adam_start, finite_difference_error, flatten, gradient_descent, mlp_loss, training_jacobian,
     training_map, training_snapshots,

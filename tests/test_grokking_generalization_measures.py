@@ -1,4 +1,5 @@
-"""Jiang et al.'s measures on hand-written MLPs, checked against arithmetic done by hand."""
+"""Jiang et al.'s measures as the study computes them, on hand-written MLPs, checked against
+arithmetic done by hand."""
 
 import math
 
@@ -6,11 +7,13 @@ import pytest
 import torch
 
 from lib.grokking.circuit_efficiency import rescale
+import lib.grokking.generalization_measures as gm
 from lib.grokking.generalization_measures import (
-    all_measures, distance_from_init, frobenius_product, inverse_margin, l2_norm, layer_matrices,
-    output_margin, pac_bayes_sharpness, pac_bayes_sigma, path_norm, spectral_product,
+    CHEAP_MEASURES, PacBayesSearch, all_measures, cheap_measures, distance_from_init, frobenius_product,
+    inverse_margin, l2_norm, mean_perturbed_accuracy, output_margin, pac_bayes_sharpness, pac_bayes_sigma,
+    path_norm, spectral_product, train_accuracy, train_loss,
 )
-from lib.grokking.mlp import MLPConfig, init_instances, instance_logits, parameter_norm, select_instances
+from lib.grokking.mlp import MLPConfig, init_instances, instance_logits, instance_loss, select_instances
 
 
 def norm_model(bias: bool = False) -> dict[str, torch.Tensor]:
@@ -64,40 +67,36 @@ def hand_margins(instance: int) -> list[float]:
     return out
 
 
-def test_the_layers_rebuild_the_model():
-    params = norm_model(bias=True)
-    a, w, u = layer_matrices(params)
-    assert a.shape == (2, 4, 4) and w.shape == (2, 4, 2) and u.shape == (2, 2, 2)
-    x = torch.zeros(4, 4)                     # pair (a, b) as concat(one_hot(a), one_hot(b))
-    pairs = [(0, 0), (0, 1), (1, 0), (1, 1)]
-    for t, (i, j) in enumerate(pairs):
-        x[t, i], x[t, 2 + j] = 1.0, 1.0
-    logits = torch.relu(x @ a @ w) @ u + params["unembed_bias"][:, None, :]
-    left, right = torch.tensor([p[0] for p in pairs]), torch.tensor([p[1] for p in pairs])
-    torch.testing.assert_close(logits, instance_logits(params, left, right))
+def quantile_by_hand(values: list[float], q: float) -> float:
+    """Linear interpolation between the order statistics at position q (n - 1), as torch.quantile."""
+    ordered = sorted(values)
+    position = q * (len(ordered) - 1)
+    low = math.floor(position)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (position - low) * (ordered[high] - ordered[low])
 
 
-def test_norms_by_hand():
+def test_norms_leave_the_bias_out():
     params = norm_model()
     # Squared entries: instance 0: 5 + 10 + 2 + 2 + 4; instance 1: 4 + 0.25 + 9 + 16 + 4.
     assert l2_norm(params).tolist() == pytest.approx([math.sqrt(23.0), math.sqrt(33.25)], rel=1e-6)
-    with_bias = norm_model(bias=True)                     # + (1 + 4), + 9
-    assert l2_norm(with_bias).tolist() == pytest.approx([math.sqrt(28.0), math.sqrt(42.25)], rel=1e-6)
-    assert torch.equal(l2_norm(with_bias), parameter_norm(with_bias))
-    init = {name: value.clone() for name, value in params.items()}
+    with_bias = norm_model(bias=True)                     # the bias is not counted (the study's L2)
+    assert l2_norm(with_bias).tolist() == pytest.approx([math.sqrt(23.0), math.sqrt(33.25)], rel=1e-6)
+    init = {name: value.clone() for name, value in with_bias.items()}
     init["unembed"][0] += torch.tensor([[3.0, 4.0], [0.0, 0.0]])   # distance 5
     init["embed_left"][1] += 1.0                                      # four entries: distance 2
-    assert distance_from_init(params, init).tolist() == pytest.approx([5.0, 2.0], rel=1e-6)
+    init["unembed_bias"] += 7.0                                       # not counted
+    assert distance_from_init(with_bias, init).tolist() == pytest.approx([5.0, 2.0], rel=1e-6)
 
 
 @pytest.mark.parametrize("bias", [False, True])
-def test_layer_products_by_hand(bias):
+def test_layer_products_take_the_five_weight_tensors_as_layers(bias):
     params = norm_model(bias)
-    # Instance 0: ||A||_2 = max(2, 3); [W_l; W_r] has orthogonal columns of norm sqrt 2; ||U||_2 = 2.
-    # Instance 1: ||A||_2 = max(2, 0.5); [W_l; W_r] has one column (3, 0, 0, 4); ||U||_2 = 2.
-    assert spectral_product(params).tolist() == pytest.approx([9.0 * 2.0 * 4.0, 4.0 * 25.0 * 4.0], rel=1e-5)
-    # Squared Frobenius norms: (5 + 10) * 4 * 4 and (4 + 0.25) * 25 * 4; the bias is no layer.
-    assert frobenius_product(params).tolist() == pytest.approx([240.0, 425.0], rel=1e-6)
+    # Squared spectral norms of E_l, E_r, W_l, W_r, U. Instance 0: 4, 9, 1, 1, 4;
+    # instance 1: 4 (ones), 0.25, 9, 16, 4 (rank-one U with entry 2).
+    assert spectral_product(params).tolist() == pytest.approx([144.0, 576.0], rel=1e-6)
+    # Squared Frobenius norms: 5, 10, 2, 2, 4 and 4, 0.25, 9, 16, 4; the bias is no layer.
+    assert frobenius_product(params).tolist() == pytest.approx([800.0, 576.0], rel=1e-6)
 
 
 def test_path_norm_by_hand():
@@ -105,7 +104,7 @@ def test_path_norm_by_hand():
     # times U^2 = all ones: (15, 15), sum 30. Instance 1: (2, 2) diag(9, 0) = (18, 0) plus
     # (0, 0.25) [[0, 0], [16, 0]] = (4, 0): hidden (22, 0); times [[0, 4], [0, 0]]: 88.
     assert path_norm(norm_model()).tolist() == pytest.approx([30.0, 88.0], rel=1e-6)
-    # The bias adds the sum of its squares: 1 + 4 and 9.
+    # The squared bias is added to each output: 1 + 4 and 9.
     assert path_norm(norm_model(bias=True)).tolist() == pytest.approx([35.0, 97.0], rel=1e-6)
 
 
@@ -125,20 +124,19 @@ def test_path_norm_is_the_sum_over_paths_of_squared_weights():
     assert path_norm(p).item() == pytest.approx(total, rel=1e-5)
 
 
-def test_margins_by_hand():
+def test_margins_are_the_interpolated_tenth_percentile():
     params = margin_model()
-    # m = 9 < 20 pairs: the 10th percentile is the smallest margin, 0.5 and 1.
     assert hand_margins(0) == [1.5, 0.5, 0.5, 0.5, 0.5, 1.5, 0.5, 1.5, 2.5]
-    assert output_margin(params, LEFT, RIGHT, LABELS).tolist() == pytest.approx([0.5, 1.0])
+    expected = [quantile_by_hand(hand_margins(i), 0.1) for i in range(2)]
+    assert expected == [0.5, 1.0]
+    assert output_margin(params, LEFT, RIGHT, LABELS).tolist() == pytest.approx(expected)
     assert inverse_margin(params, LEFT, RIGHT, LABELS).tolist() == pytest.approx([4.0, 1.0])
-    # quantile 0.7: k = floor(6.3) = 6th smallest of the sorted margins.
-    expected = [sorted(hand_margins(i))[5] for i in range(2)]
-    assert expected == [1.5, 3.0]
+    expected = [quantile_by_hand(hand_margins(i), 0.7) for i in range(2)]
     assert output_margin(params, LEFT, RIGHT, LABELS, quantile=0.7).tolist() == pytest.approx(expected)
 
 
-def test_the_tenth_percentile_of_a_larger_training_set():
-    # 25 pairs of N = 5: k = floor(2.5) = 2, the second smallest margin.
+def test_the_inverse_margin_is_infinite_where_the_percentile_is_not_positive():
+    # 25 pairs of N = 5: position 0.1 * 24 = 2.4 between the third and fourth smallest margins.
     n = 5
     left, right = torch.arange(n).repeat_interleave(n), torch.arange(n).repeat(n)
     params = {"embed_left": torch.arange(n, dtype=torch.float32).view(1, n, 1),
@@ -149,23 +147,81 @@ def test_the_tenth_percentile_of_a_larger_training_set():
     # a = 0 labelled 1: margin 0.5. Sorted: 0.5 (x10: a = 0 and a = 1), 1.5, ...
     labels = torch.where(left >= 1, 0, 1)
     assert output_margin(params, left, right, labels).item() == pytest.approx(0.5)
-    labels[0] = 2                                        # one pair wrong: margin -0.5, the minimum
+    labels[:2] = 2                                       # two pairs wrong: margins -0.5, -0.5
     assert output_margin(params, left, right, labels).item() == pytest.approx(0.5)
-    labels[1] = 2                                        # two wrong: the second smallest is < 0
-    assert output_margin(params, left, right, labels).item() == pytest.approx(-0.5)
+    labels[2] = 2                                        # three: -0.5 + 0.4 (0.5 - (-0.5)) = -0.1
+    assert output_margin(params, left, right, labels).item() == pytest.approx(-0.1, abs=1e-6)
     assert inverse_margin(params, left, right, labels).item() == math.inf
 
 
-def test_measures_are_batched_instance_by_instance():
-    params, params_m = norm_model(bias=True), margin_model()
-    init = {name: value.clone() for name, value in params_m.items()}
-    for i in range(2):
+def test_accuracy_loss_and_cheap_measures_match_the_model():
+    params = init_instances([0, 1, 2], MLPConfig(5, 3, 4, unembed_bias=True))
+    left, right = torch.arange(5).repeat_interleave(5), torch.arange(5).repeat(5)
+    labels = (left + right) % 5
+    logits = instance_logits(params, left, right)
+    torch.testing.assert_close(train_accuracy(params, left, right, labels),
+                               (logits.argmax(2) == labels).double().mean(1))
+    torch.testing.assert_close(train_loss(params, left, right, labels), instance_loss(params, left, right, labels).double())
+    init = init_instances([7, 8, 9], MLPConfig(5, 3, 4, unembed_bias=True))
+    cheap = cheap_measures(params, init, left, right, labels, instances_per_batch=2)
+    assert tuple(cheap) == CHEAP_MEASURES
+    torch.testing.assert_close(cheap["inverse_margin"], inverse_margin(params, left, right, labels))
+    torch.testing.assert_close(cheap["train_loss"], train_loss(params, left, right, labels))
+    torch.testing.assert_close(cheap["distance_from_init"], distance_from_init(params, init))
+    for i in range(3):
         one = select_instances(params, i)
         for measure in (l2_norm, spectral_product, frobenius_product, path_norm):
-            assert measure(one).item() == pytest.approx(measure(params)[i].item(), rel=1e-6)
-        one_m = select_instances(params_m, i)
-        assert output_margin(one_m, LEFT, RIGHT, LABELS).item() == output_margin(params_m, LEFT, RIGHT, LABELS)[i]
-        assert distance_from_init(one_m, select_instances(init, i)).item() == 0.0
+            assert measure(one).item() == pytest.approx(cheap[measure.__name__][i].item(), rel=1e-6)
+
+
+def fake_search(monkeypatch, scale: list[float]):
+    """Replace the noisy accuracy by a known one: training accuracy 1, and under noise sigma
+    1 - sigma / scale (the move is sigma / scale, 0 where scale is inf)."""
+    monkeypatch.setattr(gm, "train_accuracy", lambda params, *rest: torch.ones(params["scale"].shape[0], dtype=torch.float64))
+    calls = []
+
+    def accuracy(params, sigma, left, right, labels, draws, generator, models_per_batch=16):
+        calls.append((len(sigma), draws))
+        return 1.0 - sigma / params["scale"]
+    monkeypatch.setattr(gm, "mean_perturbed_accuracy", accuracy)
+    return {"scale": torch.tensor(scale, dtype=torch.float64)}, calls
+
+
+def test_the_search_doubles_from_one_then_bisects_to_the_crossing(monkeypatch):
+    params, calls = fake_search(monkeypatch, [30.0, 20.0, 2.0])
+    result = pac_bayes_sigma(params, LEFT, RIGHT, LABELS, torch.Generator(),
+                             PacBayesSearch(doubling_draws=3, bisection_draws=5))
+    # scale 30: moves 1/30, 2/30 at sigma 1, 2; 4/30 > 0.1 stops the doubling; bisection on [0, 4]:
+    # 2 (0.067, below), 3 (0.1: within 0.01) -> 3. Scale 20: doubling to 4 (0.2); mid 2 moves 0.1.
+    # Scale 2: sigma 1 moves 0.5 at once; mids 0.5 (0.25), 0.25 (0.125), 0.125 (0.0625),
+    # 0.1875 (0.094: within 0.01).
+    assert result.sigma.tolist() == pytest.approx([3.0, 2.0, 0.1875])
+    assert result.converged.all()
+    # Only instances still searching are evaluated: doubling 3, 2, 2 (scale 2 stops at once),
+    # then bisection 3, 2 (scale 20 done), 1, 1.
+    assert [c[0] for c in calls] == [3, 2, 2, 3, 2, 1, 1]
+    assert result.evaluations == 3 * (3 + 2 + 2) + 5 * (3 + 2 + 1 + 1)
+
+
+def test_an_instance_the_noise_never_moves_ends_at_the_last_midpoint(monkeypatch):
+    params, _ = fake_search(monkeypatch, [math.inf])
+    result = pac_bayes_sigma(params, LEFT, RIGHT, LABELS, torch.Generator(), PacBayesSearch(depth=3))
+    # Doubling 1 -> 8 in three steps; bisection on [0, 8]: 4, 6, 7, every one tolerated.
+    assert result.sigma.tolist() == [7.0] and not result.converged.any()
+    assert pac_bayes_sharpness(params, LEFT, RIGHT, LABELS, torch.Generator(),
+                               PacBayesSearch(depth=3)).tolist() == pytest.approx([1 / 49])
+
+
+def test_noise_of_scale_zero_leaves_the_accuracy_and_draws_are_reproducible():
+    params = margin_model()
+    exact = train_accuracy(params, LEFT, RIGHT, LABELS)
+    for per_batch in (1, 3, 16):
+        same = mean_perturbed_accuracy(params, torch.zeros(2), LEFT, RIGHT, LABELS, 5,
+                                       torch.Generator().manual_seed(0), per_batch)
+        torch.testing.assert_close(same, exact)
+    noisy = [mean_perturbed_accuracy(params, torch.tensor([0.5, 0.5]), LEFT, RIGHT, LABELS, 7,
+                                     torch.Generator().manual_seed(4), 4) for _ in range(2)]
+    assert torch.equal(noisy[0], noisy[1])
 
 
 def test_pac_bayes_is_larger_for_the_sharper_copy_of_a_model():
@@ -174,52 +230,22 @@ def test_pac_bayes_is_larger_for_the_sharper_copy_of_a_model():
     params = rescale(select_instances(margin_model(), [0, 0]), torch.tensor([1.0, 0.5]))
     assert torch.equal(instance_logits(params, LEFT, RIGHT).argmax(2)[0],
                        instance_logits(params, LEFT, RIGHT).argmax(2)[1])
-    sharpness = pac_bayes_sharpness(params, LEFT, RIGHT, LABELS, torch.Generator().manual_seed(0))
+    search = PacBayesSearch(doubling_draws=20, bisection_draws=100)
+    sharpness = pac_bayes_sharpness(params, LEFT, RIGHT, LABELS, torch.Generator().manual_seed(0), search)
     assert torch.isfinite(sharpness).all()
     assert sharpness[1] > 2.0 * sharpness[0]
-
-
-def test_pac_bayes_sigma_is_where_the_accuracy_deviation_crosses_the_threshold():
-    params = margin_model()
-    sigma = pac_bayes_sigma(params, LEFT, RIGHT, LABELS, torch.Generator().manual_seed(1), n_samples=8)
-    # Redo the Monte Carlo estimate with the same draws: at sigma the accuracy falls by <= 0.1.
-    g = torch.Generator().manual_seed(1)
-    accuracy = torch.zeros(2)
-    for _ in range(8):
-        noisy = {name: value + sigma.view(-1, *[1] * (value.dim() - 1)) * torch.randn(value.shape, generator=g)
-                 for name, value in params.items()}
-        accuracy += (instance_logits(noisy, LEFT, RIGHT).argmax(2) == LABELS).float().mean(1)
-    assert ((1.0 - accuracy / 8).abs() <= 0.1).all()
-    assert (sigma > 0).all() and torch.isfinite(sigma).all()
-
-
-def test_pac_bayes_is_deterministic_for_a_seed():
-    params = margin_model()
-    first = pac_bayes_sharpness(params, LEFT, RIGHT, LABELS, torch.Generator().manual_seed(5))
-    again = pac_bayes_sharpness(params, LEFT, RIGHT, LABELS, torch.Generator().manual_seed(5))
-    assert torch.equal(first, again)
-    by_loss = pac_bayes_sharpness(params, LEFT, RIGHT, LABELS, torch.Generator().manual_seed(5),
-                                  criterion="loss", max_deviation=0.5)
-    assert torch.isfinite(by_loss).all() and (by_loss > 0).all()
+    again = pac_bayes_sharpness(params, LEFT, RIGHT, LABELS, torch.Generator().manual_seed(0), search)
+    assert torch.equal(sharpness, again)
 
 
 def test_all_measures():
     params = margin_model()
     init = {name: torch.zeros_like(value) for name, value in params.items()}
-    measures = all_measures(params, init, LEFT, RIGHT, LABELS, torch.Generator().manual_seed(3))
-    assert set(measures) == {"l2_norm", "distance_from_init", "output_margin", "inverse_margin",
-                             "spectral_product", "frobenius_product", "path_norm", "pac_bayes_sharpness"}
+    search = PacBayesSearch(doubling_draws=4, bisection_draws=8)
+    measures = all_measures(params, init, LEFT, RIGHT, LABELS, torch.Generator().manual_seed(3), search)
+    assert set(measures) == set(CHEAP_MEASURES) | {"pac_bayes_sharpness"}
     assert all(value.shape == (2,) for value in measures.values())
     torch.testing.assert_close(measures["distance_from_init"], measures["l2_norm"])
     assert measures["inverse_margin"].tolist() == pytest.approx([4.0, 1.0])
-    alone = pac_bayes_sharpness(params, LEFT, RIGHT, LABELS, torch.Generator().manual_seed(3))
+    alone = pac_bayes_sharpness(params, LEFT, RIGHT, LABELS, torch.Generator().manual_seed(3), search)
     assert torch.equal(measures["pac_bayes_sharpness"], alone)
-
-
-def test_layer_products_equal_those_of_the_built_layers():
-    params = init_instances([0, 1, 2], MLPConfig(5, 3, 4))
-    layers = layer_matrices(params)
-    spectral = math.prod(torch.linalg.matrix_norm(layer, ord=2) ** 2 for layer in layers)
-    frobenius = math.prod(layer.pow(2).sum(dim=(1, 2)) for layer in layers)
-    torch.testing.assert_close(spectral_product(params), spectral)
-    torch.testing.assert_close(frobenius_product(params), frobenius)

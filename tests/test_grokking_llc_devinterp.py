@@ -32,7 +32,8 @@ from lib.grokking.mlp import MLPConfig  # noqa: E402
 from lib.grokking.mlp_llc import mlp_llc  # noqa: E402
 from lib.grokking.pairs import make_pair  # noqa: E402
 from lib.grokking.sweeps import intersection_training_set  # noqa: E402
-from lib.grokking.training import SweepConfig, train_single  # noqa: E402
+from lib.grokking.reference_training import train_single
+from lib.grokking.training import SweepConfig  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

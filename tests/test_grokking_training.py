@@ -9,8 +9,9 @@ from lib.grokking.pairs import make_pair, pairs_in_mask
 from lib.grokking import parallel
 from lib.grokking.chunk_step import ChunkStep
 from lib.grokking.training import (
-    Evaluation, SweepConfig, evaluate_instances, plan_sweep, snapshot_epochs, train_instances, train_single,
+    Evaluation, SweepConfig, evaluate_instances, plan_sweep, snapshot_epochs, train_instances,
 )
+from lib.grokking.reference_training import train_single
 from lib.grokking.mlp import MLPConfig, init_instances, instance_loss
 
 PAIR = make_pair("S4_vs_A4xZ2")
@@ -229,3 +230,34 @@ def test_plan_gives_every_worker_the_same_number_of_chunks():
     assert plan.chunks[0][0] == 0 and plan.chunks[-1][1] == 1000
     assert all(a[1] == b[0] for a, b in zip(plan.chunks, plan.chunks[1:]))
     assert (plan.workers, plan.torch_threads) == (2, 1)
+
+
+def test_tied_linear_map_trains_as_one_map_on_summed_embeddings():
+    """The authors' "MLP3" (chapter 4's Z48 and Z35 runs): one map W on E_left[a] + E_right[b].
+    Stored as two copies, it must follow an autograd model that really shares one W, in float64
+    over 60 epochs, and its copies must stay exactly equal."""
+    model = MLPConfig(24, 8, 16, tied_linear=True)
+    seeds = [5, 9]
+    init = init_instances(seeds, model)
+    assert torch.equal(init["linear_left"], init["linear_right"])
+    assert init["linear_left"].abs().max() <= 1 / 8 ** 0.5    # bound 1/sqrt(d), not 1/sqrt(2d)
+    assert init["linear_left"].abs().max() > 1 / 16 ** 0.5
+    record = (0, 30, 60)
+    config = SweepConfig(epochs=60, log_every=10, checkpoint_epochs=record, weight_decay=2e-4,
+                         beta2=0.999, workers=1)
+    initial = {k: v.double() for k, v in init.items()}
+    result = train_instances(initial, LEFT, RIGHT, LABELS, EVALS, config, seeds=seeds, model_config=model)
+    torch.testing.assert_close(result.final_params["linear_left"], result.final_params["linear_right"],
+                               rtol=0, atol=0)
+    for i, seed in enumerate(seeds):
+        final, recorded, _ = train_single(seed, model, LEFT, RIGHT, LABELS, config, record_epochs=record,
+                                          dtype=torch.float64)
+        assert torch.equal(final["linear_right"], final["linear_left"])
+        recorded[60] = final
+        for epoch in record:
+            mine = {k: v[i] for k, v in result.checkpoints[epoch].items()}
+            assert _relative_distance(recorded[epoch], mine) < 1e-10, (seed, epoch)
+    # The untied model from the same seeds trains differently: the tying is not a no-op.
+    untied = train_instances(initial, LEFT, RIGHT, LABELS, EVALS, config, seeds=seeds,
+                             model_config=dataclasses.replace(model, tied_linear=False))
+    assert not torch.allclose(untied.final_params["linear_left"], untied.final_params["linear_right"])

@@ -198,6 +198,14 @@ class BFSTransformer(nn.Module):
         return result
 
 
+def reach_by_layer(model: BFSTransformer, adjacency: torch.Tensor) -> torch.Tensor:
+    """Reach sections of the vertex tokens of one graph after each layer: (layers + 1, n, n), row =
+    vertex (chapter 1's reach slider; chapter 7 compares the trained model's probes with it)."""
+    with torch.no_grad():
+        trace = model.run(adjacency.unsqueeze(0), keep_trace=True)
+    return trace["hidden"][:, 0, 1:, model.layout.reach].cpu()
+
+
 def bfs_transformer(n_vertices: int, attention_gap: float = 30.0, squash_slope: float | None = None) -> BFSTransformer:
     """Build the hand-set BFS transformer for graphs on `n_vertices` vertices (2 to MAX_VERTICES).
 

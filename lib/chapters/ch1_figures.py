@@ -53,13 +53,6 @@ def graph_figure(adjacency: torch.Tensor, distance_from_source: list[int], seed:
     return finish(fig, "Example graph (source 1 and target 2 ringed; colour = BFS distance from 1)", height=420)
 
 
-def reach_by_layer(model: BFSTransformer, adjacency: torch.Tensor) -> torch.Tensor:
-    """Reach sections of the vertex tokens after each layer: (layers + 1, n, n), row = vertex."""
-    with torch.no_grad():
-        trace = model.run(adjacency.unsqueeze(0), keep_trace=True)
-    return trace["hidden"][:, 0, 1:, model.layout.reach].cpu()
-
-
 def reach_slider_figure(reach: torch.Tensor) -> go.Figure:
     """Heatmap of which vertex reaches which after each layer, with a slider over layers."""
     labels = [vertex_label(v) for v in range(reach.shape[1])]

@@ -68,23 +68,28 @@ def summarize_construction(name: str, records: list[dict]) -> ConstructionSummar
 
 
 @dataclass(frozen=True)
-class StudyPoint:
-    """The study's published loss at one step beside this run's draws on the study's construction.
-
-    `within` says whether the published value lies inside the range of the draws that the damage
-    affected (the study reports one draw, so the range is the interval it is read against).
-    """
+class PublishedInRange:
+    """The study's one published draw at one step beside the range of this run's draws that the
+    damage affected: `within` says whether it lies inside (the study reports one draw, so the
+    range is the interval it is read against)."""
 
     step: int
     published: float
     low: float
     high: float
-    median: float
     draws: int
 
     @property
     def within(self) -> bool:
         return self.low <= self.published <= self.high
+
+
+@dataclass(frozen=True)
+class StudyPoint(PublishedInRange):
+    """The study's published loss at one step beside this run's draws on the study's construction,
+    with the draws' median."""
+
+    median: float
 
 
 def study_points(records: list[dict]) -> list[StudyPoint]:
@@ -94,29 +99,19 @@ def study_points(records: list[dict]) -> list[StudyPoint]:
     for step, published in PUBLISHED_RECOVERY.items():
         values = [v for v in (mse_at(r, step) for r in effective) if v is not None]
         if values:
-            points.append(StudyPoint(step, published, min(values), max(values), statistics.median(values),
-                                     len(values)))
+            points.append(StudyPoint(step, published, min(values), max(values), len(values),
+                                     statistics.median(values)))
     return points
 
 
 @dataclass(frozen=True)
-class RatioPoint:
+class RatioPoint(PublishedInRange):
     """How far retraining had brought the loss by one step, relative to right after the damage:
     the study's one draw beside the range of this run's draws with effect on one construction.
 
     The study's draw started at 0.403 (one damage, one noise); a ratio compares the speed of
     repair without assuming that this run's draws started where the study's did.
     """
-
-    step: int
-    published: float
-    low: float
-    high: float
-    draws: int
-
-    @property
-    def within(self) -> bool:
-        return self.low <= self.published <= self.high
 
 
 def ratio_points(records: list[dict]) -> list[RatioPoint]:

@@ -172,15 +172,6 @@ def length_text(length: int, unreachable_label: int) -> str:
     return "unreachable targets" if length == unreachable_label else f"length {length}"
 
 
-def format_example(tokens: torch.Tensor, label: float) -> str:
-    """One example as text: its edges, its target and its label."""
-    edges = [f"({a},{b})" for a, b in tokens[:-1].tolist() if a]
-    target, target_token = tokens[-1].tolist()
-    padding = len(tokens) - 1 - len(edges)
-    return (f"edges: {' '.join(edges)}  + {padding} padding pairs (0,0)\n"
-            f"query pair: ({target},{target_token})  -> label {int(label)}")
-
-
 @dataclasses.dataclass(frozen=True)
 class LearningOrder:
     """What chapter 2's summary says about the order in which path lengths were learned."""

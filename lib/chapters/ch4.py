@@ -9,6 +9,7 @@ built in `lib.chapters.ch4_results`.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import torch
@@ -19,7 +20,8 @@ from lib.grokking.sweeps import run_pair_sweep, save_sweep, sweep_outcomes, swee
 from lib.grokking.training import SweepResult, SweepConfig, snapshot_epochs
 from lib.grokking.mlp import MLPConfig
 from lib.grokking.study import (
-    PUBLISHED_S4, PUBLISHED_S4_SECOND_DECAY, PublishedCount, S4_PAIR, S5_PAIR,
+    AUTHORS_SCRIPT_THRESHOLD, PUBLISHED_S4, PUBLISHED_S4_SECOND_DECAY, PublishedCount, S4_PAIR, S5_PAIR,
+    Z35_MODEL, Z35_PAIR, Z35_SCHEDULE, Z48_MODEL, Z48_PAIR, Z48_SCHEDULE,
 )
 from lib.book.params import at_most, KEEP, parameter, ParameterError
 from lib.book.seed_streams import stream_seeds
@@ -28,10 +30,14 @@ from lib.chapters.sweep_parameters import SweepChapterParameters
 #: The pairs whose intersection chapter 4 can subsample.
 SUBSAMPLE_PAIRS = ("S4_vs_A4xZ2", "S5_vs_A5xZ2")
 
-#: Keys of the experiments trained on the whole intersection, in the order of the chapter.
-#: "s4" is the study's model (with the unembedding bias); "s4_no_bias" the same seeds without
-#: it, the book's earlier variant, whose sweep chapters 5 and 6 measure.
-PAIR_KEYS = ("z48", "s4", "s4_no_bias", "s4_second_decay", "s5", "z35", "z100")
+def z35_key(learning_rate: float) -> str:
+    """The experiment key of the Z35 sweep at the authors' settings and this learning rate."""
+    return f"z35_lr{learning_rate:g}"
+
+
+def pair_keys(keys) -> list[str]:
+    """The keys, in order, of the experiments trained on the whole intersection."""
+    return [key for key in keys if not key.startswith(SUBSAMPLE_PREFIX)]
 
 #: Keys of the experiments trained on part of the intersection start with this.
 SUBSAMPLE_PREFIX = "subsample_"
@@ -54,7 +60,8 @@ def published_for(experiment: Experiment) -> PublishedCount | None:
 
 @dataclass(frozen=True)
 class Experiment:
-    """One sweep of chapter 4: a pair, a model shape, a schedule and how many seeds."""
+    """One sweep of chapter 4: a pair, a model shape, a schedule, how many seeds and the grokking
+    threshold its seeds are classified at (None: the chapter's `grok_threshold`)."""
 
     key: str
     pair_name: str
@@ -62,14 +69,22 @@ class Experiment:
     model: MLPConfig
     training: SweepConfig
     train_fraction: float = 1.0
+    grok_threshold: float | None = None
 
     def describe(self) -> str:
-        """One line: pair, seeds, model shape, weight decay, epochs (and the training share)."""
+        """One line: pair, seeds, model shape, weight decay, epochs (and the optimizer, training
+        share and threshold where they are not the chapter's)."""
         line = (f"{self.pair_name}, {self.n_instances} instances, d={self.model.embed_dim}, "
-                f"h={self.model.hidden_dim}, {'bias' if self.model.unembed_bias else 'no bias'}, "
+                f"h={self.model.hidden_dim}, {'one map on summed embeddings, ' if self.model.tied_linear else ''}"
+                f"{'bias' if self.model.unembed_bias else 'no bias'}, "
                 f"wd={self.training.weight_decay}, {self.training.epochs} epochs")
+        default = SweepConfig()
+        if (self.training.lr, self.training.beta2) != (default.lr, default.beta2):
+            line += f", Adam lr {self.training.lr:g}, beta2 {self.training.beta2:g}"
         if self.train_fraction < 1:
             line += f", {self.train_fraction:.0%} of the intersection"
+        if self.grok_threshold is not None:
+            line += f", grokked at >= {self.grok_threshold:g}"
         return line
 
 
@@ -112,14 +127,22 @@ class Chapter4Parameters(SweepChapterParameters):
     s4_weight_decay: float = _decay("coupled L2 weight decay for the S4 pair (published: 2e-5)")
     s4_second_weight_decay: float = _decay(
         "weight decay of a second S4 sweep on the same seeds (published: 2e-4)")
-    z48_instances: int = _count("seeds of the Z48 x Z2 vs Z48 x| Z2 sweep", 2)
-    z48_embed_dim: int = _width("embedding width for the Z48 pair (the authors' script default)")
-    z48_hidden_dim: int = _width("hidden width for the Z48 pair (the authors' script default)")
-    z48_weight_decay: float = _decay("weight decay for the Z48 pair (the authors' script default)")
-    z35_instances: int = _count("seeds of the Z35 x|6 Z2 vs Z35 x|34 Z2 sweep", 2)
-    z35_embed_dim: int = _width("embedding width for the Z35 pair (the authors' script default)")
-    z35_hidden_dim: int = _width("hidden width for the Z35 pair (the authors' script default)")
-    z35_weight_decay: float = _decay("weight decay for the Z35 pair (the authors' script default)")
+    z48_instances: int = _count(
+        "seeds of the Z48 x Z2 vs Z48 x| Z2 sweep at the authors' settings (published: 100)", 2)
+    z48_epochs: int = parameter("full-batch epochs of the Z48 sweep (the authors: 20000)", low=1,
+                                high=1_000_000, smoke=at_most(60))
+    z35_instances: int = _count(
+        "seeds of the Z35 x|6 Z2 vs Z35 x|34 Z2 sweep at each learning rate (published: 100)", 1)
+    z35_learning_rates: tuple[float, ...] = parameter(
+        "Adam learning rates of the Z35 sweep at the authors' settings (the authors: 5e-4 to 1e-1)",
+        low=1e-6, high=1.0, smoke=lambda rates: rates[:1])
+    z35_epochs: int = parameter("full-batch epochs of the Z35 sweep (the authors: 5000)", low=1,
+                                high=1_000_000, smoke=at_most(60))
+    z35_book_instances: int = _count(
+        "seeds of the Z35 pair with the chapter's recipe (two maps, `epochs`, `grok_threshold`)", 2)
+    z35_embed_dim: int = _width("embedding width for the Z35 pair with the chapter's recipe")
+    z35_hidden_dim: int = _width("hidden width for the Z35 pair with the chapter's recipe")
+    z35_weight_decay: float = _decay("weight decay for the Z35 pair with the chapter's recipe")
     z100_instances: int = _count("seeds of the Z100 vs Z50 x Z2 sweep", 1)
     z100_embed_dim: int = _width("embedding width for the Z100 pair")
     z100_hidden_dim: int = _width("hidden width for the Z100 pair")
@@ -165,10 +188,11 @@ class Chapter4Parameters(SweepChapterParameters):
         s4_model = MLPConfig(24, self.s4_dim, self.s4_dim, self.unembed_bias)
         s4_no_bias = MLPConfig(24, self.s4_dim, self.s4_dim, False)
         s5_model = MLPConfig(120, self.s5_dim, self.s5_dim, self.unembed_bias)
+        z48_schedule = dataclasses.replace(Z48_SCHEDULE, epochs=self.z48_epochs,
+                                           log_every=min(Z48_SCHEDULE.log_every, self.z48_epochs))
         experiments = {
-            "z48": Experiment("z48", "Z48xZ2_vs_Z48x|25Z2", self.z48_instances,
-                              MLPConfig(96, self.z48_embed_dim, self.z48_hidden_dim),
-                              self.schedule(self.z48_weight_decay)),
+            "z48": Experiment("z48", Z48_PAIR, self.z48_instances, Z48_MODEL, z48_schedule,
+                              grok_threshold=AUTHORS_SCRIPT_THRESHOLD),
             "s4": Experiment("s4", S4_PAIR, self.s4_instances, s4_model,
                              self.schedule(self.s4_weight_decay)),
             "s4_no_bias": Experiment("s4_no_bias", S4_PAIR, self.s4_instances, s4_no_bias,
@@ -177,9 +201,16 @@ class Chapter4Parameters(SweepChapterParameters):
                                           self.schedule(self.s4_second_weight_decay)),
             "s5": Experiment("s5", S5_PAIR, self.s5_instances, s5_model,
                              self.schedule(self.s5_weight_decay)),
-            "z35": Experiment("z35", "Z35x|6Z2_vs_Z35x|34Z2", self.z35_instances,
-                              MLPConfig(70, self.z35_embed_dim, self.z35_hidden_dim),
-                              self.schedule(self.z35_weight_decay)),
+        }
+        for rate in self.z35_learning_rates:
+            schedule = dataclasses.replace(Z35_SCHEDULE, epochs=self.z35_epochs, lr=rate,
+                                           log_every=min(Z35_SCHEDULE.log_every, self.z35_epochs))
+            experiments[z35_key(rate)] = Experiment(z35_key(rate), Z35_PAIR, self.z35_instances, Z35_MODEL,
+                                                    schedule, grok_threshold=AUTHORS_SCRIPT_THRESHOLD)
+        experiments |= {
+            "z35_book": Experiment("z35_book", Z35_PAIR, self.z35_book_instances,
+                                   MLPConfig(70, self.z35_embed_dim, self.z35_hidden_dim),
+                                   self.schedule(self.z35_weight_decay)),
             "z100": Experiment("z100", "Z100_vs_Z50xZ2", self.z100_instances,
                                MLPConfig(100, self.z100_embed_dim, self.z100_hidden_dim),
                                self.schedule(self.z100_weight_decay)),
@@ -218,7 +249,8 @@ def run_experiment(experiment: Experiment, config: Chapter4Parameters, progress:
                             train_fraction=experiment.train_fraction,
                             generator=torch.Generator().manual_seed(config.seed),
                             device=config.device, progress=progress)
-    return classify_run(experiment, pair, result, config.grok_threshold)
+    threshold = config.grok_threshold if experiment.grok_threshold is None else experiment.grok_threshold
+    return classify_run(experiment, pair, result, threshold)
 
 
 def classify_run(experiment: Experiment, pair: GroupPair, result: SweepResult,

@@ -75,6 +75,17 @@ def final_accuracy_scatter(result: SweepResult, codes: torch.Tensor, g1: str, g2
     return finish(fig, title or default, height=460)
 
 
+def sweep_label(summary: Mapping) -> str:
+    """A short tick label for a sweep (keeps the bar chart wide at phone width): the first group's
+    cyclic or symmetric part ("S4", "Z48") and what sets the experiment apart from its pair's
+    first one ("no bias", "wd 2e-4", "lr 0.01", "recipe")."""
+    pair = summary["name"].split("_")[0].split("x")[0]
+    rest = summary["experiment"].split("_", 1)[1] if "_" in summary["experiment"] else ""
+    rest = {"second_decay": f"wd {short_scientific(summary['weight_decay'])}", "no_bias": "no bias",
+            "book": "recipe"}.get(rest, rest.replace("lr", "lr "))
+    return f"{pair}, {rest}" if rest else pair
+
+
 def outcome_fractions_figure(summaries: Sequence[Mapping], published: Mapping[str, Mapping[str, float]]
                              | None = None) -> go.Figure:
     """Bars of the fraction of instances that grokked G1, G2 or neither, per pair, with 95% CIs.
@@ -86,7 +97,7 @@ def outcome_fractions_figure(summaries: Sequence[Mapping], published: Mapping[st
             as diamonds next to the measured bars.
     """
     published = published or {}
-    names = [f"{s['name']}, wd {short_scientific(s['weight_decay'])}" for s in summaries]
+    names = [sweep_label(s) for s in summaries]
     keys = [s.get("experiment") for s in summaries]
     fig = go.Figure()
     series = [("fraction_g1", "grokked G1", "grokked_g1", PALETTE[0]),
@@ -98,9 +109,9 @@ def outcome_fractions_figure(summaries: Sequence[Mapping], published: Mapping[st
         fig.add_trace(go.Bar(
             x=names, y=values, name=label, marker_color=colour,
             error_y={"type": "data", "symmetric": False, "array": highs, "arrayminus": lows},
-            customdata=[[s["g1"], s["g2"], s["n_instances"]] for s in summaries],
+            customdata=[[s["g1"], s["g2"], s["n_instances"], short_scientific(s["weight_decay"])] for s in summaries],
             hovertemplate="%{x}<br>" + label + ": %{y:.4f}<br>G1=%{customdata[0]}, "
-                          "G2=%{customdata[1]}<br>%{customdata[2]} instances<extra></extra>"))
+                          "G2=%{customdata[1]}<br>%{customdata[2]} instances, wd %{customdata[3]}<extra></extra>"))
         pub = [published.get(k, {}).get(key) for k in keys]
         if any(v is not None for v in pub):
             fig.add_trace(go.Scatter(x=names, y=pub, mode="markers", name=f"{label}, published",

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from lib.chapters.ch4 import (
-    PAIR_KEYS, PUBLISHED_COUNTS, Chapter4Parameters, ExperimentRun, published_for, subsample_keys,
+    PUBLISHED_COUNTS, Chapter4Parameters, ExperimentRun, pair_keys, published_for, subsample_keys,
 )
 from lib.chapters.ch4_results import LabelBalance, PairIntersection, PairOutcome, pair_outcome
 from lib.grokking.outcomes import OutcomeFraction
@@ -71,7 +71,7 @@ def chapter_results(runs: Mapping[str, ExperimentRun], intersections: Sequence[P
     counts, settings."""
     return {
         "pairs": [runs[key].summary | {"unembed_bias": runs[key].experiment.model.unembed_bias}
-                  for key in PAIR_KEYS],
+                  for key in pair_keys(runs)],
         "subsample": [runs[key].summary for key in subsample_keys(runs)],
         "s4_bias_comparison": [outcome_json(pair_outcome(runs[key])) for key in ("s4", "s4_no_bias")],
         "published_comparisons": [outcome_json(o) for o in published_comparisons(runs)],

@@ -8,7 +8,7 @@ at the end of training (`measure_end_of_training`), the LLC along training
 (`lib.chapters.ch5_trajectory`: one S4 seed per outcome, and S5 seeds as the study followed
 them), how the LLC estimate moves with the length of the SGLD chains
 (`lib.chapters.ch5_chain_length`), and the generalization measures of Jiang et al. along the
-training of seeds that grok one group from an iid part of its table (`measures_over_time`). What
+training of one S5 model on 40% of its table, as the study followed them (`lib.chapters.ch5_measures`). What
 the chapter reports about these numbers (summaries per outcome, correlations, AUCs) is built in
 `lib.chapters.ch5_results`.
 """
@@ -22,18 +22,13 @@ from dataclasses import dataclass
 import torch
 
 from lib.book.params import ParameterError, at_most, parameter
-from lib.book.seed_streams import stream_seeds
 from lib.chapters.sweep_parameters import SweepChapterParameters
 from lib.grokking.circuit_efficiency import loss_at_norm
-from lib.grokking.generalization_measures import all_measures
-from lib.grokking.groups import Group
 from lib.grokking.llc import LLCEstimate, SGLDConfig, estimate_llc
 from lib.grokking.mlp_llc import mlp_llc_in_chunks
-from lib.grokking.mlp import MLPConfig, instance_loss, parameter_norm, select_instances
-from lib.grokking.study import S4_MODEL_NO_BIAS, S4_SCHEDULE
+from lib.grokking.mlp import instance_loss, parameter_norm, select_instances
 from lib.grokking.study_sweep import GROUPS
-from lib.grokking.sweeps import run_group_sweep
-from lib.grokking.training import SweepConfig, SweepResult, snapshot_epochs
+from lib.grokking.training import SweepResult
 
 
 @dataclass(frozen=True)
@@ -68,13 +63,29 @@ class Chapter5Parameters(SweepChapterParameters):
     trajectory_every: int = parameter(
         "epochs between the snapshots at which one seed per outcome is measured over training",
         low=1, smoke=at_most(20))
-    iid_instances: int = parameter("seeds trained on an iid part of S4's table", low=1,
-                                   high=100_000, smoke=at_most(2))
-    iid_train_fraction: float = parameter("share of S4's table they train on", low=0.0, high=1.0,
-                                          low_inclusive=False)
-    iid_epochs: int = parameter("epochs of those seeds", low=1, high=1_000_000, smoke=at_most(40))
-    iid_every: int = parameter("epochs between their measured snapshots", low=1,
-                               smoke=at_most(20))
+    measures_epochs: int = parameter(
+        "epochs of the S5 model whose measures are followed over training (the study: 2,000)", low=1,
+        high=1_000_000, smoke=at_most(30))
+    measures_train_fraction: float = parameter("share of S5's table it trains on (the study: 0.4)",
+                                               low=0.0, high=1.0, low_inclusive=False)
+    measures_dim: int = parameter("its embedding and hidden width d = h (the study: 128)", low=1,
+                                  high=4096, smoke=at_most(16))
+    measures_every: int = parameter(
+        "epochs between its checkpoints, where the cheap measures are computed (the study: 3)", low=1,
+        smoke=at_most(3))
+    measures_sparse_every: int = parameter(
+        "epochs between the checkpoints where the PAC-Bayes sharpness and the LLC are computed too, "
+        "a multiple of measures_every (the study: 3)", low=1, smoke=at_most(15))
+    measures_llc_chains: int = parameter("SGLD chains per sparse checkpoint (the study: 5)", low=2,
+                                         high=10_000, smoke=at_most(2))
+    measures_llc_steps: int = parameter("SGLD steps per chain there (the study: 3,000)", low=2,
+                                        high=1_000_000, smoke=at_most(20))
+    pac_bayes_doubling_draws: int = parameter(
+        "noise draws per doubling step of the PAC-Bayes sigma search (the study: 100)", low=1,
+        high=1_000_000, smoke=at_most(4))
+    pac_bayes_bisection_draws: int = parameter(
+        "noise draws per bisection step of the PAC-Bayes sigma search (the study: 1,000)", low=1,
+        high=1_000_000, smoke=at_most(8))
     grok_threshold: float = parameter("accuracy on a group's full table that counts as grokking it",
                                       low=0.5, high=1.0)
     s5_seeds: int = parameter("S5 vs A5 x Z2 seeds whose LLC is followed along training", low=1,
@@ -110,6 +121,10 @@ class Chapter5Parameters(SweepChapterParameters):
 
     def check_consistency(self) -> None:
         super().check_consistency()
+        if self.measures_sparse_every % self.measures_every:
+            raise ParameterError(
+                f"Parameter `measures_sparse_every` must be a multiple of `measures_every` "
+                f"({self.measures_every}); got {self.measures_sparse_every}.")
         longest = min(self.llc_steps, self.s5_llc_steps)
         if max(self.chain_lengths) > longest:
             raise ParameterError(
@@ -174,63 +189,6 @@ def measure_end_of_training(result: SweepResult, index: torch.Tensor, groups: to
     return EndOfTraining(index, groups[index], train_loss, norm, llc, common, efficiency, seconds)
 
 
-# --- Measures over time -------------------------------------------------------------------
-
-
-@dataclass
-class MeasuresOverTime:
-    """Seeds trained on an iid part of one group's table, measured at every snapshot.
-
-    Attributes:
-        result: the sweep (`lib.grokking.sweeps.run_group_sweep`).
-        epochs: (E,) snapshot epochs.
-        measures: name -> (E, B) value of each measure at each snapshot (Jiang et al.'s,
-            training loss and LLC).
-        gap: (E, B) generalization gap, training accuracy minus accuracy on the whole table.
-    """
-
-    result: SweepResult
-    epochs: torch.Tensor
-    measures: dict[str, torch.Tensor]
-    gap: torch.Tensor
-
-
-def iid_sweep(group: Group, config: Chapter5Parameters, generator: torch.Generator,
-              progress: bool = True) -> SweepResult:
-    """`iid_instances` seeds of the S4 model without bias trained on a random `iid_train_fraction`
-    of `group`'s table, with snapshots every `iid_every` epochs."""
-    epochs = config.iid_epochs
-    marks = snapshot_epochs(epochs, config.iid_every)
-    schedule = SweepConfig(epochs=epochs, log_every=math.gcd(config.iid_every, epochs),
-                           weight_decay=S4_SCHEDULE.weight_decay, checkpoint_epochs=marks,
-                           workers=config.workers)
-    seeds = stream_seeds("ch5_iid", config.seed, config.iid_instances)
-    model = MLPConfig(group.order, S4_MODEL_NO_BIAS.embed_dim, S4_MODEL_NO_BIAS.hidden_dim)
-    return run_group_sweep(group, seeds, model, schedule, train_fraction=config.iid_train_fraction,
-                           generator=generator, device=config.device, progress=progress)
-
-
-def measures_over_time(result: SweepResult, config: Chapter5Parameters,
-                       generator: torch.Generator) -> MeasuresOverTime:
-    """Every measure of `lib.grokking.generalization_measures`, the training loss and the LLC at
-    every snapshot of `result`, with the generalization gap at the same epochs."""
-    epochs = sorted(result.checkpoints)
-    train = (result.train_left, result.train_right, result.train_labels)
-    init = result.checkpoints[0]
-    per_epoch = [all_measures(result.checkpoints[e], init, *train, generator) for e in epochs]
-    measures = {name: torch.stack([m[name] for m in per_epoch]).double() for name in per_epoch[0]}
-    with torch.no_grad():
-        measures["train_loss"] = torch.stack([instance_loss(result.checkpoints[e], *train)
-                                              for e in epochs]).double()
-    stacked = {name: torch.cat([result.checkpoints[e][name] for e in epochs]) for name in init}
-    llc = mlp_llc_in_chunks(stacked, *train, config.sgld, generator, workers=config.workers)
-    measures["llc"] = llc.mean.view(len(epochs), -1)
-    logged = {int(e): i for i, e in enumerate(result.log_epochs.tolist())}
-    rows = torch.tensor([logged[e] for e in epochs])
-    gap = (result.metrics["train_acc"][rows] - result.metrics["acc_test"][rows]).double()
-    return MeasuresOverTime(result, torch.tensor(epochs), measures, gap)
-
-
 # --- The estimator on a case with a known answer -----------------------------------------
 
 
@@ -285,7 +243,6 @@ def regression_check(generator: torch.Generator, dimension: int = 4, n_data: int
 
 
 __all__ = [
-    "Chapter5Parameters", "EndOfTraining", "GROUPS", "MeasuresOverTime", "RegressionCheck",
-    "first_seed_per_outcome", "iid_sweep", "measure_end_of_training", "measures_over_time",
-    "regression_check",
+    "Chapter5Parameters", "EndOfTraining", "GROUPS", "RegressionCheck", "first_seed_per_outcome",
+    "measure_end_of_training", "regression_check",
 ]

@@ -7,9 +7,11 @@ import torch
 from plotly.subplots import make_subplots
 
 from lib.book.plotting import PALETTE, finish
-from lib.chapters.ch5 import GROUPS, EndOfTraining, MeasuresOverTime
+from lib.chapters.ch5 import GROUPS, EndOfTraining
+from lib.chapters.ch5_measures import MEASURE_LABELS
 from lib.chapters.ch5_trajectory import Trajectory
 from lib.chapters.ch5_results import MEASURE_NAMES
+from lib.grokking.measures_over_time import MeasuresOverTime
 
 #: Colour of each outcome group.
 GROUP_COLOURS = dict(zip(GROUPS, (PALETTE[0], PALETTE[1], PALETTE[7])))
@@ -116,27 +118,34 @@ def rescaling_figure(norms: torch.Tensor, losses: torch.Tensor, end: EndOfTraini
 
 
 def measures_over_time_figure(over_time: MeasuresOverTime) -> go.Figure:
-    """Every measure along training (mean over seeds, log scale where positive), beside the
-    generalization gap."""
-    names = ["generalization gap", *over_time.measures]
+    """The generalization gap and every measure along the training of one model: the cheap
+    measures at every checkpoint (lines), the PAC-Bayes sharpness and the LLC at the sparse grid
+    (markers); log scale where a measure is positive. Infinite values are left out of the plot."""
+    names = ["generalization gap", *over_time.sparse_measures]
     cols = 4
     rows = -(-len(names) // cols)
-    fig = make_subplots(rows=rows, cols=cols, subplot_titles=names, vertical_spacing=0.12,
-                        horizontal_spacing=0.06)
-    epochs = over_time.epochs.tolist()
+    labels = {"generalization gap": "generalization gap", **MEASURE_LABELS}
+    fig = make_subplots(rows=rows, cols=cols, subplot_titles=[labels[n] for n in names],
+                        vertical_spacing=0.12, horizontal_spacing=0.06)
+    epochs, sparse_epochs = over_time.epochs.tolist(), over_time.sparse_epochs.tolist()
     for i, name in enumerate(names):
-        values = over_time.gap if i == 0 else over_time.measures[name]
-        finite = torch.where(torch.isfinite(values), values, torch.nan)
         row, col = divmod(i, cols)
-        for b in range(values.shape[1]):
-            fig.add_trace(go.Scatter(x=epochs, y=finite[:, b].tolist(), mode="lines",
-                                     line={"color": PALETTE[b % len(PALETTE)], "width": 1},
-                                     name=f"seed {b}", legendgroup=f"seed {b}",
-                                     showlegend=i == 0), row=row + 1, col=col + 1)
-        positive = bool((finite[~finite.isnan()] > 0).all()) and i > 0
+        dense = over_time.gap if i == 0 else over_time.measures.get(name)
+        if dense is not None:
+            values = torch.where(torch.isfinite(dense), dense, torch.nan)
+            fig.add_trace(go.Scatter(x=epochs, y=values.tolist(), mode="lines", name="every checkpoint",
+                                     legendgroup="dense", showlegend=i == 0,
+                                     line={"color": PALETTE[0], "width": 1}), row=row + 1, col=col + 1)
+        else:
+            values = over_time.sparse_measures[name]
+            values = torch.where(torch.isfinite(values), values, torch.nan)
+            fig.add_trace(go.Scatter(x=sparse_epochs, y=values.tolist(), mode="lines+markers",
+                                     name="sparse grid", legendgroup="sparse", showlegend=name == "llc",
+                                     line={"color": PALETTE[1], "width": 1}), row=row + 1, col=col + 1)
+        finite = values[~values.isnan()]
+        positive = i > 0 and len(finite) > 0 and bool((finite > 0).all())
         fig.update_yaxes(type="log" if positive else None, row=row + 1, col=col + 1)
-    return finish(fig, "Measures along training, seeds trained on an iid part of S4's table",
-                  height=260 * rows)
+    return finish(fig, "Measures along the training of one S5 model (40% of its table)", height=260 * rows)
 
 
 __all__ = [

@@ -9,7 +9,9 @@ population than the study's scatter plots of all seeds. Here:
   that each outcome group counts as often as in the sweep (`lib.grokking.sample_weights`);
 * `study_efficiency`: the study's circuit efficiency, the training objective (cross-entropy
   plus (wd / 2) ||theta||^2) along each seed's rescaling curve, for up to `per_outcome` seeds of
-  each outcome (the study: 20), and `efficiency_summaries` per outcome with intervals.
+  each outcome (the study: 20), and `efficiency_summaries` per outcome with intervals. Every
+  seed sits at the minimum of its own curve (training with weight decay lands there), so the
+  outcomes are compared by that minimum objective (`efficiency_auc`, `efficiency_sentence`).
 """
 
 from __future__ import annotations
@@ -18,9 +20,9 @@ from dataclasses import asdict, dataclass
 
 import torch
 
-from lib.book.statistics import Estimate, mean_estimate
+from lib.book.statistics import Estimate, bootstrap, mean_estimate, roc_auc
 from lib.chapters.ch5 import EndOfTraining
-from lib.grokking.circuit_efficiency import RescalingOptimum, rescaling_optimum
+from lib.grokking.circuit_efficiency import STUDY_ALPHAS, RescalingOptimum, rescaling_optimum
 from lib.grokking.mlp import instance_loss, parameter_norm, select_instances
 from lib.grokking.sample_weights import representative_weights, weighted_pearson, weighted_spearman
 from lib.grokking.study_sweep import GROUPS
@@ -87,14 +89,21 @@ def study_efficiency(result: SweepResult, groups: torch.Tensor, per_outcome: int
 
 @dataclass(frozen=True)
 class EfficiencySummary:
-    """One outcome: seeds, mean best factor alpha, mean objective as trained and its mean excess
-    over the lowest objective of its rescaling curve (each with a bootstrap interval)."""
+    """One outcome: seeds, mean best factor alpha, mean objective as trained, its mean excess over
+    the lowest objective of its rescaling curve, and that lowest objective (mean with a bootstrap
+    interval, and median)."""
 
     group: str
     count: int
     alpha: Estimate
     own: Estimate
     excess: Estimate
+    lowest: Estimate
+    lowest_median: float
+
+
+#: Fewer seeds than this in an outcome are flagged where the outcomes are compared.
+FEW_SEEDS = 10
 
 
 def efficiency_summaries(study: StudyEfficiency, *, resamples: int,
@@ -106,8 +115,24 @@ def efficiency_summaries(study: StudyEfficiency, *, resamples: int,
         if members.any():
             rows.append(EfficiencySummary(name, int(members.sum()), *(
                 mean_estimate(values[members], resamples=resamples, generator=generator)
-                for values in (study.optimum.alpha, study.optimum.own, study.optimum.excess))))
+                for values in (study.optimum.alpha, study.optimum.own, study.optimum.excess,
+                               study.optimum.lowest)),
+                float(study.optimum.lowest[members].median())))
     return rows
+
+
+def efficiency_auc(study: StudyEfficiency, *, resamples: int, generator: torch.Generator) -> Estimate:
+    """ROC AUC of a high minimum objective for the seeds that grokked S4 against the other
+    chosen seeds (below 0.5: the S4 grokkers reach lower objectives), with a bootstrap
+    interval resampling within each class."""
+    positive = study.group == 0
+    return bootstrap(roc_auc, study.optimum.lowest, positive, resamples=resamples, generator=generator,
+                     strata=positive.long())
+
+
+def grid_step(alphas: torch.Tensor = STUDY_ALPHAS) -> float:
+    """The relative step between neighbouring factors of the rescaling grid (its resolution)."""
+    return float((alphas[1:] / alphas[:-1]).max() - 1)
 
 
 def efficiency_table(rows: list[EfficiencySummary]) -> tuple[list[str], list[list]]:
@@ -115,31 +140,41 @@ def efficiency_table(rows: list[EfficiencySummary]) -> tuple[list[str], list[lis
     def text(estimate: Estimate) -> str:
         return f"{estimate.value:.4g} ({estimate.low:.4g} to {estimate.high:.4g})"
 
-    return (["outcome", "seeds", "best factor alpha", "objective as trained", "above the curve's minimum"],
-            [[r.group, r.count, text(r.alpha), text(r.own), text(r.excess)] for r in rows])
+    return (["outcome", "seeds", "best factor alpha", "objective as trained", "above the curve's minimum",
+             "minimum objective: mean", "median"],
+            [[r.group, r.count, text(r.alpha), text(r.own), text(r.excess), text(r.lowest),
+              f"{r.lowest_median:.4g}"] for r in rows])
 
 
-def efficiency_sentence(rows: list[EfficiencySummary]) -> str:
-    """Where each outcome's trained objective sits against the minimum of its rescaling curve;
-    a group of fewer than 3 seeds is flagged."""
-    parts = [f"{r.group} ({r.count} seed{'s' if r.count != 1 else ''}"
-             + (", too few for an interval" if r.count < 3 else "")
-             + f"): best factor {r.alpha.value:.3g}, objective {r.excess.value:.3g} above the minimum"
+def efficiency_sentence(rows: list[EfficiencySummary], auc: Estimate, largest_excess: float) -> str:
+    """Where the trained seeds sit on their rescaling curves, and the outcomes compared by the
+    lowest objective of their curves (medians, counts, the S4-vs-others AUC); an outcome of
+    fewer than `FEW_SEEDS` seeds is flagged."""
+    parts = [f"{r.group} {r.lowest_median:.4g} ({r.count} seed{'s' if r.count != 1 else ''}"
+             + (f"; only {r.count}: too few for a firm comparison" if r.count < FEW_SEEDS else "") + ")"
              for r in rows]
-    return ("Along the rescaling curve the training objective (cross-entropy plus wd/2 times the "
-            "squared norm) is lowest at these factors; the trained seeds sit above that minimum by: "
-            + "; ".join(parts))
+    side = "lower" if auc.value < 0.5 else "higher"
+    return (f"Along the rescaling curve (factors {100 * grid_step():.1f}% apart) every trained seed sits "
+            f"at the minimum of its own training objective (the largest excess over it is "
+            f"{largest_excess:.2g}), so the study's quantity tells the outcomes apart only by that "
+            "minimum, cross-entropy plus wd/2 times the squared norm: median " + "; ".join(parts)
+            + f". AUC of the seeds that grokked S4 against the others: {auc.value:.2f} (95% interval "
+            f"{auc.low:.2f} to {auc.high:.2f}; {'below' if auc.value < 0.5 else 'above'} 0.5: the S4 "
+            f"grokkers' minimum objectives are {side})")
 
 
 def population_results(correlations: list[PopulationCorrelation], study: StudyEfficiency,
-                       summaries: list[EfficiencySummary]) -> dict:
+                       summaries: list[EfficiencySummary], auc: Estimate) -> dict:
     """The correlations and the study's circuit efficiency, for the results JSON."""
     return {"sweep_correlations": [asdict(c) for c in correlations],
             "study_efficiency": {"weight_decay": study.weight_decay, "alphas": "2^linspace(-6, 3, 500)",
                                  "seeds": study.index.tolist(),
-                                 "by_outcome": [asdict(r) for r in summaries]}}
+                                 "by_outcome": [asdict(r) for r in summaries],
+                                 "largest_excess": float(study.optimum.excess.max()),
+                                 "grid_step": grid_step(),
+                                 "auc_s4_vs_others": asdict(auc)}}
 
 
-__all__ = ["EfficiencySummary", "PopulationCorrelation", "StudyEfficiency", "efficiency_seeds",
-           "efficiency_sentence", "efficiency_summaries", "efficiency_table", "population_results",
+__all__ = ["EfficiencySummary", "FEW_SEEDS", "PopulationCorrelation", "StudyEfficiency", "efficiency_auc",
+           "efficiency_seeds", "efficiency_sentence", "grid_step", "efficiency_summaries", "efficiency_table", "population_results",
            "study_efficiency", "sweep_correlations"]

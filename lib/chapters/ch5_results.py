@@ -5,8 +5,8 @@
 * `measure_correlations`: Pearson and Spearman correlations between the measures over the seeds.
 * `outcome_aucs`: how well each measure tells the outcomes apart (ROC AUC with a bootstrap
   interval): grokked either group against neither, and S4 against A4 x Z2 among the grokkers.
-* `tracking_over_time`: how closely each measure follows the generalization gap along training
-  (rank correlation over snapshots, per seed, then averaged).
+* the measures over time (their rank correlations with the generalization gap) are in
+  `lib.chapters.ch5_measures`.
 
 `chapter_results` assembles the results JSON and `check_chapter` checks what the prose claims.
 """
@@ -20,7 +20,7 @@ import torch
 
 from lib.book.statistics import Estimate, bootstrap, mean_estimate, pearson, roc_auc, spearman
 from lib.book.tables import format_value, markdown_table
-from lib.chapters.ch5 import GROUPS, EndOfTraining, MeasuresOverTime
+from lib.chapters.ch5 import GROUPS, EndOfTraining
 from lib.chapters.ch5_trajectory import Trajectory
 from lib.grokking.study import PUBLISHED_S5_LLC
 
@@ -145,39 +145,6 @@ def strongest_separator(rows: list[MeasureAuc]) -> MeasureAuc:
     return max(rows, key=distance)
 
 
-@dataclass(frozen=True)
-class Tracking:
-    """How one measure moves with the generalization gap along training.
-
-    `per_seed`: Spearman correlation between the measure and the gap over the snapshots of each
-    seed; `mean`: their mean with a bootstrap interval over seeds.
-    """
-
-    measure: str
-    per_seed: tuple[float, ...]
-    mean: Estimate
-
-
-def tracking_over_time(over_time: MeasuresOverTime, *, resamples: int,
-                       generator: torch.Generator) -> list[Tracking]:
-    """`Tracking` of every measure, best tracker (largest mean |rank correlation|) first."""
-    rows = []
-    for name, values in over_time.measures.items():
-        finite = torch.isfinite(values)
-        per_seed = tuple(spearman(values[finite[:, b], b], over_time.gap[finite[:, b], b])
-                         for b in range(values.shape[1]))
-        mean = mean_estimate(torch.tensor(per_seed), resamples=resamples, generator=generator)
-        rows.append(Tracking(name, per_seed, mean))
-    return sorted(rows, key=lambda row: -abs(row.mean.value) if row.mean.value == row.mean.value else 0)
-
-
-def tracking_table(rows: list[Tracking]) -> str:
-    """Markdown: one row per measure, the mean rank correlation with the gap and its interval."""
-    return markdown_table(["measure", "seeds", "rank correlation with the gap over time"],
-                          [[r.measure, len(r.per_seed), r.mean] for r in rows],
-                          formats={2: _estimate_text})
-
-
 def s5_comparison_sentence(trajectory: Trajectory) -> str:
     """The S5 LLC trajectory next to the study's (`PUBLISHED_S5_LLC`), with what differs between
     the two protocols (chapter 5)."""
@@ -228,8 +195,9 @@ def trajectory_results(trajectory: Trajectory) -> dict:
 
 def chapter_results(end: EndOfTraining, summaries: list[OutcomeSummary],
                     correlations: list[Correlation], aucs: list[MeasureAuc], trajectory: Trajectory,
-                    s5_trajectory: Trajectory, tracking: list[Tracking], settings: dict) -> dict:
-    """The chapter's results JSON: per outcome, the correlations, the AUCs, the trajectories."""
+                    s5_trajectory: Trajectory, measures_over_time: dict, settings: dict) -> dict:
+    """The chapter's results JSON: per outcome, the correlations, the AUCs, the trajectories, the
+    measures over time (`lib.chapters.ch5_measures.measures_results`)."""
     return {
         "outcomes": [{"group": s.group, "count": s.count,
                       **{key: asdict(value) for key, value in s.means.items()}} for s in summaries],
@@ -240,16 +208,15 @@ def chapter_results(end: EndOfTraining, summaries: list[OutcomeSummary],
                        "mean_sem": float(end.llc.sem.mean()), "chains": end.llc.per_chain.shape[1]},
         "llc_over_training": trajectory_results(trajectory),
         "s5_llc_over_training": trajectory_results(s5_trajectory),
-        "tracking_over_time": [{"measure": t.measure, "per_seed": list(t.per_seed), **asdict(t.mean)}
-                               for t in tracking],
+        "measures_over_time": measures_over_time,
         **settings,
     }
 
 
 __all__ = [
-    "CORRELATED_PAIRS", "Correlation", "MEASURE_NAMES", "MeasureAuc", "OutcomeSummary", "Tracking",
+    "CORRELATED_PAIRS", "Correlation", "MEASURE_NAMES", "MeasureAuc", "OutcomeSummary",
     "auc_table", "chapter_results", "s5_comparison_sentence", "strongest_separator", "compare_outcomes", "measure_correlations", "outcome_aucs", "outcome_summaries",
-    "summary_table", "tracking_over_time", "tracking_table", "trajectory_results",
+    "summary_table", "trajectory_results",
 ]
 
 
@@ -257,7 +224,7 @@ __all__ = [
 
 #: Keys chapter 5's results JSON must contain (it may write more).
 REQUIRED_KEYS = frozenset({"outcomes", "correlations", "aucs", "llc_over_training", "s5_llc_over_training",
-                           "tracking_over_time", "regression_check", "sgld", "chain_length_study",
+                           "measures_over_time", "regression_check", "sgld", "chain_length_study",
                            "s5_snapshots", "feeding_sweep", "sweep_correlations", "study_efficiency"})
 
 
@@ -267,7 +234,13 @@ def check_results(results: dict) -> None:
     assert all({"group", "count", "llc", "train_loss", "weight_norm", "efficiency_loss"} <= o.keys()
                for o in results["outcomes"])
     assert sum(o["count"] for o in results["outcomes"]) == results["n_measured"]
-    assert {t["measure"] for t in results["tracking_over_time"]} >= {"llc", "train_loss", "path_norm"}
+    over_time = results["measures_over_time"]
+    assert {"settings", "study_protocol", "dense", "sparse", "claim", "seconds_per_checkpoint"} <= over_time.keys()
+    assert set(over_time["sparse"]["spearman"]) >= {"llc", "pac_bayes_sharpness", "train_loss", "inverse_margin"}
+    assert set(over_time["dense"]["spearman"]) >= {"train_loss", "inverse_margin", "path_norm", "l2_norm"}
+    assert set(over_time["sparse"]["epochs"]) <= set(over_time["dense"]["epochs"])
+    assert over_time["dense"]["checkpoints"] <= len(over_time["dense"]["epochs"])
+    assert over_time["sparse"]["checkpoints"] <= len(over_time["sparse"]["epochs"])
     s5 = results["s5_llc_over_training"]
     assert len(s5["llc"]) == len(s5["seeds"]) and all(len(row) == len(s5["epochs"]) for row in s5["llc"])
     assert s5["epochs"] == results["s5_snapshots"]
@@ -279,3 +252,7 @@ def check_results(results: dict) -> None:
         # the study's chain length everywhere in the default run
         assert results["sgld"]["steps"] == 3000 and s5["steps"] == 3000 and s5["chains"] >= 3
         assert results["sgld"]["chains"] >= 5
+        # the study's model and task for the measures over time
+        settings = over_time["settings"]
+        assert (settings["d"], settings["train_fraction"], settings["epochs"]) == (128, 0.4, 2000)
+        assert settings["n_train"] == 5760 and settings["unembed_bias"] is False

@@ -10,9 +10,12 @@ from plotly.subplots import make_subplots
 from lib.book.live import SliderRange, manual_panel
 from lib.book.plotting import PALETTE, finish, slider_over_steps
 from lib.grokking.study_sweep import GROUPS
-from lib.chapters.ch6 import EarlyPrediction, JacobianSpectra, TotalVariationStudy, TransplantStudy
-from lib.chapters.ch6_perturbation import PerturbationStudy, perturbation_study
+from lib.chapters.ch6 import TransplantStudy
+from lib.grokking.early_prediction import EarlyPrediction
+from lib.grokking.perturbation import PerturbationStudy, perturbation_study
+from lib.grokking.total_variation import TotalVariationStudy
 from lib.grokking.training import SweepResult
+from lib.grokking.training_jacobian import JacobianStudy
 
 #: Colour of each outcome group (as chapter 5).
 GROUP_COLOURS = dict(zip(GROUPS, (PALETTE[0], PALETTE[1], PALETTE[7])))
@@ -80,12 +83,13 @@ def perturbation_heatmaps(study: PerturbationStudy, labels: list[str]) -> go.Fig
 
 
 def rerun_perturbation(result: SweepResult, position: int, log2_scale: int, copies: int, seed: int,
-                       grok_threshold: float, workers: int = 1) -> go.Figure:
+                       grok_threshold: float, workers: int = 1, noise_shape: str = "init") -> go.Figure:
     """The perturbation study of the live panel: seed `position` of `result` perturbed at each
-    of its snapshots by 2**`log2_scale`, `copies` times, continued to the end; its change
-    probability and accuracy shift over the checkpoints, above its accuracy over training."""
+    of its snapshots by 2**`log2_scale` (noise of `noise_shape`), `copies` times, continued to
+    the end; its change probability and accuracy shift over the checkpoints, above its accuracy
+    over training."""
     study = perturbation_study(result, torch.tensor([position]), [int(log2_scale)], copies,
-                               torch.Generator().manual_seed(seed), grok_threshold, workers)
+                               torch.Generator().manual_seed(seed), grok_threshold, workers, noise_shape)
     label = f"seed {int(result.seeds[position])} ({GROUPS[int(study.sweep_group[0])]})"
     fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.1)
     fig.add_trace(go.Scatter(x=study.checkpoints.tolist(), y=study.probability[:, 0, 0].tolist(),
@@ -103,33 +107,35 @@ def rerun_perturbation(result: SweepResult, position: int, log2_scale: int, copi
 
 
 def perturbation_panel(result: SweepResult, labels: list[str], copies: int, seed: int,
-                       grok_threshold: float, workers: int = 1) -> widgets.interactive:
+                       grok_threshold: float, workers: int = 1, noise_shape: str = "init") -> widgets.interactive:
     """Live panel: a menu of the seeds of `result`, the scale slider (`SCALE_SLIDER`) and a
     run button that reruns `rerun_perturbation` for that seed and scale."""
     def view(position: int, log2_scale: int) -> go.Figure:
-        return rerun_perturbation(result, position, log2_scale, copies, seed, grok_threshold, workers)
+        return rerun_perturbation(result, position, log2_scale, copies, seed, grok_threshold, workers, noise_shape)
 
     menu = widgets.Dropdown(options=[(label, b) for b, label in enumerate(labels)], description="seed")
     return manual_panel(view, position=menu, log2_scale=SCALE_SLIDER.int_slider("log2 scale"))
 
 
 def total_variation_figure(study: TotalVariationStudy) -> go.Figure:
-    """Histograms, per outcome, of each seed's test-set total variation and argmax-flip rate
-    over the late window."""
-    fig = make_subplots(rows=1, cols=2, subplot_titles=("total variation of the test logits",
-                                                        "argmax flips per pair and snapshot step"))
+    """Histograms, per outcome, of each seed's argmax-flip rate by the authors' definition (all
+    pairs, their snapshot spacing), by the book's (pairs outside the training set, its window)
+    and of its test-set total variation over the book's window."""
+    fig = make_subplots(rows=1, cols=3, subplot_titles=("argmax flips, the authors' definition",
+                                                        "argmax flips, the book's", "total variation (book's window)"))
     for code, name in enumerate(GROUPS):
         members = study.group == code
         if not members.any():
             continue
-        for col, values in ((1, study.test_tv), (2, study.test_flips)):
+        for col, values in ((1, study.authors_flips), (2, study.test_flips), (3, study.test_tv)):
             fig.add_trace(go.Histogram(x=values[members].tolist(), name=name, legendgroup=name,
                                        showlegend=col == 1, marker={"color": GROUP_COLOURS[name]},
                                        opacity=0.6, nbinsx=30), row=1, col=col)
     fig.update_layout(barmode="overlay")
     fig.update_yaxes(title_text="seeds", row=1, col=1)
-    epochs = study.epochs.tolist()
-    return finish(fig, f"Late instability, epochs {epochs[0]}-{epochs[-1]}, by outcome", height=400)
+    epochs, authors = study.epochs.tolist(), study.authors_epochs.tolist()
+    return finish(fig, f"Late instability by outcome: epochs {authors[0]}-{authors[-1]} (authors'), "
+                       f"{epochs[0]}-{epochs[-1]} (book's)", height=400)
 
 
 def transplant_figure(study: TransplantStudy, threshold: float, shown: int = 4) -> go.Figure:
@@ -159,23 +165,33 @@ def transplant_figure(study: TransplantStudy, threshold: float, shown: int = 4) 
     return finish(fig, "Transplant: does a grokked group survive training on the intersection?", height=420)
 
 
-def jacobian_figure(spectra: JacobianSpectra) -> go.Figure:
-    """The singular values of the training Jacobian, in decreasing order, one line per
-    training length, one panel per (weight decay, dtype)."""
-    keys = list(spectra.singular_values)
-    fig = make_subplots(rows=1, cols=len(keys), shared_yaxes=True,
-                        subplot_titles=[f"weight decay {decay:g}, {dtype}" for decay, dtype in keys])
-    for col, key in enumerate(keys, start=1):
-        for row, length in enumerate(spectra.lengths):
-            values = spectra.singular_values[key][row]
-            fig.add_trace(go.Scatter(
-                x=list(range(1, len(values) + 1)), y=values.clamp_min(1e-12).tolist(), mode="lines",
-                name=f"{length} steps", legendgroup=str(length), showlegend=col == 1,
-                line={"color": PALETTE[row % len(PALETTE)]}), row=1, col=col)
-        fig.update_xaxes(title_text="rank", row=1, col=col)
+def jacobian_figure(study: JacobianStudy) -> go.Figure:
+    """Left: the singular values of d theta_t / d theta_0 in decreasing order (float64), one
+    line per segment boundary t. Right: the largest singular value (float64 and float32) and
+    the accuracy on the whole table against the step."""
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("spectrum at each segment boundary",
+                                                        "largest singular value and accuracy"),
+                        specs=[[{}, {"secondary_y": True}]])
+    steps = study.boundaries.tolist()
+    for i, step in enumerate(steps):
+        values = study.singular_values["float64"][i]
+        fig.add_trace(go.Scatter(x=list(range(1, len(values) + 1)), y=values.clamp_min(1e-12).tolist(), mode="lines",
+                                 name=f"step {step}", line={"color": PALETTE[i % len(PALETTE)]}), row=1, col=1)
+    for dtype, dash in (("float64", "solid"), ("float32", "dot")):
+        if dtype in study.singular_values:
+            fig.add_trace(go.Scatter(x=steps, y=study.singular_values[dtype][:, 0].tolist(), mode="lines+markers",
+                                     name=f"largest, {dtype}", line={"color": "#444444", "dash": dash}),
+                          row=1, col=2)
+    fig.add_trace(go.Scatter(x=steps, y=study.test_accuracy.tolist(), mode="lines+markers",
+                             name="accuracy on the whole table", line={"color": PALETTE[2]}),
+                  row=1, col=2, secondary_y=True)
+    fig.update_xaxes(title_text="rank", row=1, col=1)
+    fig.update_xaxes(title_text="training step", row=1, col=2)
     fig.update_yaxes(title_text="singular value", type="log", row=1, col=1)
-    return finish(fig, f"Training Jacobian spectra ({spectra.n_parameters} x {spectra.n_parameters})",
-                  height=420)
+    fig.update_yaxes(title_text="largest singular value", type="log", row=1, col=2)
+    fig.update_yaxes(title_text="accuracy", range=[0, 1.02], row=1, col=2, secondary_y=True)
+    return finish(fig, f"Training Jacobian ({study.n_parameters} x {study.n_parameters}), composed over "
+                       f"segments of {study.segment} steps", height=440)
 
 
 def early_prediction_figure(prediction: EarlyPrediction, decision_epochs: list[int],

@@ -119,7 +119,7 @@ def example_figure(activations: Activations, graphs: TokenGraphs, row: int, hand
                    ) -> go.Figure:
     """One graph, one slider step per layer: each head's attention among the graph's tokens,
     beside the hand-built model's reach sets after the same layer (`hand_built_reach`:
-    (layers + 1, n, n), chapter 1's `reach_by_layer` on the graph with t relabelled 2)."""
+    (layers + 1, n, n), `lib.bfs.transformer.reach_by_layer` on the graph with t relabelled 2)."""
     keep = torch.cat([graphs.is_edge[row], torch.tensor([True])])
     names = token_names(graphs, row)
     target = int(graphs.target[row])
@@ -168,8 +168,8 @@ def patching_figure(patching: Patching) -> go.Figure:
     """Slope of the prediction's shift on the donor-recipient label difference, per residual
     index: the distance probes' subspace, random subspaces of its dimension, the whole token."""
     count = len(patching.probe)
-    indices = [f"after layer {layer}" + (" (read by the readout)" if layer == count else "")
-               for layer in range(1, count + 1)]
+    # Short tick labels keep the plot wide at phone width; the axis title says what they mean.
+    indices = [str(layer) + ("*" if layer == count else "") for layer in range(1, count + 1)]
     random = patching.random
     fig = go.Figure()
     fig.add_trace(go.Scatter(x=indices, y=patching.token.tolist(), mode="lines+markers", name="whole target token",
@@ -183,7 +183,7 @@ def patching_figure(patching: Patching) -> go.Figure:
                              error_y={"type": "data", "symmetric": False,
                                       "array": (random.max(dim=1).values - random.mean(dim=1)).tolist(),
                                       "arrayminus": (random.mean(dim=1) - random.min(dim=1).values).tolist()}))
-    fig.update_xaxes(title_text="residual stream patched at the target token", type="category")
+    fig.update_xaxes(title_text="patched after layer (* the last: read by the readout)", type="category")
     fig.update_yaxes(title_text="shift of prediction per unit of label difference")
     fig.update_layout(legend={"orientation": "h", "y": -0.3})
     return finish(fig, f"Patching a donor's distance into another graph ({patching.pairs:,} pairs)", height=440)

@@ -4,7 +4,7 @@
 Adam moments, and updates them in place: forward pass on the T training pairs, gradient of each
 instance's mean cross-entropy, Adam with coupled weight decay. The loss of the chunk is the sum
 of the instances' losses and Adam acts elementwise, so every instance follows the trajectory it
-would follow if trained alone (`lib.grokking.training.train_single`; the tests compare them).
+would follow if trained alone (`lib.grokking.reference_training.train_single`; the tests compare them).
 The sweep trainer of `lib.grokking.training` runs one `ChunkStep` per chunk of a sweep; chapter
 5's LLC estimator (`lib.grokking.mlp_llc`) uses the same gradient without Adam for its SGLD.
 
@@ -47,6 +47,8 @@ class ChunkStep:
         left, right, labels: the T training pairs and their labels.
         config: Adam's hyperparameters and the weight decay (the rest is not used here); None
             for gradients only (`step` then has no optimizer to call).
+        tied_linear: the two linear maps are one (`MLPConfig.tied_linear`): both copies get the
+            sum of their gradients, so they stay equal.
 
     Attributes:
         param, grad: name -> view into the flat parameter or gradient buffer; the unembedding
@@ -54,7 +56,7 @@ class ChunkStep:
     """
 
     def __init__(self, params: dict[str, torch.Tensor], left: torch.Tensor, right: torch.Tensor,
-                 labels: torch.Tensor, config: SweepConfig | None):
+                 labels: torch.Tensor, config: SweepConfig | None, tied_linear: bool = False):
         b, n, d = params["embed_left"].shape
         h = params["linear_left"].shape[2]
         t = left.numel()
@@ -62,6 +64,7 @@ class ChunkStep:
         like = {"device": device, "dtype": params["unembed"].dtype}
         self.b, self.n, self.h, self.t = b, n, h, t
         self.has_bias = "unembed_bias" in params
+        self.tied_linear = tied_linear
 
         shapes = {"embed_left": (b, n, d), "embed_right": (b, n, d), "linear_left": (b, d, h),
                   "linear_right": (b, d, h), "unembed_t": (b, n, h)}
@@ -163,6 +166,10 @@ class ChunkStep:
         grad_rows = grad_tables.view(2 * b, n, h)
         torch.bmm(self.embeds.transpose(1, 2), grad_rows, out=self.grad_linears)
         torch.bmm(grad_rows, self.linears.transpose(1, 2), out=self.grad_embeds)
+        if self.tied_linear:  # one map stored twice: each copy gets the whole gradient
+            left_grad, right_grad = self.grad_linears[:b], self.grad_linears[b:]
+            left_grad.add_(right_grad)
+            right_grad.copy_(left_grad)
 
     def params(self) -> dict[str, torch.Tensor]:
         """Views of the current parameters in the canonical layout of `lib.grokking.mlp`."""

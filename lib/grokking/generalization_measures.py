@@ -2,53 +2,99 @@
 
 Jiang et al., "Fantastic generalization measures and where to find them", compare some forty
 complexity measures of trained networks; the ambiguous-grokking study tracks a handful of them
-over training (L2 norm, distance from initialization, inverse margin, spectral and Frobenius
-products, path norm, PAC-Bayes flatness). Chapter 5 computes them with the functions here, each
-returning one value per instance (shape (B,)) of a parameter dict of `lib.grokking.mlp`.
+along the training of one S5 model (chapter 5). The functions here compute them as the study's
+code does (`src/generalization_measures.py` of the authors' repository, adapted from Jiang et
+al.'s), each returning one value per instance (shape (B,)) of a parameter dict of
+`lib.grokking.mlp`:
 
-The layers. The MLP reads the pair (a, b) as the concatenated one-hot vector x in R^{2N} and is
-exactly the three-layer network
+* the layers are the model's five weight tensors, E_l, E_r, W_l, W_r and U (`WEIGHT_NAMES`),
+  each taken as a layer of its own for the products of spectral and of Frobenius norms (the
+  unembedding bias is not a layer);
+* the L2 norm and the distance from initialization are over those five tensors: the bias is
+  left out;
+* the margin is the 10th percentile (linear interpolation, `torch.quantile`) of the training
+  margins, clamped at 0, and the inverse margin 1 / margin^2 is +inf where that percentile is
+  not positive;
+* the path norm runs the network with every parameter squared on the all-ones input, the
+  squared bias added to each output;
+* the PAC-Bayes sigma is found by the study's search (`pac_bayes_sigma`): start at 1, double
+  while the training accuracy under N(0, sigma^2) noise on every parameter moves by at most 0.1,
+  then bisect on [0, upper] until the move is within 0.01 of 0.1.
 
-    x -> x^T A            A = blockdiag(E_l, E_r)   (2N x 2d)   the two embeddings, no activation
-      -> relu(. W)        W = [W_l; W_r]            (2d x h)    the two linear maps, stacked
-      -> . U (+ c)        U                         (h x N)     the unembedding
-
-since concat(E_l[a], E_r[b]) @ [W_l; W_r] = E_l[a] W_l + E_r[b] W_r. We take A, W, U as the
-layers (depth 3). Each is made of the model's own parameters, unmultiplied, so that the norm
-measures, the path norm and the weight noise of the PAC-Bayes measure all act on the same
-coordinates that training and weight decay act on; the products E_l W_l, E_r W_r would instead
-be a reparametrization that hides how the norm is split between factors. Consequences:
-||A||_2 = max(||E_l||_2, ||E_r||_2), ||A||_F^2 = ||E_l||_F^2 + ||E_r||_F^2, and likewise
-||W||_F^2 = ||W_l||_F^2 + ||W_r||_F^2. (The other adaptation in use multiplies the norms of the
-five tensors E_l, E_r, W_l, W_r, U as if each were a layer; the path norm is the same in both.)
-
-As in Jiang et al., the layer products use the weight matrices only (no bias); the L2 norm and
-distance from initialization, the path norm and the PAC-Bayes noise include the bias, like
-`lib.grokking.mlp.parameter_norm` (the study's runs have no bias, so this rarely matters).
-Jiang et al. also divide each measure by the training-set size m (sqrt(mu / m)); we return the
-raw measures, which rank the models of one training set identically.
+Jiang et al. and the study also rescale each measure by the training-set size m (sqrt(mu / m),
+or (log mu - log m) / 2 for the logarithms); that is monotone for one training set, so we return
+the raw measures, which rank the checkpoints of one run identically.
 """
 
 from __future__ import annotations
 
-import math
+from dataclasses import dataclass
 
 import torch
 
-from lib.grokking.mlp import instance_logits, instance_loss, parameter_norm
-
 #: Quantile of the training margins used by `output_margin` (Jiang et al.: the 10th percentile).
 MARGIN_QUANTILE = 0.1
+#: The five weight tensors, each a layer of its own in the study's products of norms.
+WEIGHT_NAMES = ("embed_left", "embed_right", "linear_left", "linear_right", "unembed")
 
 
+def _logits(params: dict[str, torch.Tensor], left: torch.Tensor, right: torch.Tensor) -> torch.Tensor:
+    """Logits (B, T, N), as `lib.grokking.mlp.instance_logits` computes them, with the rows of
+    the hidden layer gathered by `index_select` (about four times faster on a CPU at S5's size)."""
+    left_rows = torch.bmm(params["embed_left"], params["linear_left"])      # (B, N, h)
+    right_rows = torch.bmm(params["embed_right"], params["linear_right"])
+    device = left_rows.device
+    hidden = left_rows.index_select(1, left.to(device)) + right_rows.index_select(1, right.to(device))
+    logits = torch.bmm(torch.relu(hidden), params["unembed"])
+    if "unembed_bias" in params:
+        logits = logits + params["unembed_bias"][:, None, :]
+    return logits
+
+
+@torch.no_grad()
+def train_accuracy(params: dict[str, torch.Tensor], left: torch.Tensor, right: torch.Tensor,
+                   labels: torch.Tensor) -> torch.Tensor:
+    """Accuracy (B,) of every instance on the pairs (left, right) with `labels`."""
+    logits = _logits(params, left, right)
+    return (logits.argmax(dim=2) == labels.to(logits.device)[None, :]).double().mean(dim=1)
+
+
+def _squared_norm(tensors: list[torch.Tensor]) -> torch.Tensor:
+    return sum(t.flatten(1).double().pow(2).sum(dim=1) for t in tensors)
+
+
+@torch.no_grad()
 def l2_norm(params: dict[str, torch.Tensor]) -> torch.Tensor:
-    """L2 norm (B,) of all parameters, bias included (= `parameter_norm`; Jiang et al. omit biases)."""
-    return parameter_norm(params)
+    """L2 norm (B,) of the five weight tensors, the bias left out (the study's L2)."""
+    return _squared_norm([params[name] for name in WEIGHT_NAMES]).sqrt()
 
 
+@torch.no_grad()
 def distance_from_init(params: dict[str, torch.Tensor], init_params: dict[str, torch.Tensor]) -> torch.Tensor:
-    """L2 distance (B,) between all parameters and their initial values (Jiang's L2_DIST)."""
-    return parameter_norm({name: params[name] - init_params[name] for name in params})
+    """L2 distance (B,) of the five weight tensors from their initial values, the bias left out
+    (the study's L2_DIST)."""
+    return _squared_norm([params[name] - init_params[name] for name in WEIGHT_NAMES]).sqrt()
+
+
+@torch.no_grad()
+def training_margins(params: dict[str, torch.Tensor], left: torch.Tensor, right: torch.Tensor,
+                     labels: torch.Tensor) -> torch.Tensor:
+    """(B, T): the correct logit minus the largest other logit of every training pair (negative
+    where the pair is misclassified)."""
+    return _margins_of(_logits(params, left, right), labels)
+
+
+def _margins_of(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    index = labels.to(logits.device)[None, :, None].expand(logits.shape[0], -1, 1)
+    correct = logits.gather(2, index).squeeze(2)
+    others = logits.scatter(2, index, float("-inf")).amax(dim=2)
+    return correct - others
+
+
+def _inverse_square(gamma: torch.Tensor) -> torch.Tensor:
+    """1 / gamma^2 where gamma > 0, +inf elsewhere (the study divides by the margin clamped at 0)."""
+    return torch.where(gamma > 0, 1.0 / gamma.clamp(min=torch.finfo(gamma.dtype).tiny) ** 2,
+                       torch.full_like(gamma, float("inf")))
 
 
 @torch.no_grad()
@@ -59,21 +105,11 @@ def output_margin(
     labels: torch.Tensor,
     quantile: float = MARGIN_QUANTILE,
 ) -> torch.Tensor:
-    """The margin gamma (B,) of each instance over the training set.
-
-    The margin of a pair is its correct logit minus the largest other logit (negative when it
-    is misclassified). gamma is the k-th smallest margin over the m training pairs with
-    k = max(1, floor(quantile * m)): the lower 10th percentile by default, as Jiang et al. use
-    (more robust than the minimum, which it equals when m < 20).
-    """
-    logits = instance_logits(params, left, right)                           # (B, T, N)
-    labels = labels.to(logits.device)
-    index = labels[None, :, None].expand(logits.shape[0], -1, 1)
-    correct = logits.gather(2, index).squeeze(2)
-    others = logits.scatter(2, index, float("-inf")).amax(dim=2)
-    margins = correct - others                                               # (B, T)
-    k = max(1, math.floor(quantile * margins.shape[1]))
-    return margins.kthvalue(k, dim=1).values
+    """The margin gamma (B,): the `quantile` (the 10th percentile) of the training margins,
+    linearly interpolated (`torch.quantile`), unclamped (negative when over a tenth of the
+    training pairs are misclassified)."""
+    margins = training_margins(params, left, right, labels).double()
+    return torch.quantile(margins, quantile, dim=1)
 
 
 @torch.no_grad()
@@ -84,70 +120,40 @@ def inverse_margin(
     labels: torch.Tensor,
     quantile: float = MARGIN_QUANTILE,
 ) -> torch.Tensor:
-    """Jiang et al.'s inverse margin 1 / gamma^2 (B,), gamma from `output_margin`.
-
-    Squared, as in the paper. Where gamma <= 0 (over a tenth of the training pairs
-    misclassified) no margin bound exists and the value is +inf; `output_margin` gives gamma.
-    """
-    gamma = output_margin(params, left, right, labels, quantile)
-    return torch.where(gamma > 0, 1.0 / gamma.clamp(min=torch.finfo(gamma.dtype).tiny) ** 2,
-                       torch.full_like(gamma, float("inf")))
-
-
-def layer_matrices(params: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """The three layers (A, W, U) of the module docstring, each (B, rows, cols).
-
-    A = blockdiag(E_l, E_r) (B, 2N, 2d), W = [W_l; W_r] (B, 2d, h), U (B, h, N). For reading
-    and testing: the measures use the blocks directly instead of building A.
-    """
-    e_l, e_r = params["embed_left"], params["embed_right"]
-    zeros = e_l.new_zeros(e_l.shape)
-    a = torch.cat([torch.cat([e_l, zeros], dim=2), torch.cat([zeros, e_r], dim=2)], dim=1)
-    w = torch.cat([params["linear_left"], params["linear_right"]], dim=1)
-    return a, w, params["unembed"]
+    """The study's inverse margin 1 / max(gamma, 0)^2 (B,), gamma from `output_margin`: +inf
+    where gamma <= 0 (the study clamps the margin at 0 and divides by it)."""
+    return _inverse_square(output_margin(params, left, right, labels, quantile))
 
 
 @torch.no_grad()
 def spectral_product(params: dict[str, torch.Tensor]) -> torch.Tensor:
-    """Product (B,) of the squared spectral norms of the layers A, W, U (Jiang's prod of spec).
-
-    prod_i ||L_i||_2^2 over the three weight layers; the bias is not a layer. Jiang et al.
-    report its logarithm; take `.log()` for that.
-    """
-    # ||blockdiag(E_l, E_r)||_2 = max of the two: no need to build the (B, 2N, 2d) matrix A.
-    embed = torch.maximum(torch.linalg.matrix_norm(params["embed_left"], ord=2),
-                          torch.linalg.matrix_norm(params["embed_right"], ord=2))
-    linear = torch.linalg.matrix_norm(torch.cat([params["linear_left"], params["linear_right"]], dim=1), ord=2)
-    return (embed * linear * torch.linalg.matrix_norm(params["unembed"], ord=2)) ** 2
+    """Product (B,) of the squared spectral norms of the five weight tensors, each a layer
+    (the study's LOG_PROD_OF_SPEC, before its logarithm); the bias is not a layer."""
+    return torch.stack([torch.linalg.matrix_norm(params[name].double(), ord=2) ** 2
+                        for name in WEIGHT_NAMES]).prod(dim=0)
 
 
 @torch.no_grad()
 def frobenius_product(params: dict[str, torch.Tensor]) -> torch.Tensor:
-    """Product (B,) of the squared Frobenius norms of the layers A, W, U (Jiang's prod of fro).
-
-    = (||E_l||_F^2 + ||E_r||_F^2) (||W_l||_F^2 + ||W_r||_F^2) ||U||_F^2; no bias.
-    """
-    def squared(*names: str) -> torch.Tensor:
-        return sum(params[name].pow(2).sum(dim=(1, 2)) for name in names)
-
-    return squared("embed_left", "embed_right") * squared("linear_left", "linear_right") * squared("unembed")
+    """Product (B,) of the squared Frobenius norms of the five weight tensors, each a layer
+    (the study's LOG_PROD_OF_FRO, before its logarithm); no bias."""
+    return torch.stack([_squared_norm([params[name]]) for name in WEIGHT_NAMES]).prod(dim=0)
 
 
 @torch.no_grad()
 def path_norm(params: dict[str, torch.Tensor]) -> torch.Tensor:
     """Squared path norm (B,): Jiang et al.'s sum_j f_{w^2}(1)[j] for this network.
 
-    The network with every parameter squared, run on the all-ones input of both sides (x = 1 in
-    R^{2N}, i.e. every left and every right element at once), summed over the N outputs:
+    The network with every parameter squared, run on the all-ones input of both sides (every
+    left and every right element at once), summed over the N outputs:
 
         sum_j [ (1^T (E_l^2 W_l^2) + 1^T (E_r^2 W_r^2)) U^2 ]_j  +  sum_j c_j^2
 
-    (squares elementwise; relu is the identity on these nonnegative values). It is the sum over
-    every input-to-output path of the product of its squared weights; the bias counts as a path
-    of its own (it enters the squared forward pass like any weight, as in the reference code).
+    (squares elementwise; relu is the identity on these nonnegative values): the sum over every
+    input-to-output path of the product of its squared weights, the squared bias added to each
+    output as in the study's code.
     """
-    squared = {name: value.pow(2) for name, value in params.items()}
-    # 1^T (E^2) W^2 summed over both sides: the hidden layer (B, h) of the all-ones input.
+    squared = {name: value.double().pow(2) for name, value in params.items()}
     hidden = torch.bmm(squared["embed_left"].sum(dim=1, keepdim=True), squared["linear_left"]) \
         + torch.bmm(squared["embed_right"].sum(dim=1, keepdim=True), squared["linear_right"])
     total = torch.bmm(hidden, squared["unembed"]).sum(dim=(1, 2))
@@ -156,130 +162,182 @@ def path_norm(params: dict[str, torch.Tensor]) -> torch.Tensor:
     return total
 
 
-def _train_statistic(params, left, right, labels, criterion: str) -> torch.Tensor:
-    """Training accuracy or mean cross-entropy (B,), the quantity the PAC-Bayes noise may move."""
-    if criterion == "accuracy":
-        logits = instance_logits(params, left, right)
-        return (logits.argmax(dim=2) == labels.to(logits.device)[None, :]).to(logits.dtype).mean(dim=1)
-    if criterion == "loss":
-        return instance_loss(params, left, right, labels)
-    raise ValueError(f"criterion must be 'accuracy' or 'loss', not {criterion!r}.")
+@torch.no_grad()
+def train_loss(params: dict[str, torch.Tensor], left: torch.Tensor, right: torch.Tensor,
+               labels: torch.Tensor) -> torch.Tensor:
+    """Mean training cross-entropy (B,) (= `lib.grokking.mlp.instance_loss`)."""
+    logits = _logits(params, left, right)
+    target = labels.to(logits.device)[None, :].expand(logits.shape[0], -1)
+    return torch.nn.functional.cross_entropy(logits.transpose(1, 2), target, reduction="none").double().mean(dim=1)
+
+
+@dataclass(frozen=True)
+class PacBayesSearch:
+    """The settings of the study's PAC-Bayes sigma search (`pac_bayes_sigma`).
+
+    Attributes:
+        target: the move of the training accuracy that defines sigma (0.1).
+        tolerance: the bisection stops where the move is within this of `target` (0.01).
+        depth: most doubling steps, and most bisection steps (15 each).
+        doubling_draws: noise draws averaged per doubling step (the study: 100).
+        bisection_draws: noise draws averaged per bisection step (the study: 1,000).
+        models_per_batch: perturbed copies evaluated in one batch (speed only, not the numbers'
+            meaning; the draws' order depends on it).
+    """
+
+    target: float = 0.1
+    tolerance: float = 0.01
+    depth: int = 15
+    doubling_draws: int = 100
+    bisection_draws: int = 1000
+    models_per_batch: int = 16
+
+
+@dataclass(frozen=True)
+class PacBayesSigma:
+    """The result of `pac_bayes_sigma`: `sigma` (B,), whether each instance's bisection met the
+    tolerance (`converged`, (B,) bool), and how many perturbed models were evaluated in all."""
+
+    sigma: torch.Tensor
+    converged: torch.Tensor
+    evaluations: int
+
+
+@torch.no_grad()
+def mean_perturbed_accuracy(
+    params: dict[str, torch.Tensor], sigma: torch.Tensor, left: torch.Tensor, right: torch.Tensor,
+    labels: torch.Tensor, draws: int, generator: torch.Generator, models_per_batch: int = 16,
+) -> torch.Tensor:
+    """(B,) the training accuracy of params + sigma z, z ~ N(0, I) on every parameter (the bias
+    included, as in the study), averaged over `draws` draws per instance; noise from
+    `generator`, on its device."""
+    n = sigma.shape[0]
+    total = torch.zeros(n, dtype=torch.float64)
+    width = min(n, models_per_batch)
+    for start in range(0, n, width):
+        chunk = slice(start, min(start + width, n))
+        rows = chunk.stop - chunk.start
+        done = 0
+        while done < draws:
+            copies = min(max(1, models_per_batch // rows), draws - done)
+            scale = sigma[chunk].repeat(copies)
+            perturbed = {}
+            for name, value in params.items():
+                base = value[chunk].repeat(copies, *([1] * (value.dim() - 1)))
+                noise = torch.randn(base.shape, generator=generator, device=generator.device,
+                                    dtype=base.dtype).to(base.device)
+                perturbed[name] = base + scale.to(base).view((-1,) + (1,) * (base.dim() - 1)) * noise
+            total[chunk] += train_accuracy(perturbed, left, right, labels).cpu().view(copies, rows).sum(dim=0)
+            done += copies
+    return total / draws
 
 
 @torch.no_grad()
 def pac_bayes_sigma(
-    params: dict[str, torch.Tensor],
-    left: torch.Tensor,
-    right: torch.Tensor,
-    labels: torch.Tensor,
-    generator: torch.Generator,
-    max_deviation: float = 0.1,
-    criterion: str = "accuracy",
-    n_samples: int = 10,
-    initial_sigma: float = 0.1,
-    bracket_steps: int = 40,
-    bisection_steps: int = 12,
-) -> torch.Tensor:
-    """sigma' (B,): the largest noise scale the training statistic tolerates, per instance.
+    params: dict[str, torch.Tensor], left: torch.Tensor, right: torch.Tensor, labels: torch.Tensor,
+    generator: torch.Generator, search: PacBayesSearch = PacBayesSearch(),
+) -> PacBayesSigma:
+    """The study's PAC-Bayes sigma of every instance (`pacbayes_sigma` of the authors' code).
 
-    sigma' is the largest sigma such that adding isotropic Gaussian noise u ~ N(0, sigma^2 I)
-    to every parameter moves the Monte Carlo mean over `n_samples` draws of the training
-    accuracy (or of the mean cross-entropy, criterion="loss") by at most `max_deviation` from
-    its unperturbed value (Jiang et al.: accuracy, 0.1).
-
-    Search, for all instances at once: starting from `initial_sigma`, sigma is doubled or
-    halved per instance until it brackets the crossing [lo, hi] with lo tolerated and hi not
-    (at most `bracket_steps` steps), then `bisection_steps` bisections on log sigma; lo is
-    returned, within a factor 2^(2^-bisection_steps) of the crossing. Every evaluation reuses
-    the same standard-normal draws z (u = sigma z: common random numbers), so the searched
-    function of sigma is fixed and the result deterministic for the generator's state; the
-    generator ends one set of draws past where it started. An instance that tolerates every
-    sigma tried gets inf; one that tolerates none gets 0. Draws are made on the generator's
-    device.
+    The move of an instance at sigma is |mean training accuracy under N(0, sigma^2) noise on
+    every parameter - its own training accuracy|, the mean over the search's draws. Doubling:
+    sigma starts at 1 and doubles while the move is at most `target` (at most `depth` steps,
+    `doubling_draws` draws each; an instance never moved that far ends at 2^depth). Bisection on
+    [0, that sigma]: the midpoint is tried with `bisection_draws` draws and replaces the bound on
+    its side, until the move is within `tolerance` of `target` (at most `depth` steps); sigma is
+    the last midpoint tried. Only instances still searching are evaluated at each step.
     """
-    base = _train_statistic(params, left, right, labels, criterion)
-    start = generator.get_state()
-    after_draws: list[torch.Tensor] = []             # generator state after one set of draws
-    view = {name: (-1,) + (1,) * (value.dim() - 1) for name, value in params.items()}
+    base = train_accuracy(params, left, right, labels).cpu()
+    n = base.shape[0]
 
-    def deviation(sigma: torch.Tensor) -> torch.Tensor:
-        # The same z for every sigma: reset the generator to where the search started.
-        generator.set_state(start)
-        total = torch.zeros_like(base)
-        for _ in range(n_samples):
-            perturbed = {
-                name: value + sigma.view(view[name]) * torch.randn(
-                    value.shape, generator=generator, device=generator.device, dtype=value.dtype,
-                ).to(value.device)
-                for name, value in params.items()
-            }
-            total += _train_statistic(perturbed, left, right, labels, criterion)
-        if not after_draws:
-            after_draws.append(generator.get_state())
-        return (total / n_samples - base).abs()
+    def moved(active: torch.Tensor, sigma: torch.Tensor, draws: int) -> torch.Tensor:
+        chosen = {name: value[active.to(value.device)] for name, value in params.items()}
+        accuracy = mean_perturbed_accuracy(chosen, sigma, left, right, labels, draws, generator,
+                                           search.models_per_batch)
+        return (accuracy - base[active]).abs()
 
-    sigma = torch.full_like(base, initial_sigma)
-    lo = torch.zeros_like(base)                      # largest sigma seen within the tolerance
-    hi = torch.full_like(base, float("inf"))         # smallest sigma seen beyond it
-    for _ in range(bracket_steps):
-        exceeded = deviation(sigma) > max_deviation
-        hi = torch.where(exceeded, torch.minimum(hi, sigma), hi)
-        lo = torch.where(exceeded, lo, torch.maximum(lo, sigma))
-        bracketed = (lo > 0) & torch.isfinite(hi)
-        if bracketed.all():
+    evaluations = 0
+    sigma = torch.ones(n, dtype=torch.float64)
+    exceeded = torch.zeros(n, dtype=torch.bool)
+    for _ in range(search.depth):
+        active = (~exceeded).nonzero().squeeze(1)
+        if not len(active):
             break
-        # Halve where no tolerated sigma is known yet, double where no exceeding one is.
-        sigma = torch.where(bracketed, sigma, torch.where(lo > 0, sigma * 2.0, sigma / 2.0))
-    bracketed = (lo > 0) & torch.isfinite(hi)
-    for _ in range(bisection_steps if bracketed.any() else 0):
-        mid = torch.where(bracketed, (lo * hi).sqrt(), lo)
-        exceeded = deviation(mid) > max_deviation
-        hi = torch.where(bracketed & exceeded, mid, hi)
-        lo = torch.where(bracketed & ~exceeded, mid, lo)
-    generator.set_state(after_draws[0])             # one set of draws on, however long the search
-    return torch.where(torch.isfinite(hi), lo, hi)
+        hit = moved(active, sigma[active], search.doubling_draws) > search.target
+        evaluations += len(active) * search.doubling_draws
+        exceeded[active[hit]] = True
+        sigma[active[~hit]] *= 2
+    lower, upper = torch.zeros_like(sigma), sigma.clone()
+    done = torch.zeros(n, dtype=torch.bool)
+    mid = (lower + upper) / 2
+    for _ in range(search.depth):
+        mid = (lower + upper) / 2
+        active = (~done).nonzero().squeeze(1)
+        if not len(active):
+            break
+        delta = moved(active, mid[active], search.bisection_draws)
+        evaluations += len(active) * search.bisection_draws
+        close = (delta - search.target).abs() < search.tolerance
+        done[active[close]] = True
+        below, above = active[~close & (delta < search.target)], active[~close & (delta >= search.target)]
+        lower[below], upper[above] = mid[below], mid[above]
+    return PacBayesSigma(mid, done, evaluations)
 
 
 @torch.no_grad()
 def pac_bayes_sharpness(
-    params: dict[str, torch.Tensor],
-    left: torch.Tensor,
-    right: torch.Tensor,
-    labels: torch.Tensor,
-    generator: torch.Generator,
-    **search,
+    params: dict[str, torch.Tensor], left: torch.Tensor, right: torch.Tensor, labels: torch.Tensor,
+    generator: torch.Generator, search: PacBayesSearch = PacBayesSearch(),
 ) -> torch.Tensor:
-    """Jiang et al.'s PAC-Bayes flatness measure 1 / sigma'^2 (B,), sigma' from `pac_bayes_sigma`.
+    """The study's PACBAYES_FLATNESS 1 / sigma^2 (B,), sigma from `pac_bayes_sigma` (larger =
+    sharper: a smaller weight noise already moves the training accuracy by 0.1)."""
+    return 1.0 / pac_bayes_sigma(params, left, right, labels, generator, search).sigma ** 2
 
-    Larger = sharper: a smaller weight noise already moves the training accuracy by 0.1.
-    Keyword arguments go to `pac_bayes_sigma` (max_deviation, criterion, n_samples, ...).
-    """
-    sigma = pac_bayes_sigma(params, left, right, labels, generator, **search)
-    return 1.0 / sigma ** 2
+
+#: The measures `cheap_measures` returns, in the chapter's order.
+CHEAP_MEASURES = ("l2_norm", "distance_from_init", "inverse_margin", "spectral_product",
+                  "frobenius_product", "path_norm", "train_loss")
+
+
+@torch.no_grad()
+def cheap_measures(
+    params: dict[str, torch.Tensor], init_params: dict[str, torch.Tensor], left: torch.Tensor,
+    right: torch.Tensor, labels: torch.Tensor, instances_per_batch: int = 16,
+) -> dict[str, torch.Tensor]:
+    """Every measure of `CHEAP_MEASURES`, each (B,) float64, computed `instances_per_batch`
+    instances at a time (the logits of S5's training set take 2.8 MB per instance)."""
+    n = params["unembed"].shape[0]
+    parts: dict[str, list[torch.Tensor]] = {name: [] for name in CHEAP_MEASURES}
+    for start in range(0, n, instances_per_batch):
+        chunk = {k: v[start:start + instances_per_batch] for k, v in params.items()}
+        init = {k: v[start:start + instances_per_batch] for k, v in init_params.items()}
+        logits = _logits(chunk, left, right)                       # one forward pass for both
+        target = labels.to(logits.device)[None, :].expand(logits.shape[0], -1)
+        loss = torch.nn.functional.cross_entropy(logits.transpose(1, 2), target, reduction="none")
+        gamma = torch.quantile(_margins_of(logits, labels).double(), MARGIN_QUANTILE, dim=1)
+        values = {"l2_norm": l2_norm(chunk), "distance_from_init": distance_from_init(chunk, init),
+                  "inverse_margin": _inverse_square(gamma),
+                  "spectral_product": spectral_product(chunk), "frobenius_product": frobenius_product(chunk),
+                  "path_norm": path_norm(chunk), "train_loss": loss.double().mean(dim=1)}
+        for name in CHEAP_MEASURES:
+            parts[name].append(values[name].double().cpu())
+    return {name: torch.cat(parts[name]) for name in CHEAP_MEASURES}
 
 
 @torch.no_grad()
 def all_measures(
-    params: dict[str, torch.Tensor],
-    init_params: dict[str, torch.Tensor],
-    left: torch.Tensor,
-    right: torch.Tensor,
-    labels: torch.Tensor,
-    generator: torch.Generator,
-    **search,
+    params: dict[str, torch.Tensor], init_params: dict[str, torch.Tensor], left: torch.Tensor,
+    right: torch.Tensor, labels: torch.Tensor, generator: torch.Generator,
+    search: PacBayesSearch = PacBayesSearch(),
 ) -> dict[str, torch.Tensor]:
-    """Every measure of this module, each (B,), keyed by the function's name.
+    """`cheap_measures` and the PAC-Bayes sharpness (`pac_bayes_sharpness`), each (B,)."""
+    return {**cheap_measures(params, init_params, left, right, labels),
+            "pac_bayes_sharpness": pac_bayes_sharpness(params, left, right, labels, generator, search)}
 
-    Keys: l2_norm, distance_from_init, output_margin, inverse_margin, spectral_product,
-    frobenius_product, path_norm, pac_bayes_sharpness. `search` goes to `pac_bayes_sigma`.
-    """
-    return {
-        "l2_norm": l2_norm(params),
-        "distance_from_init": distance_from_init(params, init_params),
-        "output_margin": output_margin(params, left, right, labels),
-        "inverse_margin": inverse_margin(params, left, right, labels),
-        "spectral_product": spectral_product(params),
-        "frobenius_product": frobenius_product(params),
-        "path_norm": path_norm(params),
-        "pac_bayes_sharpness": pac_bayes_sharpness(params, left, right, labels, generator, **search),
-    }
+
+__all__ = [
+    "CHEAP_MEASURES", "MARGIN_QUANTILE", "PacBayesSearch", "PacBayesSigma", "WEIGHT_NAMES",
+    "all_measures", "cheap_measures", "distance_from_init", "frobenius_product", "inverse_margin",
+    "l2_norm", "mean_perturbed_accuracy", "output_margin", "pac_bayes_sharpness", "pac_bayes_sigma",
+    "path_norm", "spectral_product", "train_accuracy", "train_loss", "training_margins",
+]

@@ -13,7 +13,14 @@ to checkpoint, slice by instance, perturb (chapter 6) or sample around (chapter 
 
 Initialisation follows the authors' code: embeddings N(0, 1); the linear maps kaiming-uniform
 with the fan-in of the concatenated input (bound 1/sqrt(2d)); the unembedding and its bias
-uniform with bound 1/sqrt(h). A model seeded with `seed` draws its tensors from
+uniform with bound 1/sqrt(h).
+
+With `tied_linear` the two linear maps are one map W applied to the sum of the embeddings,
+hidden = relu((E_left[a] + E_right[b]) @ W): the authors' "MLP3", the model of their Z48 and Z35
+runs (chapter 4), initialised with bound 1/sqrt(d). It is stored as two equal copies,
+`linear_left` and `linear_right`, which the trainer keeps equal by giving both the summed
+gradient (Adam acts elementwise, so equal gradients and equal moments keep them equal); a
+model's parameter norm then counts W twice. A model seeded with `seed` draws its tensors from
 `torch.Generator().manual_seed(seed)` in the order of `PARAMETER_NAMES`, and `init_instances`
 stacks exactly those draws, so instance i starts where training seed i alone would start.
 """
@@ -44,13 +51,16 @@ class MLPConfig:
         embed_dim: d, width of each embedding.
         hidden_dim: h, width of the hidden layer.
         unembed_bias: whether the unembedding has a bias (on in every published S4 and S5 run of
-            the study, the authors' `--unembed_bias`; off in their Z48 runs).
+            the study, the authors' `--unembed_bias`; off in their Z48 and Z35 runs).
+        tied_linear: one linear map on the summed embeddings (the authors' "MLP3", their Z48 and
+            Z35 runs) instead of two whose outputs are summed.
     """
 
     n_elements: int
     embed_dim: int = 32
     hidden_dim: int = 32
     unembed_bias: bool = False
+    tied_linear: bool = False
 
     def parameter_shapes(self) -> dict[str, tuple[int, ...]]:
         """Shape of each parameter of one model (no instances dimension)."""
@@ -77,8 +87,13 @@ def init_single(seed: int, config: MLPConfig, device: torch.device | str = "cpu"
     for name, shape in config.parameter_shapes().items():
         if name.startswith("embed"):
             value = torch.randn(shape, generator=generator)
+        elif name == "linear_right" and config.tied_linear:
+            value = params["linear_left"].clone()   # one map, stored twice (see the module doc)
         else:
-            bound = 1.0 / math.sqrt(2 * d) if name.startswith("linear") else 1.0 / math.sqrt(h)
+            if name.startswith("linear"):
+                bound = 1.0 / math.sqrt(d if config.tied_linear else 2 * d)
+            else:
+                bound = 1.0 / math.sqrt(h)
             value = (torch.rand(shape, generator=generator) * 2.0 - 1.0) * bound
         params[name] = value
     return {name: value.to(device) for name, value in params.items()}

@@ -143,6 +143,8 @@ def sweep_summary(result: SweepResult, codes: torch.Tensor, confidence: float = 
         "n_instances": result.n_instances, "epochs": result.training_config.epochs,
         "embed_dim": result.model_config.embed_dim, "hidden_dim": result.model_config.hidden_dim,
         "weight_decay": result.training_config.weight_decay,
+        "learning_rate": result.training_config.lr, "beta2": result.training_config.beta2,
+        "tied_linear": result.model_config.tied_linear, "grok_threshold": grok_threshold,
         "fraction_g1": fractions["grokked_g1"].fraction,
         "fraction_g2": fractions["grokked_g2"].fraction,
         "fraction_neither": fractions["memorized"].fraction + fractions["failed"].fraction,

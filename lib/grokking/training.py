@@ -17,7 +17,7 @@ The chunks are grouped into shards that `lib.grokking.sweep_runner` runs here or
 An instance's numbers depend on its initial parameters and on the chunking (vectorised kernels
 round the tail of a buffer differently from its body), not on the workers: with a set
 `chunk_size`, sweeps over disjoint ranges of seeds that start at multiples of it concatenate,
-bit for bit, to the sweep over all of them. `train_single` is the plain one-model reference
+bit for bit, to the sweep over all of them. `lib.grokking.reference_training.train_single` is the plain one-model reference
 (autograd, torch.optim.Adam) the tests compare every instance against.
 
 Chapters 5 and 6 start sweeps from any parameters (perturbed checkpoints, models trained on
@@ -36,7 +36,7 @@ import torch
 
 from lib.grokking.chunk_step import ChunkStep
 from lib.grokking.evaluation import Evaluation, evaluate_instances
-from lib.grokking.mlp import NO_DECAY, MLPConfig, init_single, n_instances, single_logits
+from lib.grokking.mlp import MLPConfig, n_instances
 from lib.grokking.parallel import Chunk, Report, run_chunks
 from lib.grokking.sweep_runner import content_key, current_backend, run_sharded
 
@@ -249,8 +249,10 @@ def train_chunk(
     config: SweepConfig,
     outputs: SweepOutputs,
     report: Report | None = None,
+    tied_linear: bool = False,
 ) -> None:
-    """Train instances start..stop-1 of `params` for all epochs and write their rows of `outputs`.
+    """Train instances start..stop-1 of `params` for all epochs and write their rows of `outputs`
+    (`tied_linear`: the model's two linear maps are one, `MLPConfig.tied_linear`).
 
     Metrics at epoch e (and a checkpoint at e) describe the parameters after e updates;
     `report` receives the model-epochs done every 50 epochs and at the end.
@@ -258,7 +260,7 @@ def train_chunk(
     start, stop = chunk
     train_left, train_right, train_labels = train_set
     stepper = ChunkStep({k: v[start:stop] for k, v in params.items()},
-                        train_left, train_right, train_labels, config)
+                        train_left, train_right, train_labels, config, tied_linear)
     log_rows = {epoch: row for row, epoch in enumerate(config.log_epochs())}
     reported = 0
     for epoch in range(config.epochs + 1):
@@ -285,7 +287,7 @@ def train_chunk(
 
 
 def _train_shard(params: dict[str, torch.Tensor], train_set: tuple[torch.Tensor, torch.Tensor, torch.Tensor],
-                 evaluations: Sequence[Evaluation], config: SweepConfig, plan: SweepPlan,
+                 evaluations: Sequence[Evaluation], config: SweepConfig, plan: SweepPlan, tied_linear: bool,
                  progress: Callable[[int], None] | None, start: int, stop: int) -> dict[str, torch.Tensor]:
     """Train instances start..stop - 1 of `params` (one shard of a sweep: whole chunks of `plan`)
     over `plan.workers` workers; their outputs in flat form (`SweepOutputs.flat`)."""
@@ -294,7 +296,7 @@ def _train_shard(params: dict[str, torch.Tensor], train_set: tuple[torch.Tensor,
     outputs = SweepOutputs.allocate(params, evaluations, config)
 
     def train_one_chunk(chunk: Chunk, report: Report | None) -> None:
-        train_chunk(params, chunk, train_set, evaluations, config, outputs, report)
+        train_chunk(params, chunk, train_set, evaluations, config, outputs, report, tied_linear)
 
     threads = torch.get_num_threads()
     torch.set_num_threads(plan.torch_threads)
@@ -348,7 +350,7 @@ def train_instances(
     plan = plan_sweep(n_instances(params), train_left.numel(), model_config, config, params["unembed"].device)
     shard_plan = plan if local else dataclasses.replace(plan, workers=1, torch_threads=1)
     shard_work = functools.partial(_train_shard, params, train_set, evaluations, config, shard_plan,
-                                   progress if local else None)
+                                   model_config.tied_linear, progress if local else None)
     computed_here: set[tuple[int, int]] = set()
 
     def work(start: int, stop: int) -> dict[str, torch.Tensor]:
@@ -378,43 +380,7 @@ def train_instances(
     )
 
 
-def train_single(
-    seed: int,
-    model_config: MLPConfig,
-    train_left: torch.Tensor,
-    train_right: torch.Tensor,
-    train_labels: torch.Tensor,
-    config: SweepConfig,
-    record_epochs: Sequence[int] = (),
-    dtype: torch.dtype = torch.float32,
-) -> tuple[dict[str, torch.Tensor], dict[int, dict[str, torch.Tensor]], list[float]]:
-    """Train one model alone, written plainly with autograd and torch.optim.Adam (the reference).
-
-    Returns the final parameters, the parameters at `record_epochs`, and the training loss at
-    every epoch (before that epoch's update).
-    """
-    params = {k: v.to(dtype).requires_grad_() for k, v in init_single(seed, model_config).items()}
-    groups = [{"params": [v for k, v in params.items() if k not in NO_DECAY],
-               "weight_decay": config.weight_decay}]
-    if any(k in NO_DECAY for k in params):
-        groups.append({"params": [v for k, v in params.items() if k in NO_DECAY], "weight_decay": 0.0})
-    optimizer = torch.optim.Adam(groups, lr=config.lr, betas=(config.beta1, config.beta2), eps=config.eps)
-    recorded, losses = {}, []
-    for epoch in range(config.epochs + 1):
-        if epoch in record_epochs:
-            recorded[epoch] = {k: v.detach().clone() for k, v in params.items()}
-        if epoch == config.epochs:
-            break
-        loss = torch.nn.functional.cross_entropy(single_logits(params, train_left, train_right),
-                                                 train_labels)
-        losses.append(float(loss.detach()))
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-    return {k: v.detach() for k, v in params.items()}, recorded, losses
-
-
 __all__ = [
     "SweepConfig", "SweepResult", "snapshot_epochs", "Evaluation", "evaluate_instances", "auto_chunk_size",
-    "SweepPlan", "plan_sweep", "SweepOutputs", "train_chunk", "train_instances", "train_single",
+    "SweepPlan", "plan_sweep", "SweepOutputs", "train_chunk", "train_instances",
 ]

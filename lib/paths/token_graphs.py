@@ -112,4 +112,13 @@ class TokenGraphs:
         return self.is_edge.sum(dim=1)
 
 
-__all__ = ["UNREACHABLE", "TokenGraphs"]
+def format_example(tokens: torch.Tensor, label: float) -> str:
+    """One edge-token example as text: its edges, its query pair and its label (chapters 2 and 3)."""
+    edges = [f"({a},{b})" for a, b in tokens[:-1].tolist() if a]
+    target, target_token = tokens[-1].tolist()
+    padding = len(tokens) - 1 - len(edges)
+    return (f"edges: {' '.join(edges)}  + {padding} padding pairs (0,0)\n"
+            f"query pair: ({target},{target_token})  -> label {int(label)}")
+
+
+__all__ = ["UNREACHABLE", "TokenGraphs", "format_example"]
