@@ -174,3 +174,24 @@ def test_the_other_pairs_of_chapter_4_are_judged_against_what_the_study_says():
     assert rows["S5 pair trained on 60% of the intersection"].verdict == "reproduced"
     assert rows_for(pair("z48", 1, 1, 4))["Z48xZ2 vs Z48x|25Z2"].verdict.startswith("differs: 1 seed(s) grokked")
     assert rows_for(pair("z48", 0, 0, 4))["Z48xZ2 vs Z48x|25Z2"].verdict.startswith("not comparable")
+
+
+def test_flip_rows_prefer_the_sweep_with_the_bias_and_transplant_verdicts_follow_the_authors_criterion():
+    flips = lambda mean, low, high: {"by_outcome": [{  # noqa: E731
+        "group": "neither", "published_flip_rate": 6.5e-3, "test_flip_rate_mean": 0.02, "count": 20,
+        "authors_flip_rate_mean": mean, "authors_flip_rate_low": low, "authors_flip_rate_high": high,
+        "seeds_flipping_authors": 18}]}
+    entry = lambda share, low, high: {"grokked_first": 64, "share": share, "low": low, "high": high}  # noqa: E731
+    criteria = {"below 0.999": entry(0.8, 0.7, 0.88), "peak minus final > 0.1": entry(0.55, 0.41, 0.65),
+                "collapse to the intersection": entry(0.05, 0.015, 0.13)}
+    results = {"total_variation": {"epochs": [2000, 3000], "authors_epochs": [2500, 3000], "authors_every": 5,
+                                   "authors_intervals": 100, **flips(0.017, 0.01, 0.02)},
+               "total_variation_with_bias": flips(0.006, 0.004, 0.008),
+               "transplant": [{"first_group": "S4", "criteria": criteria}, {"first_group": "A4xZ2", "criteria": criteria}],
+               "transplant_protocol": {}}
+    flip, transplant = reproduced_rows({"06_determination": results})
+    assert flip.book == "0.006" and "sweep with the bias" in flip.scale
+    assert flip.verdict == "reproduced (inside the bootstrap interval of this run's mean; model with the bias)"
+    assert transplant.verdict.startswith("differs: under the authors' coded criterion (peak minus final > 0.1) "
+                                         "55% / 55%; the published shares lie inside both intervals only under "
+                                         "collapse to the intersection, a criterion their code does not use")

@@ -23,7 +23,7 @@ from lib.chapters.ch5_population import (
     grid_step, study_efficiency, sweep_correlations,
 )
 from lib.grokking.study import S4_PAIR
-from lib.grokking.study_sweep import S4_SWEEP_FILE, choose_seeds, load_s4_sweep, outcome_groups
+from lib.grokking.study_sweep import S4_BIAS_SWEEP_FILE, S4_SWEEP_FILE, choose_seeds, load_s4_sweep, outcome_groups
 from lib.chapters.ch5_trajectory import (
     Trajectory, llc_over_training, representative_seeds, s5_llc_over_training,
 )
@@ -107,6 +107,11 @@ def test_the_sweep_is_loaded_when_saved_and_trained_when_missing(tmp_path):
     loaded = load_s4_sweep(config, progress=False)
     assert loaded.source == "checkpoint" and torch.equal(loaded.result.final_params["unembed"],
                                                          trained.result.final_params["unembed"])
+    # The sweep with the bias (the study's model; chapter 6's like-for-like flips) is another file.
+    biased = load_s4_sweep(config, progress=False, with_bias=True)
+    assert biased.source == "trained" and biased.result.model_config.unembed_bias
+    save_sweep(biased.result, tmp_path / S4_BIAS_SWEEP_FILE)
+    assert load_s4_sweep(config, progress=False, with_bias=True).source == "checkpoint"
 
 
 def test_end_of_training_measures_and_their_summaries(tmp_path):

@@ -5,7 +5,7 @@ import torch
 from lib.chapters.ch6 import TransplantStudy
 from lib.chapters.ch6_results import (
     check_results, decision_comparison_rows, decision_rows, decision_table, jacobian_summary, median, summary_lines,
-    total_variation_rows, transplant_rows, transplant_table, transplant_verdict,
+    total_variation_rows, transplant_rows, transplant_sentence, transplant_table, transplant_verdict,
 )
 from lib.grokking.early_prediction import EarlyPrediction
 from lib.grokking.pairs import make_pair
@@ -134,3 +134,21 @@ def test_summary_lines_state_the_runs_numbers_next_to_the_studys():
 def test_median_averages_the_two_middle_values_of_an_even_count():
     assert median([1400, 940, 1200, 1580]) == 1300 and median([3, 1, 2]) == 2
     assert median([]) != median([])                                           # NaN
+
+
+def test_the_transplant_sentence_puts_the_authors_criterion_first_and_flags_a_lucky_other():
+    def row(group, authors, collapse):
+        entry = lambda share, low, high: {"share": share, "low": low, "high": high}  # noqa: E731
+        return {"first_group": group, "criteria": {"below 0.999": entry(0.8, 0.7, 0.88), "below 0.95": entry(0.75, 0.6, 0.85),
+                                                   "peak minus final > 0.1": authors,
+                                                   "collapse to the intersection": collapse}}
+    far, near = {"share": 0.55, "low": 0.41, "high": 0.65}, {"share": 0.05, "low": 0.015, "high": 0.13}
+    transplanted = [row("S4", far, near), row("A4xZ2", far, near)]
+    verdict = transplant_verdict(transplanted)
+    assert verdict["criteria_matching_both"] == ["collapse to the intersection"]
+    assert not verdict["authors_criterion_matches"] and verdict["authors_criterion_shares"] == [0.55, 0.55]
+    text = transplant_sentence(transplanted)
+    assert "gives 55.0% (S4 first) and 55.0% (A4xZ2 first) here: the published shares are not reproduced" in text
+    assert "only under collapse to the intersection, a criterion their code does not use and one of the 4" in text
+    matched = transplant_sentence([row("S4", near, far), row("A4xZ2", near, far)])
+    assert matched.endswith("the published shares lie inside both Wilson intervals.")

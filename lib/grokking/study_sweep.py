@@ -21,12 +21,15 @@ import torch
 from lib.book.seed_streams import stream_seeds
 from lib.grokking.outcomes import GROKKED_G1, GROKKED_G2
 from lib.grokking.pairs import make_pair
-from lib.grokking.study import S4_MODEL_NO_BIAS, S4_PAIR, S4_SCHEDULE
+from lib.grokking.study import S4_MODEL, S4_MODEL_NO_BIAS, S4_PAIR, S4_SCHEDULE
 from lib.grokking.sweeps import load_sweep, run_pair_sweep, sweep_outcomes
 from lib.grokking.training import SweepConfig, SweepResult
 
 #: Chapter 4's saved S4 sweep (no bias) in `results_dir`, the one chapters 5 and 6 measure.
 S4_SWEEP_FILE = "04_sweep_s4_no_bias.pt"
+#: Chapter 4's saved S4 sweep with the bias (the study's model): chapter 6 measures its argmax
+#: flips, to compare them with the study's like for like.
+S4_BIAS_SWEEP_FILE = "04_sweep_s4.pt"
 #: The three outcome groups of chapters 5 and 6, in the order of their codes (`outcome_groups`).
 GROUPS = ("grokked S4", "grokked A4xZ2", "neither")
 
@@ -52,16 +55,17 @@ class FallbackSweepParameters(Protocol):
     workers: int
 
 
-def load_s4_sweep(config: FallbackSweepParameters, progress: bool = True) -> S4Sweep:
+def load_s4_sweep(config: FallbackSweepParameters, progress: bool = True, with_bias: bool = False) -> S4Sweep:
     """Chapter 4's S4 sweep from `config.results_dir`, or the same sweep trained here when
-    missing (chapters 5 and 6).
+    missing (chapters 5 and 6); `with_bias`: the sweep of the study's model (`S4_BIAS_SWEEP_FILE`,
+    fallback on `S4_MODEL`) instead of the one without the bias.
 
     The fallback trains `fallback_instances` seeds of the "sweep" seed stream with chapter 4's
     code (`run_pair_sweep`) on `S4_MODEL_NO_BIAS` and `S4_SCHEDULE`, its epochs replaced by
     `fallback_epochs`.
     """
     started = time.perf_counter()
-    path = Path(config.results_dir) / S4_SWEEP_FILE
+    path = Path(config.results_dir) / (S4_BIAS_SWEEP_FILE if with_bias else S4_SWEEP_FILE)
     if path.exists():
         return S4Sweep(load_sweep(path), "checkpoint", str(path), time.perf_counter() - started)
     epochs = config.fallback_epochs
@@ -70,7 +74,8 @@ def load_s4_sweep(config: FallbackSweepParameters, progress: bool = True) -> S4S
                            weight_decay=S4_SCHEDULE.weight_decay, checkpoint_epochs=marks,
                            workers=config.workers)
     result = run_pair_sweep(make_pair(S4_PAIR), stream_seeds("sweep", config.seed, config.fallback_instances),
-                            S4_MODEL_NO_BIAS, schedule, device=config.device, progress=progress)
+                            S4_MODEL if with_bias else S4_MODEL_NO_BIAS, schedule, device=config.device,
+                            progress=progress)
     return S4Sweep(result, "trained", None, time.perf_counter() - started)
 
 
@@ -93,4 +98,4 @@ def choose_seeds(groups: torch.Tensor, neither_sample: int, generator: torch.Gen
     return torch.cat([grokked, sample]).sort().values
 
 
-__all__ = ["FallbackSweepParameters", "GROUPS", "S4Sweep", "S4_SWEEP_FILE", "choose_seeds", "load_s4_sweep", "outcome_groups"]
+__all__ = ["FallbackSweepParameters", "GROUPS", "S4Sweep", "S4_BIAS_SWEEP_FILE", "S4_SWEEP_FILE", "choose_seeds", "load_s4_sweep", "outcome_groups"]
