@@ -195,3 +195,14 @@ def test_flip_rows_prefer_the_sweep_with_the_bias_and_transplant_verdicts_follow
     assert transplant.verdict.startswith("differs: under the authors' coded criterion (peak minus final > 0.1) "
                                          "55% / 55%; the published shares lie inside both intervals only under "
                                          "collapse to the intersection, a criterion their code does not use")
+
+
+def test_a_flip_rate_from_one_seed_has_no_interval_and_no_verdict_beyond_scale():
+    one = {"group": "grokked A4xZ2", "published_flip_rate": 4e-4, "test_flip_rate_mean": 0.0, "count": 1,
+           "authors_flip_rate_mean": 0.0, "authors_flip_rate_low": None, "authors_flip_rate_high": None,
+           "seeds_flipping_authors": 0}
+    results = {"total_variation": {"epochs": [2000, 3000], "authors_epochs": [2500, 3000], "authors_every": 5,
+                                   "authors_intervals": 100, "by_outcome": []},
+               "total_variation_with_bias": {"by_outcome": [one]}, "transplant": []}
+    (row,) = reproduced_rows({"06_determination": results})
+    assert row.verdict.startswith("not comparable at this scale: 1 seed(s), too few for an interval")

@@ -395,7 +395,10 @@ def chapter_6(results: dict) -> list[Reproduced]:
         if not same_window:
             verdict = (f"not comparable at this scale: needs the authors' spacing (every {protocol['every']} epochs, "
                        f"last {protocol['intervals']} intervals of {protocol['epochs']:,} epochs)")
-        elif low is not None and high is not None and low <= published <= high:
+        elif low is None or high is None:           # one seed: no interval (NaN is written as null)
+            verdict = (f"not comparable at this scale: {r['count']} seed(s), too few for an interval (the study's run "
+                       f"had {protocol['a4_seeds']} A4xZ2 grokkers among {protocol['instances']:,} seeds)")
+        elif low <= published <= high:
             verdict = f"reproduced (inside the bootstrap interval of this run's mean; model {model})"
         else:
             where = "above" if mean > published else "below"
