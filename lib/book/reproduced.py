@@ -226,10 +226,10 @@ def _other_pairs(results: dict) -> list[Reproduced]:
     if "z48" in pairs:
         z48 = pairs["z48"]
         g1, g2, n = _pair_counts([z48])
-        verdict = ("reproduced (no seed grokked the semidirect product)" if g1 and not g2 else
+        verdict = (f"reproduced (no seed grokked {z48['g2']})" if g1 and not g2 else
                    "not comparable at this scale: no seed grokked either group; needs more seeds (the "
                    "authors ran 100)" if not g1 and not g2 else
-                   f"differs: {g2} seed(s) grokked the semidirect product")
+                   f"differs: {g2} seed(s) grokked {z48['g2']}")
         rows.append(Reproduced(4, "Z48xZ2 vs Z48x|25Z2: which group is grokked", notes.get("z48", ""),
                                f"{g1} of {n} grokked {z48['g1']}, {g2} grokked {z48['g2']}",
                                f"{n} seeds, {AUTHORS_SETTINGS if z48.get('tied_linear') else ''}{_settings(z48)} "
