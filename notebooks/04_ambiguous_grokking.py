@@ -38,7 +38,7 @@
 #   class imbalance of its training set), and training on a random 60% of an intersection;
 # - training curves of typical seeds: memorize first, grok later.
 #
-# The defaults run on a 2-core CPU in about half an hour (every sweep prints its own time); a cell below
+# The defaults run on a 2-core CPU in 30 to 50 minutes (every sweep prints its own time); a cell below
 # lists the parameters of the published scale for a GPU.
 
 # %% tags=["parameters"]
