@@ -4,7 +4,7 @@ import torch
 
 from lib.chapters.ch6 import TransplantStudy
 from lib.chapters.ch6_results import (
-    check_results, decision_comparison_rows, decision_rows, decision_table, jacobian_summary, median, summary_lines,
+    decision_comparison_rows, decision_rows, decision_table, jacobian_summary, median, summary_lines,
     total_variation_rows, transplant_rows, transplant_sentence, transplant_table, transplant_verdict,
 )
 from lib.grokking.early_prediction import EarlyPrediction
