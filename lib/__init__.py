@@ -79,6 +79,7 @@ lib.grokking   ambiguous grokking of finite groups (study 2)
   perturbation           noisy copies (the authors' init-shaped noise, the book's Gaussian) continued anew; decision epochs [6]
   total_variation        argmax flips late in training by the authors' definition and the book's; total variation [6]
   training_jacobian      d theta_T / d theta_0 of Adam by torch.func, composed over segments; the chapter's spectra [6]
+  jacobian_sketch        the same at the authors' scale through K products: norm bound, randomized SVD, finite check [6]
   transplant             the authors' transplant protocol: whole table, then the intersection; ungrokking criteria [6]
   early_prediction       held-out logistic regression of the final outcome from epoch-t features [6]
 lib.chapters   glue of each chapter: its parameters, runs, summaries and figures
@@ -104,6 +105,7 @@ lib.chapters   glue of each chapter: its parameters, runs, summaries and figures
   ch5_measures           the study's S5 measures over time: the run, rankings of the measures, table, sentences, results
   ch6, ch6_figures       determination: parameters, seeds per outcome, transplant and Jacobian runs; figures
   ch6_results            decision epochs by noise shape, flips by both definitions, ungrok criteria, tables, results JSON
+  ch6_jacobian           the Jacobian at the authors' scale: rows, growth per seed, verdicts on the study's two claims
   ch7, ch7_figures       the learned circuit: parameters, models of other depths, graph sets; figures
   ch7_hand_built         chapter 1's hand-built model on chapter 7's graphs
   ch7_results            the verdicts, tables, summary sentences and results JSON

@@ -60,6 +60,13 @@ jacobian_steps = 80  # full-batch Adam steps of its training (the authors: 4,000
 jacobian_segment = 20  # steps per segment of the composed Jacobian (the authors: 100)
 jacobian_weight_decay = 2e-4  # weight decay of that training (the authors: 2e-4)
 jacobian_train_fraction = 0.584  # share of S4's table it trains on, drawn at random (the authors: 0.584)
+sketch_dim = 32  # width (d = h) of the MLP whose training Jacobian is read through products (the authors: 32)
+sketch_steps = 2000  # its full-batch Adam steps (the authors: 4,000)
+sketch_segment = 100  # steps per segment of its composition (the authors: 100)
+sketch_directions = 32  # random directions pushed through its training: the randomized SVD reads the largest this many singular values
+sketch_candidates = 32  # seeds screened for it; the one that groks earliest is read
+sketch_spread_seeds = 4  # further grokking seeds whose largest singular value is followed too (forward only, float64)
+sketch_spread_directions = 8  # directions pushed through the training of each of those
 predict_every = 20  # epochs between the epochs at which the outcome is predicted
 predict_folds = 5  # folds of the held-out predictions
 cpu_threads = 1  # torch threads of this process on the CPU
@@ -79,12 +86,14 @@ from lib.grokking.early_prediction import PREDICTION_FEATURES, early_prediction
 from lib.grokking.perturbation import perturbation_study, retrain_with_snapshots
 from lib.grokking.study import PUBLISHED_FLIP_PROTOCOL, PUBLISHED_JACOBIAN
 from lib.grokking.study_sweep import GROUPS, load_s4_sweep, outcome_groups
-from lib.grokking.total_variation import total_variation_study
 from lib.grokking.training import snapshot_epochs
-from lib.chapters.ch6 import Chapter6Parameters, choose_per_outcome, jacobian_run, transplant_both_ways
+from lib.chapters.ch6 import (
+    Chapter6Parameters, choose_per_outcome, flip_study, jacobian_run, sketched_jacobian_run, transplant_both_ways)
+from lib.chapters.ch6_jacobian import (
+    growth_table, sketch_sentence, sketch_spectrum_table, sketch_summary, sketch_table)
 from lib.chapters.ch6_figures import (
-    early_prediction_figure, jacobian_figure, perturbation_figure, perturbation_heatmaps,
-    perturbation_panel, seed_labels, total_variation_figure, transplant_figure,
+    early_prediction_figure, jacobian_figure, perturbation_figure, perturbation_heatmaps, perturbation_panel,
+    seed_labels, sketched_jacobian_figure, total_variation_figure, transplant_figure,
 )
 from lib.chapters.ch6_results import (
     chapter_results, decision_comparison_rows, decision_comparison_table, decision_rows, decision_table,
@@ -104,8 +113,9 @@ seconds = {}
 #
 # The defaults are a reduced run for a CPU: two seeds per outcome perturbed every 250 epochs at
 # the study's scales $2^{-25}, 2^{-20}, \dots, 2^{5}$ with two noisy copies per noise shape, up to
-# 60 seeds per outcome for the argmax flips, 64 seeds per transplant direction, and the training
-# Jacobian of a $d = h = 8$ model over 80 steps. The study's flip rates come from one run of
+# 60 seeds per outcome for the argmax flips, 64 seeds per transplant direction, the whole training
+# Jacobian of a $d = h = 8$ model over 80 steps, and that of the authors' $d = h = 32$ model over
+# 2,000 steps read through 32 directions. The study's flip rates come from one run of
 # 1,000 seeds, its transplant from the authors' `ungrok.ipynb`, its Jacobian from $d = h = 32$
 # ($P$ = 4,376) over 4,000 steps {cite:p}`wu2025ambiguous`. On a GPU, after chapter 4 ran at the
 # published scale:
@@ -113,7 +123,7 @@ seconds = {}
 # ```
 # papermill 06_determination.ipynb out.ipynb -p device cuda -p perturb_per_outcome 10 \
 #     -p perturb_every 100 -p copies 10 -p tv_per_outcome 1000 -p transplant_seeds 1000 \
-#     -p jacobian_dim 32 -p jacobian_steps 4000 -p jacobian_segment 100
+#     -p jacobian_dim 32 -p jacobian_steps 4000 -p jacobian_segment 100 -p sketch_steps 4000
 # ```
 #
 # The perturbed copies, the retrained and the transplanted seeds all train through the sweep
@@ -225,11 +235,7 @@ display(perturbation_panel(dense, labels, config.copies, config.seed + 2, config
 # %%
 started = time.perf_counter()
 tv_chosen = choose_per_outcome(groups, config.tv_per_outcome, torch.Generator().manual_seed(config.seed + 3))
-tv_epochs = max(config.tv_epochs, epochs)
-tv = total_variation_study(result, tv_chosen, tv_epochs, min(config.tv_window, tv_epochs),
-                           min(config.tv_every, config.tv_window, tv_epochs), config.grok_threshold, config.workers,
-                           authors_every=config.flip_every,
-                           authors_intervals=min(config.flip_intervals, tv_epochs // config.flip_every))
+tv = flip_study(config, result, tv_chosen)
 seconds["total_variation"] = time.perf_counter() - started
 tv_rows = total_variation_rows(tv, torch.Generator().manual_seed(config.seed + 7))
 print(f"retrained seeds match the sweep at its epoch {epochs}: {tv.same_outcome}; authors' definition: epochs "
@@ -249,11 +255,8 @@ total_variation_figure(tv).show()
 started = time.perf_counter()
 with_bias = load_s4_sweep(config, with_bias=True)
 bias_groups = outcome_groups(with_bias.result, config.grok_threshold)
-tv_bias = total_variation_study(
-    with_bias.result, choose_per_outcome(bias_groups, config.tv_per_outcome, torch.Generator().manual_seed(config.seed + 8)),
-    tv_epochs, min(config.tv_window, tv_epochs), min(config.tv_every, config.tv_window, tv_epochs),
-    config.grok_threshold, config.workers, authors_every=config.flip_every,
-    authors_intervals=min(config.flip_intervals, tv_epochs // config.flip_every))
+tv_bias = flip_study(config, with_bias.result,
+                     choose_per_outcome(bias_groups, config.tv_per_outcome, torch.Generator().manual_seed(config.seed + 8)))
 seconds["total_variation_with_bias"] = time.perf_counter() - started
 tv_bias_rows = total_variation_rows(tv_bias, torch.Generator().manual_seed(config.seed + 9))
 print(f"S4 sweep with the bias: {with_bias.source}" + (f" ({with_bias.path})" if with_bias.path else "")
@@ -303,8 +306,10 @@ display(Markdown(transplant_sentence(transplanted)))
 # a *bulk* of singular values near 1 (directions training leaves alone); the study found none,
 # and a Jacobian that blows up late in training, past grokking {cite:p}`wu2025ambiguous`. Its
 # setting: $d = h = 32$ with the bias, weight decay 2e-4, full-batch Adam on an iid 58.4% of S4's
-# table, the Jacobian composed over segments of 100 steps, 4,000 steps. Here the same setting at
-# $d = h$ = `jacobian_dim` over `jacobian_steps` steps: an Adam step maps the whole optimizer
+# table, the Jacobian composed over segments of 100 steps, 4,000 steps; their notebook sets no
+# dtype, so it ran in torch's default float32. First the whole matrix, exactly, on a model small
+# enough to hold it: the same setting at $d = h$ = `jacobian_dim` over `jacobian_steps` steps
+# (the next section reads the authors' model). An Adam step maps the whole optimizer
 # state $(\theta, m, v)$ to the next, so each segment's Jacobian is applied to the product of the
 # earlier ones (forward-mode products, `torch.func.jvp` vmapped over the $P$ directions) and
 # $d\theta_t / d\theta_0$ is read at every segment boundary, in float64 and float32, with the
@@ -333,9 +338,61 @@ display(Markdown(
     + (f"The model groks at step {grok}, so the spectra before and after grokking are those of steps "
        f"{jacobian_facts['before']['step']} and {jacobian_facts['after']['step']}."
        if grok > 0 else
-       "The model does not grok within the run, so the study's claims, which concern models trained past "
-       "grokking, are not tested here; the table shows how the spectrum moves before grokking, and the published "
-       "scale needs a GPU.")))
+       "The model does not grok within the run (models this small do not grok from 58.4% of S4's table), so the "
+       "study's claims, which concern models trained past grokking, are tested in the next section; this one "
+       "shows the exact spectrum moving before grokking and checks the composition.")))
+
+# %% [markdown]
+# ### At the authors' scale, through products
+#
+# The dense Jacobian above carries $P$ directions through every step; at the authors' $P$ = 4,376
+# that takes hours per thousand steps on a CPU, and models this small do not grok S4 from 58.4% of
+# its table. The study's two claims need less than the whole matrix: "no bulk" asks how many
+# singular values sit near 1, "blows up" how the largest grows. So the authors' model
+# ($d = h$ = `sketch_dim`, the bias, weight decay 2e-4, the same 58.4%) is trained for
+# `sketch_steps` steps and its Jacobian read through `sketch_directions` random directions $\Omega$,
+# composed over segments of `sketch_segment` steps like the dense one
+# (`lib/grokking/jacobian_sketch.py`):
+#
+# - forward, at every boundary $t$: $J_t \Omega$ gives a **lower bound** on the largest singular
+#   value (that of $J_t$ restricted to the directions' span) and Hutchinson's estimate of
+#   $\lVert J_t \rVert_F^2$, the **root-mean-square** singular value;
+# - backward, a third of the way to grokking, just before and at grokking, and at the end: an
+#   orthonormal basis $Q$ of $J_t \Omega$'s range is pulled back through the segments by
+#   vector-Jacobian products;
+#   the singular values of $Q^\top J_t$ estimate the $K$ largest of $J_t$ (randomized SVD
+#   {cite:p}`halko2011finding`, each estimate at most the true value);
+# - the bulk bound: the singular values past the $K$-th have squares summing to at most
+#   $\lVert J_t \rVert_F^2 - \lVert Q^\top J_t \rVert_F^2$, so at most $K$ plus that over $0.9^2$
+#   of them reach 0.9;
+# - a finite check, for the authors' own caveat that a blow-up may be "an artifact of numerical
+#   instability": the model is retrained from $\theta_0$ moved by $10^{-14}, \dots, 10^{-6}$ along
+#   the most stretched direction $u$, and each move at step $t$ divided by the move at the start
+#   is compared with $\lVert J_t u \rVert$ from one forward product, early (a third of the way to
+#   grokking, where the map should still be smooth at these scales) and at grokking.
+#
+# Few seeds grok within the run, so `sketch_candidates` seeds are screened first (all at once) and
+# the earliest to grok is read; the next `sketch_spread_seeds` grokkers are followed forward only
+# (`sketch_spread_directions` directions, float64), so that "late blow-up" does not rest on one
+# model. The run stops at 2,000 steps, where the authors read their spectrum (the product of the
+# first 20 segments); the tests check every product against the dense Jacobian of a small model.
+
+# %%
+started = time.perf_counter()
+sketch_run = sketched_jacobian_run(config, result.training_config)
+seconds["jacobian_sketch"] = time.perf_counter() - started
+sketch_facts = sketch_summary(sketch_run)
+print(f"P = {sketch_run.study.n_parameters}, {sketch_run.study.steps} steps in segments of {sketch_run.study.segment}, "
+      f"{sketch_run.study.sketch_size} directions; screened seeds grokking at steps {sketch_run.grok_steps} (-1: not "
+      f"within the run); read seed {sketch_run.chosen}; seconds: "
+      + ", ".join(f"{name} {value:.0f}" for name, value in sketch_run.study.seconds.items()))
+display(Markdown(sketch_table(sketch_facts["rows"])))
+display(Markdown(sketch_spectrum_table(sketch_facts["spectra"])))
+sketched_jacobian_figure(sketch_run).show()
+display(Markdown(growth_table(sketch_facts["growth_by_seed"])))
+
+# %%
+display(Markdown(sketch_sentence(sketch_facts)))
 
 # %% [markdown]
 # ## Beyond the study: how early is the outcome readable?
@@ -365,7 +422,7 @@ early_prediction_figure(prediction, [r[f"decision_epoch_{config.figure_noise_sha
 results = chapter_results(config=config, sweep_source=sweep.source, n_seeds=result.n_instances,
                           outcome_counts=counts, decisions=decisions, perturbations=studies, tv=tv,
                           tv_rows=tv_rows, tv_bias_rows=tv_bias_rows, transplanted=transplanted, jacobian=jacobian,
-                          prediction=prediction,
+                          jacobian_sketch=sketch_facts, prediction=prediction,
                           seconds=seconds)
 path = write_results(config.results_dir, "06_determination", results)
 print(f"results written to {path}")
@@ -378,4 +435,4 @@ print(f"results written to {path}")
 # %%
 display(Markdown("\n".join(f"- {line}" for line in summary_lines(
     decisions, list(studies), config.decision_log2_scale, tv_bias_rows, transplanted, results["jacobian"],
-    prediction))))
+    prediction) + [f"Training Jacobian at the authors' scale: {sketch_sentence(sketch_facts)}"])))

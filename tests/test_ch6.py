@@ -6,7 +6,10 @@ import pytest
 import torch
 
 from lib.book.params import ParameterError, read_parameters_cell, validate_parameters
-from lib.chapters.ch6 import Chapter6Parameters, choose_per_outcome, jacobian_run, transplant_both_ways
+from lib.book.seed_streams import stream_seeds
+from lib.chapters.ch6 import (
+    AMPLIFICATION_SIZES, JACOBIAN_STREAM, Chapter6Parameters, choose_per_outcome, jacobian_run, sketched_jacobian_run,
+    transplant_both_ways)
 from lib.grokking.early_prediction import EarlyPrediction, early_prediction
 from lib.grokking.mlp import MLPConfig
 from lib.grokking.perturbation import PerturbationStudy, perturbation_study, retrain_with_snapshots
@@ -175,3 +178,19 @@ def test_transplant_both_ways_at_smoke_scale():
         assert set(study.criteria[group]) == set(CRITERIA)
         for fates in study.criteria[group].values():
             assert torch.all(fates.ungrokked <= fates.grokked) and torch.all(fates.regrokked <= fates.ungrokked)
+
+
+def test_sketched_jacobian_run_in_smoke_mode_reads_the_first_seed_when_none_groks():
+    config = validate_parameters(Chapter6Parameters, {**DEFAULTS, "smoke": True})
+    run = sketched_jacobian_run(config, SweepConfig())
+    assert run.seeds == stream_seeds(JACOBIAN_STREAM, config.seed, config.sketch_candidates)
+    assert run.grok_steps == [-1] * len(run.seeds) and run.chosen == run.seeds[0]
+    assert run.study.n_parameters == MLPConfig(24, 2, 2, unembed_bias=True).n_parameters()
+    assert run.study.boundaries.tolist() == [0, 3, 6] and [s.step for s in run.study.spectra] == [3, 6]
+    (check,) = run.amplification                       # no grokking: the early check only
+    assert check["step"] == 3 and len(check["ratios"]) == len(AMPLIFICATION_SIZES) and check["derivative"] > 0
+
+
+def test_a_segment_longer_than_the_sketched_run_is_refused():
+    with pytest.raises(ParameterError, match="sketch_segment"):
+        validate_parameters(Chapter6Parameters, {**DEFAULTS, "sketch_steps": 50, "sketch_segment": 100})

@@ -5,15 +5,17 @@ import pytest
 import torch
 
 from lib.book.plotting import slider_over_steps
-from lib.chapters.ch6 import TransplantStudy
+from lib.chapters.ch6 import SketchRun, TransplantStudy
 from lib.grokking.early_prediction import EarlyPrediction
 from lib.grokking.perturbation import perturbation_study
 from lib.grokking.total_variation import total_variation_study
 from lib.grokking.training_jacobian import jacobian_study
 from lib.chapters.ch6_figures import (
     early_prediction_figure, jacobian_figure, perturbation_figure, perturbation_heatmaps, seed_labels,
-    total_variation_figure, transplant_figure,
+    sketched_jacobian_figure, total_variation_figure, transplant_figure,
 )
+from lib.grokking.jacobian_sketch import sketched_jacobian_study
+from lib.grokking.training_jacobian import iid_part
 from lib.grokking.mlp import MLPConfig
 from lib.grokking.pairs import make_pair
 from lib.grokking.sweeps import run_pair_sweep
@@ -92,6 +94,17 @@ def test_jacobian_figure_has_a_spectrum_per_boundary_and_the_largest_value_in_bo
     assert len(fig.data) == 3 + 2 + 1 and fig.layout.yaxis.type == "log"    # 3 boundaries, 2 dtypes, accuracy
     assert list(fig.data[0].y) == [1.0] * study.n_parameters                  # step 0: the identity
     assert list(fig.data[5].y) == study.test_accuracy.tolist()
+
+
+def test_sketched_jacobian_figure_has_the_bounds_in_both_dtypes_and_a_spectrum_per_boundary_read():
+    training, test = iid_part(make_pair("S4_vs_A4xZ2").g1, 0.584, torch.Generator().manual_seed(0))
+    study = sketched_jacobian_study(MLPConfig(24, 2, 2, unembed_bias=True), 0, training, test, 4, 2, 2e-4, 0.01,
+                                    (0.9, 0.98), 1e-8, 5, [2, 4], torch.Generator().manual_seed(1))
+    fig = sketched_jacobian_figure(SketchRun(seeds=[0], grok_steps=[-1], chosen=0, study=study, amplification=[],
+                                             spread=[]))
+    assert len(fig.data) == 2 + 1 + 1 + 2                 # two dtypes, root-mean-square, accuracy, two spectra
+    assert fig.data[0].y[0] == pytest.approx(1.0) and list(fig.data[0].x) == [0, 2, 4]
+    assert [trace.name for trace in fig.data[4:]] == ["step 2", "step 4"] and len(fig.data[4].y) == 5
 
 
 def test_early_prediction_figure_marks_only_epochs_that_exist():

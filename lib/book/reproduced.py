@@ -371,7 +371,8 @@ def _measures_over_time_row(over_time: dict, protocol: dict) -> Reproduced:
 
 def chapter_6(results: dict) -> list[Reproduced]:
     # the study's numbers and protocols, written once
-    from lib.grokking.study import PUBLISHED_FLIP_PROTOCOL, PUBLISHED_JACOBIAN, PUBLISHED_UNGROK_SHARES
+    from lib.grokking.study import PUBLISHED_FLIP_PROTOCOL, PUBLISHED_UNGROK_SHARES
+    from lib.grokking.transplant import AUTHORS_CRITERION
 
     rows = []
     tv = results["total_variation"]
@@ -425,7 +426,7 @@ def chapter_6(results: dict) -> list[Reproduced]:
                  + f" seeds that learned the group; phase 1 on {transplant_protocol.get('train_fraction', '?')} of "
                  f"its table for {transplant_protocol.get('first_epochs', '?')} epochs, then "
                  f"{transplant_protocol.get('second_epochs', '?')} on the intersection (the authors' protocol)")
-        authors = "peak minus final > 0.1"               # the criterion the authors' code records
+        authors = AUTHORS_CRITERION                      # the criterion the authors' code records
         if any(r["criteria"][names[0]]["grokked_first"] == 0 for r in transplanted):
             verdict = "not comparable at this scale: no seed learned the group in phase 1"
         elif authors in matching:
@@ -442,20 +443,27 @@ def chapter_6(results: dict) -> list[Reproduced]:
                        "choices at the published scale")
         rows.append(Reproduced(6, f"transplant: share that ungroks ({directions})",
                                " / ".join(_percent(s) for s in PUBLISHED_UNGROK_SHARES), book, scale, verdict))
-    jacobian = results.get("jacobian", {})
-    if "before" in jacobian:
-        authors = PUBLISHED_JACOBIAN
-        grokked = jacobian["grok_step"] > 0
-        verdict = ("not comparable at this scale: " + ("" if grokked else "the model does not grok; ")
-                   + f"the study's claim concerns P = {authors['n_parameters']:,} over {authors['steps']:,} steps past "
-                   f"grokking, about {jacobian['cost_ratio_to_published']:,.0f} times this run's work (a GPU)")
+    sketch = results.get("jacobian_sketch", {})
+    if "verdicts" in sketch:
+        authors = sketch["published"]
+        scale = (f"P = {sketch['n_parameters']:,}, {sketch['steps']:,} steps, segments of {sketch['segment']}, "
+                 f"{sketch['directions']} directions; seed {sketch['chosen_seed']}, earliest to grok of "
+                 f"{sketch['seeds_screened']} screened")
+        grokked = f"groks at step {sketch['grok_step']:,}; " if sketch["grok_step"] > 0 else "does not grok; "
+        study = f"P = {authors['n_parameters']:,}, {authors['steps']:,} steps"
         rows.append(Reproduced(
-            6, "training Jacobian: no bulk of singular values near 1, blow-up late in training",
-            f"no bulk; blow-up (P = {authors['n_parameters']:,}, {authors['steps']:,} steps)",
-            f"largest singular value {jacobian['after']['top_singular_value']:.3g}, "
-            f"{100 * jacobian['after']['share_near_one']:.0f}% within 0.1 of 1 at step {jacobian['after']['step']}",
-            f"P = {jacobian['n_parameters']:,}, {jacobian['steps']:,} steps, segments of {jacobian['segment']}",
-            verdict))
+            6, "training Jacobian: no bulk of singular values near 1", f"no bulk ({study})",
+            grokked + f"at step {sketch['end_step']:,} at least {sketch['end_estimates_above_bulk']} singular values "
+            f"exceed 1.1; at most {sketch['end_bulk_share_bound']:.1%} reach 0.9"
+            + (" (the tail bound is empty)" if sketch["end_bulk_share_bound"] >= 1 else ""),
+            scale, sketch["verdicts"]["no_bulk"]))
+        growths = [r["growth_after_grokking"] for r in sketch["growth_by_seed"] if r["grok_step"] > 0]
+        rows.append(Reproduced(
+            6, "training Jacobian: blow-up late in training", f"blows up to infinity ({study})",
+            grokked + (f"largest singular value from grokking to step {sketch['steps']:,}: x"
+                       + ", x".join(f"{g:.2g}" for g in growths) + f" ({len(growths)} grokking seeds, lower bounds)"
+                       if growths else "no growth read"),
+            scale, sketch["verdicts"]["blow_up"]))
     return rows
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 SEED_BLOCK = 100_000
 SEED_STREAMS: dict[str, tuple[int, int]] = {
     "sweep": (0, 50_000),                 # chapter 4's sweeps (and chapters 5-6 retraining them)
-    "ch5_iid": (50_000, 10_000),          # chapter 5: seeds trained on an iid part of S4's table
+    "ch5_iid": (50_000, 10_000),          # seeds trained on an iid part of S4's table (chapter 6's Jacobian)
     "ch5_s5_measures": (60_000, 1_000),   # chapter 5: the S5 model whose measures are followed
     "ch5_s5_trajectory": (70_000, 10_000),  # chapter 5: S5 seeds whose LLC is followed
     "ch6_transplant_g1": (80_000, 10_000),  # chapter 6: transplants, first group grokked first

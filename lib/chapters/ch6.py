@@ -30,16 +30,24 @@ import torch
 from lib.book.params import ParameterError, at_most, parameter
 from lib.book.seed_streams import stream_seeds
 from lib.chapters.sweep_parameters import SweepChapterParameters
+from lib.grokking.jacobian_sketch import (
+    SketchedJacobianStudy, finite_amplification, screen_seeds, sketched_jacobian_study)
 from lib.grokking.mlp import MLPConfig
 from lib.grokking.pairs import make_pair
 from lib.grokking.perturbation import NOISE_SHAPES
 from lib.grokking.study import S4_MODEL, S4_PAIR, S4_SCHEDULE
-from lib.grokking.training import SweepConfig
-from lib.grokking.training_jacobian import JacobianStudy, jacobian_study
+from lib.grokking.total_variation import TotalVariationStudy, total_variation_study
+from lib.grokking.training import SweepConfig, SweepResult
+from lib.grokking.training_jacobian import JacobianStudy, iid_part, jacobian_study
 from lib.grokking.transplant import Transplant, TransplantFates, transplant, ungrok_criteria
 
 #: The seeds this chapter transplants, by the group they learn first (`lib.book.seed_streams`).
 TRANSPLANT_STREAMS = {"g1": "ch6_transplant_g1", "g2": "ch6_transplant_g2"}
+#: The seeds screened for the training Jacobian at the authors' scale: models trained on an iid part
+#: of S4's table, the stream chapter 5 reserved for that and no longer uses.
+JACOBIAN_STREAM = "ch5_iid"
+#: Distances theta_0 is moved along the most stretched direction to check the Jacobian's reading.
+AMPLIFICATION_SIZES = (1e-14, 1e-12, 1e-10, 1e-8, 1e-6)
 
 
 @dataclass(frozen=True)
@@ -100,6 +108,21 @@ class Chapter6Parameters(SweepChapterParameters):
     jacobian_train_fraction: float = parameter(
         "share of S4's table it trains on, drawn at random (the authors: 0.584)", low=0.0, high=1.0,
         low_inclusive=False)
+    sketch_dim: int = parameter("width (d = h) of the MLP whose training Jacobian is read through products "
+                                "(the authors: 32)", low=1, high=512, smoke=at_most(2))
+    sketch_steps: int = parameter("its full-batch Adam steps (the authors: 4,000)", low=1, high=100_000,
+                                  smoke=at_most(6))
+    sketch_segment: int = parameter("steps per segment of its composition (the authors: 100)", low=1,
+                                    high=100_000, smoke=at_most(3))
+    sketch_directions: int = parameter("random directions pushed through its training: the randomized SVD "
+                                       "reads the largest this many singular values", low=1, high=100_000,
+                                       smoke=at_most(4))
+    sketch_candidates: int = parameter("seeds screened for it; the one that groks earliest is read", low=1,
+                                       high=1000, smoke=at_most(2))
+    sketch_spread_seeds: int = parameter("further grokking seeds whose largest singular value is followed too "
+                                         "(forward only, float64)", low=0, high=1000, smoke=at_most(1))
+    sketch_spread_directions: int = parameter("directions pushed through the training of each of those", low=1,
+                                              high=100_000, smoke=at_most(2))
     predict_every: int = parameter("epochs between the epochs at which the outcome is predicted",
                                    low=1, smoke=at_most(20))
     predict_folds: int = parameter("folds of the held-out predictions", low=2, high=1000)
@@ -116,6 +139,9 @@ class Chapter6Parameters(SweepChapterParameters):
         if self.decision_log2_scale < self.log2_scales[0]:
             raise ParameterError(f"Parameter `decision_log2_scale` must be at least the smallest of "
                                  f"`log2_scales` ({self.log2_scales[0]}); got {self.decision_log2_scale}.")
+        if self.sketch_segment > self.sketch_steps:
+            raise ParameterError(f"Parameter `sketch_segment` must be at most `sketch_steps` ({self.sketch_steps}); "
+                                 f"got {self.sketch_segment}.")
         if len(set(self.noise_shapes)) != len(self.noise_shapes):
             raise ParameterError(f"Parameter `noise_shapes` must not repeat a shape; got {list(self.noise_shapes)!r}.")
 
@@ -178,6 +204,18 @@ def transplant_both_ways(config: Chapter6Parameters, generator: torch.Generator,
     return TransplantStudy(runs, criteria)
 
 
+def flip_study(config: Chapter6Parameters, sweep: SweepResult, chosen: torch.Tensor) -> TotalVariationStudy:
+    """The argmax flips of the seeds `chosen` of `sweep`, retrained for `tv_epochs` (at least the
+    sweep's epochs), by the book's definition (the last `tv_window` epochs, every `tv_every`) and
+    the authors' (every `flip_every` epochs over the last `flip_intervals` intervals), each
+    clipped to the run's length."""
+    epochs = max(config.tv_epochs, sweep.training_config.epochs)
+    window = min(config.tv_window, epochs)
+    return total_variation_study(sweep, chosen, epochs, window, min(config.tv_every, window), config.grok_threshold,
+                                 config.workers, authors_every=config.flip_every,
+                                 authors_intervals=min(config.flip_intervals, epochs // config.flip_every))
+
+
 # --- The training Jacobian ----------------------------------------------------------------------
 
 
@@ -194,5 +232,69 @@ def jacobian_run(config: Chapter6Parameters, schedule: SweepConfig) -> JacobianS
                           torch.Generator().manual_seed(config.seed + 5), device=config.device)
 
 
-__all__ = ["Chapter6Parameters", "TRANSPLANT_STREAMS", "TransplantStudy", "choose_per_outcome", "jacobian_run",
-           "transplant_both_ways"]
+@dataclass
+class SketchRun:
+    """The chapter's training Jacobian at the authors' scale: the screened seeds and their
+    grokking steps (-1: not within the run), the seed read, its study, the finite-size checks of
+    its most stretched direction (`amplification`, one per step checked: sizes, ratios, the
+    derivative ||J u|| and the randomized-SVD estimate), and the forward-only float64 studies of
+    the next grokking seeds (`spread`)."""
+
+    seeds: list[int]
+    grok_steps: list[int]
+    chosen: int
+    study: SketchedJacobianStudy
+    amplification: list[dict]
+    spread: list[SketchedJacobianStudy]
+
+
+def spectrum_boundaries(boundaries: list[int], accuracy: list[float], threshold: float = 0.999) -> list[int]:
+    """Where the randomized SVD is read: a third of the way to the first boundary at which the
+    accuracy on the whole table reaches `threshold`, the last boundary before it, that boundary,
+    and the end (the first boundary and the end when it never does)."""
+    first = next((i for i, a in enumerate(accuracy) if a >= threshold), None)
+    if first is None or first == 0:
+        return sorted({boundaries[min(1, len(boundaries) - 1)], boundaries[-1]})
+    return sorted({boundaries[max(first // 3, 1)], boundaries[max(first - 1, 1)], boundaries[first], boundaries[-1]})
+
+
+def sketched_jacobian_run(config: Chapter6Parameters, schedule: SweepConfig) -> SketchRun:
+    """Screen `sketch_candidates` seeds of width `sketch_dim` (with the bias) on a random
+    `jacobian_train_fraction` of S4's table (`schedule`'s Adam, `jacobian_weight_decay`), and
+    read the training Jacobian of the earliest to grok (the first seed when none does) through
+    `sketch_directions` products, composed over segments of `sketch_segment` steps; then follow
+    the largest singular value of the next `sketch_spread_seeds` grokkers."""
+    pair = make_pair(S4_PAIR)
+    model = MLPConfig(pair.n_elements, config.sketch_dim, config.sketch_dim, unembed_bias=True)
+    training, test = iid_part(pair.g1, config.jacobian_train_fraction, torch.Generator().manual_seed(config.seed + 10))
+    adam_settings = (config.jacobian_weight_decay, schedule.lr, (schedule.beta1, schedule.beta2), schedule.eps)
+    seeds = stream_seeds(JACOBIAN_STREAM, config.seed, config.sketch_candidates)
+    grok_steps = screen_seeds(model, seeds, training, test, config.sketch_steps, config.sketch_segment,
+                              *adam_settings, device=config.device).tolist()
+    grokked = [(step, seed) for step, seed in zip(grok_steps, seeds) if step > 0]
+    chosen = min(grokked)[1] if grokked else seeds[0]
+    study = sketched_jacobian_study(model, chosen, training, test, config.sketch_steps, config.sketch_segment,
+                                    *adam_settings, config.sketch_directions, spectrum_boundaries,
+                                    torch.Generator().manual_seed(config.seed + 11), device=config.device)
+    # Finite moves along the most stretched direction: early, where the products can be checked in
+    # their linear regime, and at grokking (only the early one when the model never groks).
+    checked = {study.spectra[0].step: study.spectra[0]}
+    checked.update({s.step: s for s in study.spectra if s.step == study.grok_step()})
+    amplification = []
+    for spectrum in checked.values():
+        ratios, derivative = finite_amplification(model, chosen, training, spectrum.step, *adam_settings,
+                                                  spectrum.top_direction, AMPLIFICATION_SIZES, device=config.device)
+        amplification.append({"step": spectrum.step, "sizes": list(AMPLIFICATION_SIZES), "ratios": ratios,
+                              "derivative": derivative, "estimate": float(spectrum.top[0])})
+    # One model is one draw: the next grokkers' largest singular value, forward only, in float64.
+    others = [seed for _, seed in sorted(grokked) if seed != chosen][:config.sketch_spread_seeds]
+    spread = [sketched_jacobian_study(model, seed, training, test, config.sketch_steps, config.sketch_segment,
+                                      *adam_settings, config.sketch_spread_directions, [],
+                                      torch.Generator().manual_seed(config.seed + 12), device=config.device,
+                                      with_float32=False) for seed in others]
+    return SketchRun(seeds=seeds, grok_steps=grok_steps, chosen=chosen, study=study, amplification=amplification,
+                     spread=spread)
+
+
+__all__ = ["AMPLIFICATION_SIZES", "Chapter6Parameters", "JACOBIAN_STREAM", "TRANSPLANT_STREAMS", "TransplantStudy", "choose_per_outcome", "flip_study", "jacobian_run",
+           "SketchRun", "sketched_jacobian_run", "spectrum_boundaries", "transplant_both_ways"]

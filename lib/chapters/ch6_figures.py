@@ -10,7 +10,7 @@ from plotly.subplots import make_subplots
 from lib.book.live import SliderRange, manual_panel
 from lib.book.plotting import PALETTE, finish, slider_over_steps
 from lib.grokking.study_sweep import GROUPS
-from lib.chapters.ch6 import TransplantStudy
+from lib.chapters.ch6 import SketchRun, TransplantStudy
 from lib.grokking.early_prediction import EarlyPrediction
 from lib.grokking.perturbation import PerturbationStudy, perturbation_study
 from lib.grokking.total_variation import TotalVariationStudy
@@ -194,6 +194,39 @@ def jacobian_figure(study: JacobianStudy) -> go.Figure:
                        f"segments of {study.segment} steps", height=440)
 
 
+def sketched_jacobian_figure(run: SketchRun) -> go.Figure:
+    """Left: the lower bound on the largest singular value of d theta_t / d theta_0 (float64 and
+    float32) and the root-mean-square singular value, with the accuracy on the whole table,
+    against the step. Right: the K largest singular values (randomized SVD) at the boundaries
+    read, against the line at 1 where a bulk would sit."""
+    study = run.study
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("largest and typical singular value",
+                                                        f"the {study.sketch_size} largest singular values"),
+                        specs=[[{"secondary_y": True}, {}]])
+    steps = study.boundaries.tolist()
+    for dtype, dash in (("float64", "solid"), ("float32", "dot")):
+        fig.add_trace(go.Scatter(x=steps, y=study.norm_lower_bound[dtype].tolist(), mode="lines+markers",
+                                 name=f"largest (lower bound), {dtype}", line={"color": "#444444", "dash": dash}),
+                      row=1, col=1)
+    rms = (study.frobenius_squared / study.n_parameters).sqrt()
+    fig.add_trace(go.Scatter(x=steps, y=rms.tolist(), mode="lines+markers", name="root-mean-square",
+                             line={"color": PALETTE[1]}), row=1, col=1)
+    fig.add_trace(go.Scatter(x=steps, y=study.test_accuracy.tolist(), mode="lines", name="accuracy on the whole table",
+                             line={"color": PALETTE[2]}), row=1, col=1, secondary_y=True)
+    for i, spectrum in enumerate(study.spectra):
+        fig.add_trace(go.Scatter(x=list(range(1, spectrum.top.numel() + 1)), y=spectrum.top.clamp_min(1e-12).tolist(),
+                                 mode="lines", name=f"step {spectrum.step}", line={"color": PALETTE[(i + 3) % len(PALETTE)]}),
+                      row=1, col=2)
+    fig.add_hline(y=1.0, line={"color": "#999999", "dash": "dot", "width": 1}, row=1, col=2)
+    fig.update_xaxes(title_text="training step", row=1, col=1)
+    fig.update_xaxes(title_text="rank", row=1, col=2)
+    fig.update_yaxes(title_text="singular value", type="log", row=1, col=1)
+    fig.update_yaxes(title_text="accuracy", range=[0, 1.02], row=1, col=1, secondary_y=True)
+    fig.update_yaxes(title_text="singular value (estimate)", type="log", row=1, col=2)
+    return finish(fig, f"Training Jacobian at P = {study.n_parameters:,}, read through {study.sketch_size} "
+                       "directions", height=440)
+
+
 def early_prediction_figure(prediction: EarlyPrediction, decision_epochs: list[int],
                             choice_epochs: list[int]) -> go.Figure:
     """Held-out AUC of the outcome predicted from epoch t, against t, with the perturbed seeds'
@@ -218,6 +251,6 @@ def early_prediction_figure(prediction: EarlyPrediction, decision_epochs: list[i
 
 __all__ = [
     "GROUP_COLOURS", "SCALE_SLIDER", "early_prediction_figure", "jacobian_figure", "perturbation_figure",
-    "perturbation_heatmaps", "perturbation_panel", "rerun_perturbation", "seed_labels",
+    "perturbation_heatmaps", "perturbation_panel", "rerun_perturbation", "seed_labels", "sketched_jacobian_figure",
     "total_variation_figure", "transplant_figure",
 ]

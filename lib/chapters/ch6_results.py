@@ -18,7 +18,7 @@ from lib.grokking.study import PUBLISHED_FLIP_RATES, PUBLISHED_JACOBIAN, PUBLISH
 from lib.grokking.study_sweep import GROUPS
 from lib.grokking.total_variation import TotalVariationStudy
 from lib.grokking.training_jacobian import JacobianStudy
-from lib.grokking.transplant import CRITERIA, ungrok_share
+from lib.grokking.transplant import AUTHORS_CRITERION, CRITERIA, ungrok_share
 
 
 def decision_rows(study: PerturbationStudy, seeds: torch.Tensor, log2_scale: int) -> list[dict]:
@@ -208,8 +208,8 @@ def jacobian_summary(study: JacobianStudy) -> dict:
 def chapter_results(*, config, sweep_source: str, n_seeds: int, outcome_counts: dict[str, int],
                     decisions: list[dict], perturbations: dict[str, PerturbationStudy], tv: TotalVariationStudy,
                     tv_rows: list[dict], tv_bias_rows: list[dict], transplanted: list[dict], jacobian: JacobianStudy,
-                    prediction: EarlyPrediction, seconds: dict[str, float]) -> dict:
-    """The chapter's results JSON."""
+                    jacobian_sketch: dict, prediction: EarlyPrediction, seconds: dict[str, float]) -> dict:
+    """The chapter's results JSON (`jacobian_sketch`: `ch6_jacobian.sketch_summary`)."""
     return {
         "seed": config.seed, "smoke": config.smoke, "sweep_source": sweep_source, "n_seeds_in_sweep": n_seeds,
         "sweep_model": "S4, d = h = 32, no unembedding bias (chapter 4's 04_sweep_s4_no_bias.pt)",
@@ -235,6 +235,7 @@ def chapter_results(*, config, sweep_source: str, n_seeds: int, outcome_counts: 
                                 "second_epochs": config.transplant_second_epochs, "model": "S4, d = h = 32, bias",
                                 "weight_decay": 2e-5, "criteria": list(CRITERIA)},
         "jacobian": {**jacobian_summary(jacobian), "spectra": jacobian_rows(jacobian)},
+        "jacobian_sketch": jacobian_sketch,
         "early_prediction": {"epochs": prediction.epochs.tolist(), "auc_either": prediction.auc_either.tolist(),
                              "auc_group": prediction.auc_group.tolist(), "folds": list(prediction.folds)},
         "seconds": seconds,
@@ -245,10 +246,6 @@ def median(values: list[float]) -> float:
     """The median of `values` (the mean of the two middle ones for an even count; torch's
     `median` would give the lower one); NaN when there are none."""
     return statistics.median(values) if values else float("nan")
-
-
-#: The ungrok criterion the authors' code records (`lib.grokking.transplant`): the like-for-like one.
-AUTHORS_CRITERION = "peak minus final > 0.1"
 
 
 def transplant_verdict(transplanted: list[dict]) -> dict:
@@ -361,7 +358,7 @@ __all__ = [
 
 #: Keys chapter 6's results JSON must contain (it may write more).
 REQUIRED_KEYS = frozenset({"decision_epochs", "total_variation", "total_variation_with_bias", "transplant",
-                           "transplant_protocol", "jacobian",
+                           "transplant_protocol", "jacobian", "jacobian_sketch",
                            "early_prediction", "perturbation", "outcome_counts", "decision_log2_scale"})
 
 
@@ -379,6 +376,10 @@ def check_results(results: dict) -> None:
     assert {"n_parameters", "steps", "segment", "published", "before", "after", "spectra"} <= jacobian.keys()
     assert jacobian["finite_difference_error"] < 1e-4
     assert jacobian["spectra"][0]["step"] == 0 and jacobian["spectra"][0]["top_singular_value"] == 1.0
+    sketch = results["jacobian_sketch"]
+    assert {"n_parameters", "steps", "directions", "grok_step", "rows", "spectra", "verdicts"} <= sketch.keys()
+    assert sketch["rows"][0]["step"] == 0 and abs(sketch["rows"][0]["largest_lower_bound"] - 1.0) < 1e-9
+    assert all(0 <= s["bulk_share_bound"] <= 1 for s in sketch["spectra"])
     prediction = results["early_prediction"]
     assert len(prediction["auc_either"]) == len(prediction["epochs"]) == len(prediction["auc_group"])
     for r in results["total_variation"]["by_outcome"]:

@@ -248,7 +248,19 @@ def product_of_segment_jacobians(step: Step, start: Callable[[torch.Tensor], tup
     return product[:p, :p]
 
 
-# --- The chapter's study --------------------------------------------------------------------
+# --- The chapter's study ---------------------------------------------------------------------
+
+
+def iid_part(group: Group, fraction: float, generator: torch.Generator
+             ) -> tuple[tuple[torch.Tensor, ...], tuple[torch.Tensor, ...]]:
+    """(left, right, label) of a random `fraction` of `group`'s table drawn from `generator`,
+    and the same of the whole table: the training and test pairs of the Jacobian studies."""
+    left, right = pairs_in_mask(torch.ones(group.order, group.order, dtype=torch.bool))
+    part_left, part_right = subsample_pairs(left, right, fraction, generator)
+    return (part_left, part_right, group.table[part_left, part_right]), (left, right, group.table[left, right])
+
+
+# --- The dense study --------------------------------------------------------------------
 
 
 @dataclass
@@ -304,11 +316,7 @@ def jacobian_study(group: Group, model: MLPConfig, seed: int, steps: int, segmen
     composed over segments of `segment` steps at every segment boundary, in each dtype of
     `dtypes` (float64 first when present: it is the reference of the accuracy, the
     finite-difference check and the dtype comparison)."""
-    left, right = subsample_pairs(*pairs_in_mask(torch.ones(group.order, group.order, dtype=torch.bool)),
-                                  train_fraction, generator)
-    labels = group.table[left, right]
-    all_left, all_right = pairs_in_mask(torch.ones(group.order, group.order, dtype=torch.bool))
-    all_labels = group.table[all_left, all_right]
+    (left, right, labels), (all_left, all_right, all_labels) = iid_part(group, train_fraction, generator)
     left, right, labels, all_left, all_right, all_labels = (
         t.to(device) for t in (left, right, labels, all_left, all_right, all_labels))
     params = init_single(seed, model, device)
@@ -374,4 +382,4 @@ def jacobian_study(group: Group, model: MLPConfig, seed: int, steps: int, segmen
 
 __all__ = ["JacobianStudy", "Step", "advance", "composed_jacobian", "jacobian_study", "product_of_segment_jacobians",
            "push_tangents", "segment_jacobian", "adam", "adam_start", "finite_difference_error", "flatten", "gradient_descent",
-           "mlp_loss", "training_jacobian", "training_map", "training_snapshots"]
+           "iid_part", "mlp_loss", "training_jacobian", "training_map", "training_snapshots"]

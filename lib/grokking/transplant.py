@@ -41,8 +41,10 @@ from lib.grokking.perturbation import continue_training
 from lib.grokking.sweeps import intersection_training_set, run_group_sweep
 from lib.grokking.training import SweepConfig, SweepResult
 
+#: The ungrok criterion the authors' code records (`is_grokked` in their `src/utils.py`).
+AUTHORS_CRITERION = "peak minus final > 0.1"
 #: The ungrokking criteria of `ungrok_criteria`, the book's first, the authors' third.
-CRITERIA = ("below 0.999", "below 0.95", "peak minus final > 0.1", "collapse to the intersection")
+CRITERIA = ("below 0.999", "below 0.95", AUTHORS_CRITERION, "collapse to the intersection")
 #: The authors' coded criterion: grok threshold and the drop from the peak (`src/utils.py`).
 AUTHORS_GROK_THRESHOLD, AUTHORS_UNGROK_DROP = 0.95, 0.1
 
@@ -113,7 +115,7 @@ def ungrok_criteria(run: Transplant) -> dict[str, TransplantFates]:
     fates = {"below 0.999": transplant_fates(run, 0.999), "below 0.95": transplant_fates(run, 0.95)}
     grokked = run.first.final("acc_test") >= AUTHORS_GROK_THRESHOLD
     dropped = grokked & (accuracy.max(dim=0).values - final > AUTHORS_UNGROK_DROP)
-    fates["peak minus final > 0.1"] = TransplantFates(grokked, dropped, torch.zeros_like(dropped))
+    fates[AUTHORS_CRITERION] = TransplantFates(grokked, dropped, torch.zeros_like(dropped))
     grokked = run.first.final("acc_test") >= 0.999
     collapsed = grokked & (final <= run.intersection_share + 1e-9)
     fates["collapse to the intersection"] = TransplantFates(grokked, collapsed, torch.zeros_like(collapsed))
@@ -129,5 +131,5 @@ def ungrok_share(fates: TransplantFates, confidence: float = 0.95) -> dict:
             "regrokked": int(fates.regrokked.sum())}
 
 
-__all__ = ["AUTHORS_GROK_THRESHOLD", "AUTHORS_UNGROK_DROP", "CRITERIA", "Transplant", "TransplantFates",
+__all__ = ["AUTHORS_CRITERION", "AUTHORS_GROK_THRESHOLD", "AUTHORS_UNGROK_DROP", "CRITERIA", "Transplant", "TransplantFates",
            "transplant", "transplant_fates", "ungrok_criteria", "ungrok_share"]

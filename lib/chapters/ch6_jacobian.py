@@ -1,0 +1,223 @@
+"""What chapter 6 reports of the training Jacobian at the authors' scale (read through products,
+`lib.grokking.jacobian_sketch`): its rows, tables, results-JSON entry and sentences, with the
+study's two claims (no bulk; a blow-up late in training) each given a verdict from the run."""
+
+from __future__ import annotations
+
+from lib.book.tables import markdown_table
+from lib.chapters.ch6 import SketchRun
+from lib.grokking.jacobian_sketch import BULK_FLOOR, SketchedJacobianStudy
+from lib.grokking.study import PUBLISHED_JACOBIAN
+
+#: At most this share of singular values reaching 0.9 counts as "no bulk" (Belrose and
+#: Scherlis's bulk held most directions).
+NO_BULK_SHARE = 0.05
+#: The largest singular value must grow at least this many times after grokking to count as a
+#: blow-up (the authors' figure spans orders of magnitude).
+BLOW_UP_FACTOR = 10.0
+#: The float32 sketch departs from the float64 one where their relative distance first exceeds this.
+FLOAT32_DEPARTURE = 0.1
+#: A finite move follows the Jacobian where its ratio is within this of the products' ||J u||.
+LINEAR_TOLERANCE = 0.1
+
+
+def sketch_rows(run: SketchRun) -> list[dict]:
+    """Per segment boundary: accuracy on the training pairs and on the whole table, the lower
+    bound on the largest singular value (float64 and float32), the root-mean-square singular
+    value (Hutchinson) with its relative standard error, and the float32 sketch's relative
+    distance from the float64 one."""
+    study = run.study
+    rows = []
+    for i, step in enumerate(study.boundaries.tolist()):
+        frobenius = float(study.frobenius_squared[i])
+        rows.append({"step": step, "train_accuracy": float(study.train_accuracy[i]),
+                     "test_accuracy": float(study.test_accuracy[i]),
+                     "largest_lower_bound": float(study.norm_lower_bound["float64"][i]),
+                     "largest_lower_bound_float32": float(study.norm_lower_bound["float32"][i]),
+                     "rms_singular_value": (frobenius / study.n_parameters) ** 0.5,
+                     "rms_relative_error": float(study.frobenius_error[i]) / (2 * frobenius) if frobenius else 0.0,
+                     "float32_relative_difference": float(study.dtype_difference[i])})
+    return rows
+
+
+def sketch_spectrum_rows(run: SketchRun) -> list[dict]:
+    """Per boundary read by randomized SVD: the largest and the K-th estimated singular values,
+    how many of the K estimates lie within 0.1 of 1 and above 1.1 (each estimate is at most the
+    true value, so at least that many true ones exceed 1.1), the tail energy and the bound on the
+    share of singular values reaching `BULK_FLOOR`."""
+    accuracy = dict(zip(run.study.boundaries.tolist(), run.study.test_accuracy.tolist()))
+    return [{"step": s.step, "test_accuracy": accuracy[s.step], "largest": float(s.top[0]),
+             "kth": float(s.top[-1]), "k": int(s.top.numel()),
+             "estimates_near_one": int(((s.top - 1).abs() <= 0.1).sum()),
+             "estimates_above_bulk": int((s.top > 1.1).sum()), "tail_energy": s.tail_energy,
+             "bulk_share_bound": s.bulk_share_bound} for s in run.study.spectra]
+
+
+def sketch_table(rows: list[dict]) -> str:
+    """Markdown table of `sketch_rows`."""
+    return markdown_table(
+        ["step", "training accuracy", "accuracy on the whole table", "largest singular value (lower bound)",
+         "same, float32", "root-mean-square singular value", "float32 vs float64 (relative)"],
+        [[r["step"], r["train_accuracy"], r["test_accuracy"], r["largest_lower_bound"],
+          r["largest_lower_bound_float32"], r["rms_singular_value"], r["float32_relative_difference"]] for r in rows])
+
+
+def sketch_spectrum_table(rows: list[dict]) -> str:
+    """Markdown table of `sketch_spectrum_rows`."""
+    return markdown_table(
+        ["step", "accuracy on the whole table", "largest (estimate)", "K-th largest (estimate)",
+         "estimates within 0.1 of 1", "estimates above 1.1", f"share of all reaching {BULK_FLOOR} (at most)"],
+        [[r["step"], r["test_accuracy"], r["largest"], r["kth"], f"{r['estimates_near_one']} of {r['k']}",
+          f"{r['estimates_above_bulk']} of {r['k']}", f"{r['bulk_share_bound']:.1%}"] for r in rows])
+
+
+def growth_row(study: SketchedJacobianStudy) -> dict:
+    """One model's largest singular value (float64 lower bound) after the first segment, at its
+    grokking boundary, at its largest after grokking and at the end, and the growth from
+    grokking to the end (None when it does not grok)."""
+    steps = study.boundaries.tolist()
+    lower = study.norm_lower_bound["float64"].tolist()
+    grok = study.grok_step()
+    at_grok = lower[steps.index(grok)] if grok > 0 else None
+    return {"seed": study.seed, "grok_step": grok, "directions": study.sketch_size,
+            "first_segment": lower[1] if len(lower) > 1 else lower[0], "at_grok": at_grok,
+            "largest_after_grok": max(lower[steps.index(grok):]) if grok > 0 else None, "end": lower[-1],
+            "growth_after_grokking": lower[-1] / at_grok if grok > 0 else None}
+
+
+def growth_table(rows: list[dict]) -> str:
+    """Markdown table of `growth_row` over the seeds read."""
+    def number(value):
+        return "-" if value is None else value
+    return markdown_table(
+        ["seed", "directions", "groks at step", "after the first segment", "at grokking", "largest after grokking",
+         "at the end", "end / at grokking"],
+        [[r["seed"], r["directions"], r["grok_step"] if r["grok_step"] > 0 else "never", r["first_segment"],
+          number(r["at_grok"]), number(r["largest_after_grok"]), r["end"], number(r["growth_after_grokking"])]
+         for r in rows])
+
+
+def amplification_check(check: dict) -> dict:
+    """One finite check with what it shows: the sizes whose ratio agrees with the products'
+    derivative ||J u|| within 10% (the linear regime; `linear_up_to`: the largest, None when no
+    size is small enough) and the moves (size times ratio)."""
+    agree = [size for size, ratio in zip(check["sizes"], check["ratios"])
+             if abs(ratio / check["derivative"] - 1) <= LINEAR_TOLERANCE]
+    return {**check, "linear_up_to": max(agree) if agree else None,
+            "moves": [size * ratio for size, ratio in zip(check["sizes"], check["ratios"])]}
+
+
+def amplification_sentence(check: dict) -> str:
+    """What one finite check shows, in a sentence."""
+    moves = ", ".join(f"{size:.0e} -> {move:.2g}" for size, move in zip(check["sizes"], check["moves"]))
+    text = (f"At step {check['step']:,} (products: ||J u|| = {check['derivative']:.3g} along the most stretched "
+            f"direction u, randomized-SVD estimate {check['estimate']:.3g}), moving the initial weights along u "
+            f"moves the weights there by {moves}: ")
+    if check["linear_up_to"] is not None:
+        return text + (f"the ratio agrees with the products within {LINEAR_TOLERANCE:.0%} for moves up to "
+                       f"{check['linear_up_to']:.0e}, so the products read the real training map.")
+    return text + (f"no move tried is small enough to be linear (the smallest, {check['sizes'][0]:.0e}, is already "
+                   f"{check['moves'][0]:.2g}), so in float64 the map is not differentiable in practice there: any "
+                   "such move lands the weights elsewhere.")
+
+
+def sketch_summary(run: SketchRun) -> dict:
+    """The results-JSON entry: scale beside the authors', the screen, the grokking step, every
+    boundary's row, the spectra, the growth of the largest singular value after grokking, and a
+    verdict on each of the study's two claims."""
+    study = run.study
+    rows, spectra = sketch_rows(run), sketch_spectrum_rows(run)
+    grok = study.grok_step()
+    steps = study.boundaries.tolist()
+    lower = study.norm_lower_bound["float64"].tolist()
+    growth = lower[-1] / lower[steps.index(grok)] if grok > 0 else None
+    end = spectra[-1]
+    # float32 "departs" where its sketch is 10% (relative) from the float64 one
+    departs = next((r["step"] for r in rows if r["float32_relative_difference"] > FLOAT32_DEPARTURE), -1)
+    facts = {"n_parameters": study.n_parameters, "embed_dim": study.embed_dim, "steps": study.steps,
+             "segment": study.segment, "directions": study.sketch_size, "published": dict(PUBLISHED_JACOBIAN),
+             "seeds_screened": len(run.seeds), "seeds_grokked_in_screen": sum(s > 0 for s in run.grok_steps),
+             "chosen_seed": run.chosen, "screen_grok_step": run.grok_steps[run.seeds.index(run.chosen)],
+             "grok_step": grok, "growth_after_grokking": growth, "largest_lower_bound_end": lower[-1],
+             "largest_lower_bound_at_grok": lower[steps.index(grok)] if grok > 0 else None,
+             "largest_lower_bound_first_segment": lower[1] if len(lower) > 1 else lower[0],
+             "end_bulk_share_bound": end["bulk_share_bound"], "end_step": end["step"],
+             "end_estimates_above_bulk": end["estimates_above_bulk"], "end_smallest_estimate": end["kth"],
+             "float32_relative_difference_end": rows[-1]["float32_relative_difference"],
+             "float32_departs_at": departs,
+             "amplification": [amplification_check(check) for check in run.amplification],
+             "seconds": study.seconds, "rows": rows, "spectra": spectra,
+             "growth_by_seed": [growth_row(study)] + [growth_row(other) for other in run.spread]}
+    facts["verdicts"] = claim_verdicts(facts)
+    return facts
+
+
+def claim_verdicts(facts: dict) -> dict[str, str]:
+    """A verdict on each claim of the study from the summary's numbers: "no bulk" holds when at
+    most `NO_BULK_SHARE` of the singular values reach 0.9 at the end; "blow-up late" when the
+    largest grows `BLOW_UP_FACTOR` times from grokking to the end in most grokking seeds read
+    (`growth_by_seed`), "differs" when in some but not most."""
+    authors = facts["published"]
+    if facts["grok_step"] <= 0:
+        reason = (f"not comparable at this scale: the model does not grok within {facts['steps']:,} steps "
+                  f"(the study's claims concern training past grokking)")
+        return {"no_bulk": reason, "blow_up": reason}
+    bound = facts["end_bulk_share_bound"]
+    no_bulk = (f"reproduced: at most {bound:.1%} of the singular values reach {BULK_FLOOR} at step {facts['end_step']:,}"
+               if bound <= NO_BULK_SHARE else
+               f"not comparable at this scale: the {facts['directions']} largest singular values are read "
+               f"({facts['end_estimates_above_bulk']} of them above 1.1), but the bound on the other "
+               f"{facts['n_parameters'] - facts['directions']:,} ({bound:.0%} may reach {BULK_FLOOR}) is too loose "
+               "to count those near 1")
+    grokkers = [r for r in facts["growth_by_seed"] if r["grok_step"] > 0]
+    blown = [r for r in grokkers if r["growth_after_grokking"] >= BLOW_UP_FACTOR]
+    growths = ", ".join(f"{r['growth_after_grokking']:.2g}" for r in grokkers)
+    before = min(r["at_grok"] / r["first_segment"] for r in grokkers)
+    counted = (f"{len(blown)} of {len(grokkers)} grokking seeds grow at least {BLOW_UP_FACTOR:.0f} times from grokking to "
+               f"step {facts['steps']:,} (lower bounds; growth {growths})")
+    departs = facts["float32_departs_at"]
+    dtype = (f"; float64 throughout: float32, the authors' dtype, departs from it from step {departs:,}"
+             if departs >= 0 else "")
+    if len(blown) * 2 > len(grokkers):
+        blow_up = f"reproduced: {counted}; it grows before grokking too (at least {before:.2g} times from the first " \
+                  f"segment to grokking){dtype}"
+    elif blown:
+        blow_up = f"differs: only {counted}"
+    else:
+        blow_up = (f"not seen within {facts['steps']:,} steps (the authors: {authors['steps']:,}): {counted}; the "
+                   f"growth comes before grokking (at least {before:.2g} times from the first segment to grokking): "
+                   "not comparable at this scale")
+    return {"no_bulk": no_bulk, "blow_up": blow_up}
+
+
+def sketch_sentence(facts: dict) -> str:
+    """The chapter's sentence on the run: scale, screen, grokking, the two claims' numbers."""
+    authors = facts["published"]
+    text = (f"$P$ = {facts['n_parameters']:,} (the authors' model) over {facts['steps']:,} steps (the authors: "
+            f"{authors['steps']:,}), read through {facts['directions']} directions. Of {facts['seeds_screened']} "
+            f"seeds screened, {facts['seeds_grokked_in_screen']} grokked within the run; seed {facts['chosen_seed']} "
+            "was read")
+    if facts["grok_step"] > 0:
+        text += (f" and groks at step {facts['grok_step']:,}. The lower bound on the largest singular value is "
+                 f"{facts['largest_lower_bound_first_segment']:.3g} after the first segment, "
+                 f"{facts['largest_lower_bound_at_grok']:.3g} at grokking and {facts['largest_lower_bound_end']:.3g} "
+                 f"at step {facts['steps']:,}; at step {facts['end_step']:,} at least "
+                 f"{facts['end_estimates_above_bulk']} singular values exceed 1.1"
+                 + (f", and at most {facts['end_bulk_share_bound']:.1%} of the {facts['n_parameters']:,} reach "
+                    f"{BULK_FLOOR}." if facts["end_bulk_share_bound"] < 1 else
+                    "; the tail bound says nothing of the others."))
+    else:
+        text += f" and does not grok within {facts['steps']:,} steps."
+    text += "".join(" " + amplification_sentence(check) for check in facts["amplification"])
+    departs = facts["float32_departs_at"]
+    text += (f" Float32 departs from float64 at step {departs:,} (sketches more than {FLOAT32_DEPARTURE:.0%} "
+             f"apart) and ends {facts['float32_relative_difference_end']:.2g} apart: past that step a float32 "
+             "Jacobian is not the float64 one." if departs >= 0 else
+             f" Float32 stays within {FLOAT32_DEPARTURE:.0%} of float64 ({facts['float32_relative_difference_end']:.2g}"
+             " at the end).")
+    return text + f" No bulk: {facts['verdicts']['no_bulk']}. Blow-up late: {facts['verdicts']['blow_up']}."
+
+
+__all__ = ["BLOW_UP_FACTOR", "FLOAT32_DEPARTURE", "LINEAR_TOLERANCE", "NO_BULK_SHARE", "amplification_check",
+           "amplification_sentence", "claim_verdicts", "growth_row", "growth_table", "sketch_rows", "sketch_sentence",
+           "sketch_spectrum_rows", "sketch_spectrum_table", "sketch_summary", "sketch_table"]

@@ -1,0 +1,86 @@
+"""Chapter 6's reading of the training Jacobian at the authors' scale: verdicts from the numbers,
+the boundaries the randomized SVD reads, and the index rows."""
+
+import pytest
+import torch
+
+from lib.book.reproduced import reproduced_rows
+from lib.chapters.ch6 import SketchRun, spectrum_boundaries
+from lib.chapters.ch6_jacobian import claim_verdicts, sketch_sentence, sketch_summary
+from lib.grokking.jacobian_sketch import SketchedJacobianStudy, SketchedSpectrum
+from lib.grokking.study import PUBLISHED_JACOBIAN
+
+
+def test_spectra_are_read_just_before_and_at_grokking_and_at_the_end():
+    boundaries = [0, 100, 200, 300, 400]
+    assert spectrum_boundaries(boundaries, [0.1, 0.3, 0.5, 1.0, 1.0]) == [100, 200, 300, 400]
+    assert spectrum_boundaries(list(range(0, 1300, 100)), [0.5] * 10 + [1.0] * 3) == [300, 900, 1000, 1200]
+    assert spectrum_boundaries(boundaries, [0.1, 0.3, 0.5, 0.9, 0.9]) == [100, 400]      # never groks
+    assert spectrum_boundaries(boundaries, [0.1, 1.0, 1.0, 1.0, 1.0]) == [100, 400]      # at the first boundary
+
+
+def hand_made_run(grok: bool, end_norm: float) -> SketchRun:
+    accuracy = [0.1, 0.5, 1.0, 1.0] if grok else [0.1, 0.3, 0.5, 0.6]
+    spectra = [SketchedSpectrum(step=300, top=torch.tensor([end_norm, 0.5, 0.1], dtype=torch.float64),
+                                top_direction=torch.ones(500, dtype=torch.float64) / 500 ** 0.5,
+                                frobenius_squared=100.0, tail_energy=2.0, bulk_share_bound=0.01)]
+    study = SketchedJacobianStudy(
+        n_parameters=500, embed_dim=4, seed=7, steps=300, segment=100, sketch_size=3,
+        boundaries=torch.tensor([0, 100, 200, 300]), train_accuracy=torch.ones(4, dtype=torch.float64),
+        test_accuracy=torch.tensor(accuracy, dtype=torch.float64),
+        norm_lower_bound={"float64": torch.tensor([1.0, 3.0, 4.0, end_norm], dtype=torch.float64),
+                          "float32": torch.tensor([1.0, 3.0, 4.0, end_norm], dtype=torch.float64)},
+        frobenius_squared=torch.tensor([500.0, 90.0, 80.0, 100.0], dtype=torch.float64),
+        frobenius_error=torch.ones(4, dtype=torch.float64),
+        dtype_difference=torch.tensor([0.0, 0.01, 0.5, 2.0], dtype=torch.float64), spectra=spectra,
+        seconds={"backward": 1.0})
+    # early: linear for the two smallest moves (ratio within 10% of ||J u||), saturated beyond;
+    # at grokking: no size small enough
+    amplification = [{"step": 100, "sizes": [1e-12, 1e-10, 1e-8], "ratios": [3.1, 2.9, 1.0], "derivative": 3.0,
+                      "estimate": 2.9},
+                     {"step": 200, "sizes": [1e-12, 1e-10, 1e-8], "ratios": [9e11, 2e10, 1e8], "derivative": 4.0,
+                      "estimate": 4.0}]
+    return SketchRun(seeds=[7, 8], grok_steps=[200 if grok else -1, -1], chosen=7, study=study,
+                     amplification=amplification, spread=[])
+
+
+def test_verdicts_follow_the_bound_and_the_growth_after_grokking():
+    blown = sketch_summary(hand_made_run(grok=True, end_norm=400.0))
+    assert blown["grok_step"] == 200 and blown["growth_after_grokking"] == 100.0
+    assert blown["verdicts"]["no_bulk"].startswith("reproduced: at most 1.0%")
+    assert blown["verdicts"]["blow_up"] == (
+        "reproduced: 1 of 1 grokking seeds grow at least 10 times from grokking to step 300 (lower bounds; growth "
+        "1e+02); it grows before grokking too (at least 1.3 times from the first segment to grokking); float64 "
+        "throughout: float32, the authors' dtype, departs from it from step 200")
+    flat = sketch_summary(hand_made_run(grok=True, end_norm=8.0))
+    assert flat["verdicts"]["blow_up"].startswith("not seen within 300 steps (the authors: 4,000): 0 of 1")
+    assert "at least 1.3 times from the first segment to grokking" in flat["verdicts"]["blow_up"]
+    # a second seed that blows up: one of two is not most
+    mixed = claim_verdicts({**flat, "growth_by_seed": flat["growth_by_seed"] + blown["growth_by_seed"]})
+    assert mixed["blow_up"].startswith("differs: only 1 of 2 grokking seeds")
+    loose = claim_verdicts({**flat, "end_bulk_share_bound": 0.4})
+    assert loose["no_bulk"].startswith("not comparable at this scale: the 3 largest singular values are read")
+    assert "the other 497 (40% may reach 0.9)" in loose["no_bulk"]
+    never = sketch_summary(hand_made_run(grok=False, end_norm=8.0))
+    assert never["grok_step"] == -1 and never["growth_after_grokking"] is None
+    assert all(v.startswith("not comparable at this scale: the model does not grok") for v in never["verdicts"].values())
+    assert "does not grok within 300 steps" in sketch_sentence(never)
+    sentence = sketch_sentence(blown)
+    assert "groks at step 200" in sentence and "3 after the first segment, 4 at grokking and 400" in sentence
+    assert blown["float32_departs_at"] == 200 and "Float32 departs from float64 at step 200" in sentence
+    early, at_grok = blown["amplification"]
+    assert early["linear_up_to"] == 1e-10 and at_grok["linear_up_to"] is None
+    assert at_grok["moves"] == pytest.approx([0.9, 2.0, 1.0])
+    assert "agrees with the products within 10% for moves up to 1e-10" in sentence
+    assert "no move tried is small enough to be linear (the smallest, 1e-12, is already 0.9)" in sentence
+
+
+def test_index_rows_carry_both_claims_of_the_training_jacobian():
+    facts = sketch_summary(hand_made_run(grok=True, end_norm=400.0))
+    rows = reproduced_rows({"06_determination": {
+        "total_variation": {"epochs": [1, 2], "authors_epochs": [1, 2], "authors_every": 1, "authors_intervals": 1,
+                            "by_outcome": []}, "transplant": [], "jacobian_sketch": facts}})
+    jacobian = [r for r in rows if "training Jacobian" in r.quantity]
+    assert [r.verdict.split(":")[0] for r in jacobian] == ["reproduced", "reproduced"]
+    assert all(f"{PUBLISHED_JACOBIAN['n_parameters']:,}" in r.study for r in jacobian)
+    assert "x1e+02 (1 grokking seeds" in jacobian[1].book and "seed 7, earliest to grok of 2 screened" in jacobian[0].scale
