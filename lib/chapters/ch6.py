@@ -12,8 +12,12 @@ with the same code when missing) and runs the chapter's studies, whose science l
   argmax flips of their logits late in training, by the authors' definition and the book's;
 * `transplant_both_ways`: the authors' transplant protocol (`lib.grokking.transplant`) in both
   directions, whole table first, then the intersection;
-* `jacobian_run`: the training Jacobian composed over segments (`lib.grokking.training_jacobian`)
-  of an MLP on an iid part of S4's table;
+* `flip_study`: the argmax flips of chosen seeds of a sweep (`lib.grokking.total_variation`);
+* `jacobian_run`: the whole training Jacobian composed over segments (`lib.grokking.training_jacobian`)
+  of a small MLP on an iid part of S4's table;
+* `sketched_jacobian_run`: the authors' model on that part (P = 4,376): seeds screened, the
+  earliest grokker's Jacobian read through products (`lib.grokking.jacobian_sketch`), finite
+  checks along its most stretched direction, and the largest singular value of a few more;
 * `lib.grokking.early_prediction`: how well the final outcome of every seed of the sweep can be
   read from its logged metrics at each epoch.
 
