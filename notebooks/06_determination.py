@@ -338,16 +338,16 @@ display(Markdown(
     + (f"The model groks at step {grok}, so the spectra before and after grokking are those of steps "
        f"{jacobian_facts['before']['step']} and {jacobian_facts['after']['step']}."
        if grok > 0 else
-       "The model does not grok within the run (models this small do not grok from 58.4% of S4's table), so the "
-       "study's claims, which concern models trained past grokking, are tested in the next section; this one "
-       "shows the exact spectrum moving before grokking and checks the composition.")))
+       "The model does not grok within the run, so the study's claims, which concern models trained past "
+       "grokking, are tested in the next section (which also screens this width for grokking); this one shows the "
+       "exact spectrum moving before grokking and checks the composition.")))
 
 # %% [markdown]
 # ### At the authors' scale, through products
 #
-# The dense Jacobian above carries $P$ directions through every step; at the authors' $P$ = 4,376
-# that takes hours per thousand steps on a CPU, and models this small do not grok S4 from 58.4% of
-# its table. The study's two claims need less than the whole matrix: "no bulk" asks how many
+# The dense Jacobian above carries $P$ directions through every step, so its work grows with
+# $P^2$ times the steps: the ratio printed above puts the authors' setting out of a CPU's reach.
+# The study's two claims need less than the whole matrix: "no bulk" asks how many
 # singular values sit near 1, "blows up" how the largest grows. So the authors' model
 # ($d = h$ = `sketch_dim`, the bias, weight decay 2e-4, the same 58.4%) is trained for
 # `sketch_steps` steps and its Jacobian read through `sketch_directions` random directions $\Omega$,

@@ -185,6 +185,7 @@ def test_sketched_jacobian_run_in_smoke_mode_reads_the_first_seed_when_none_grok
     run = sketched_jacobian_run(config, SweepConfig())
     assert run.seeds == stream_seeds(JACOBIAN_STREAM, config.seed, config.sketch_candidates)
     assert run.grok_steps == [-1] * len(run.seeds) and run.chosen == run.seeds[0]
+    assert run.small_width == config.jacobian_dim and len(run.small_grok_steps) == len(run.seeds)
     assert run.study.n_parameters == MLPConfig(24, 2, 2, unembed_bias=True).n_parameters()
     assert run.study.boundaries.tolist() == [0, 3, 6] and [s.step for s in run.study.spectra] == [3, 6]
     (check,) = run.amplification                       # no grokking: the early check only

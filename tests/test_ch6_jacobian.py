@@ -41,7 +41,7 @@ def hand_made_run(grok: bool, end_norm: float) -> SketchRun:
                      {"step": 200, "sizes": [1e-12, 1e-10, 1e-8], "ratios": [9e11, 2e10, 1e8], "derivative": 4.0,
                       "estimate": 4.0}]
     return SketchRun(seeds=[7, 8], grok_steps=[200 if grok else -1, -1], chosen=7, study=study,
-                     amplification=amplification, spread=[])
+                     amplification=amplification, spread=[], small_width=2, small_grok_steps=[-1, -1])
 
 
 def test_verdicts_follow_the_bound_and_the_growth_after_grokking():
@@ -66,6 +66,7 @@ def test_verdicts_follow_the_bound_and_the_growth_after_grokking():
     assert all(v.startswith("not comparable at this scale: the model does not grok") for v in never["verdicts"].values())
     assert "does not grok within 300 steps" in sketch_sentence(never)
     sentence = sketch_sentence(blown)
+    assert "(at the exact model's width d = h = 2, the same seeds: 0)" in sentence
     assert "groks at step 200" in sentence and "3 after the first segment, 4 at grokking and 400" in sentence
     assert blown["float32_departs_at"] == 200 and "Float32 departs from float64 at step 200" in sentence
     early, at_grok = blown["amplification"]

@@ -99,12 +99,18 @@ def test_bad_settings_are_refused_before_any_work():
                                 torch.Generator())
 
 
-def test_screen_finds_the_steps_of_the_study_trainer():
-    """The screen trains seeds together with torch.optim.Adam; a seed's trajectory is the one
-    `adam` gives alone (same rule), so its accuracy crosses at the same checks."""
-    step, theta0, training, test = small_run()
-    grokked = screen_seeds(MODEL, [0, 1], training, test, 20, 5, 2e-4, 0.01, (0.9, 0.98), 1e-8, threshold=0.0)
-    assert grokked.tolist() == [5, 5]            # threshold 0: every check passes from the first
+def test_screen_finds_the_grokking_steps_of_the_study_trainer():
+    """The screen trains seeds together with torch.optim.Adam in float32; a seed's trajectory is
+    the one `adam` gives it alone (the same rule), so at a threshold its accuracy crosses, the
+    screen finds the boundary the study's own (float64) accuracy gives."""
+    _, _, training, test = small_run()
+    wider = MLPConfig(24, 8, 8, unembed_bias=True)        # its accuracy climbs within 100 steps
+    study = sketched_jacobian_study(wider, 0, training, test, 100, 10, 2e-4, 0.01, (0.9, 0.98), 1e-8, 1, [],
+                                    torch.Generator().manual_seed(0), with_float32=False)
+    threshold = float(study.test_accuracy[5])            # the accuracy the study reaches at step 50
+    assert float(study.test_accuracy[0]) < threshold      # the crossing is not at the start
+    grokked = screen_seeds(wider, [0, 1], training, test, 100, 10, 2e-4, 0.01, (0.9, 0.98), 1e-8, threshold=threshold)
+    assert int(grokked[0]) == study.grok_step(threshold) == 50
     never = screen_seeds(MODEL, [0], training, test, 20, 5, 2e-4, 0.01, (0.9, 0.98), 1e-8, threshold=1.01)
     assert never.tolist() == [-1]
 

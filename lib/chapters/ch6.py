@@ -241,8 +241,9 @@ class SketchRun:
     """The chapter's training Jacobian at the authors' scale: the screened seeds and their
     grokking steps (-1: not within the run), the seed read, its study, the finite-size checks of
     its most stretched direction (`amplification`, one per step checked: sizes, ratios, the
-    derivative ||J u|| and the randomized-SVD estimate), and the forward-only float64 studies of
-    the next grokking seeds (`spread`)."""
+    derivative ||J u|| and the randomized-SVD estimate), the forward-only float64 studies of
+    the next grokking seeds (`spread`), and the same seeds' grokking steps at the exact model's
+    width `small_width` (`small_grok_steps`)."""
 
     seeds: list[int]
     grok_steps: list[int]
@@ -250,6 +251,8 @@ class SketchRun:
     study: SketchedJacobianStudy
     amplification: list[dict]
     spread: list[SketchedJacobianStudy]
+    small_width: int
+    small_grok_steps: list[int]
 
 
 def spectrum_boundaries(boundaries: list[int], accuracy: list[float], threshold: float = 0.999) -> list[int]:
@@ -275,6 +278,10 @@ def sketched_jacobian_run(config: Chapter6Parameters, schedule: SweepConfig) -> 
     seeds = stream_seeds(JACOBIAN_STREAM, config.seed, config.sketch_candidates)
     grok_steps = screen_seeds(model, seeds, training, test, config.sketch_steps, config.sketch_segment,
                               *adam_settings, device=config.device).tolist()
+    # The same screen at the width of the exact (dense) model: does a model that small grok here?
+    small = MLPConfig(pair.n_elements, config.jacobian_dim, config.jacobian_dim, unembed_bias=True)
+    small_grok_steps = screen_seeds(small, seeds, training, test, config.sketch_steps, config.sketch_segment,
+                                    *adam_settings, device=config.device).tolist()
     grokked = [(step, seed) for step, seed in zip(grok_steps, seeds) if step > 0]
     chosen = min(grokked)[1] if grokked else seeds[0]
     study = sketched_jacobian_study(model, chosen, training, test, config.sketch_steps, config.sketch_segment,
@@ -297,7 +304,7 @@ def sketched_jacobian_run(config: Chapter6Parameters, schedule: SweepConfig) -> 
                                       torch.Generator().manual_seed(config.seed + 12), device=config.device,
                                       with_float32=False) for seed in others]
     return SketchRun(seeds=seeds, grok_steps=grok_steps, chosen=chosen, study=study, amplification=amplification,
-                     spread=spread)
+                     spread=spread, small_width=config.jacobian_dim, small_grok_steps=small_grok_steps)
 
 
 __all__ = ["AMPLIFICATION_SIZES", "Chapter6Parameters", "JACOBIAN_STREAM", "TRANSPLANT_STREAMS", "TransplantStudy", "choose_per_outcome", "flip_study", "jacobian_run",

@@ -137,6 +137,7 @@ def sketch_summary(run: SketchRun) -> dict:
     facts = {"n_parameters": study.n_parameters, "embed_dim": study.embed_dim, "steps": study.steps,
              "segment": study.segment, "directions": study.sketch_size, "published": dict(PUBLISHED_JACOBIAN),
              "seeds_screened": len(run.seeds), "seeds_grokked_in_screen": sum(s > 0 for s in run.grok_steps),
+             "small_width": run.small_width, "small_seeds_grokked": sum(s > 0 for s in run.small_grok_steps),
              "chosen_seed": run.chosen, "screen_grok_step": run.grok_steps[run.seeds.index(run.chosen)],
              "grok_step": grok, "growth_after_grokking": growth, "largest_lower_bound_end": lower[-1],
              "largest_lower_bound_at_grok": lower[steps.index(grok)] if grok > 0 else None,
@@ -195,8 +196,9 @@ def sketch_sentence(facts: dict) -> str:
     authors = facts["published"]
     text = (f"$P$ = {facts['n_parameters']:,} (the authors' model) over {facts['steps']:,} steps (the authors: "
             f"{authors['steps']:,}), read through {facts['directions']} directions. Of {facts['seeds_screened']} "
-            f"seeds screened, {facts['seeds_grokked_in_screen']} grokked within the run; seed {facts['chosen_seed']} "
-            "was read")
+            f"seeds screened, {facts['seeds_grokked_in_screen']} grokked within the run (at the exact model's width "
+            f"d = h = {facts['small_width']}, the same seeds: {facts['small_seeds_grokked']}); seed "
+            f"{facts['chosen_seed']} was read")
     if facts["grok_step"] > 0:
         text += (f" and groks at step {facts['grok_step']:,}. The lower bound on the largest singular value is "
                  f"{facts['largest_lower_bound_first_segment']:.3g} after the first segment, "
