@@ -1,6 +1,10 @@
 # Entry points (see README.md):
-#   make book        set up .venv, execute every chapter into _build/executed, build the HTML
-#                    book from those copies in _build/html (the tracked files are not touched)
+#   make book        set up .venv, bring _build/executed up to date (tools/execute_chapters.py: a
+#                    chapter whose code fingerprint matches notebooks/fingerprints.json is copied
+#                    as committed, the others are executed), build the HTML book from those copies
+#                    in _build/html (the tracked files are not touched); minutes when nothing changed
+#   make reproduce   execute every chapter from nothing into _build/reproduce (about 80 minutes on
+#                    2 cores), write their wall times, compare the verdicts with the committed ones
 #   make test        set up .venv (and Chromium for the browser test), run the whole test suite
 #   make notebooks   re-execute the committed notebooks in place (then commit them)
 # Each starts from nothing on a machine with Python, pip, node and npm.
@@ -11,8 +15,9 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.requirements-installed
 NOTEBOOKS := $(sort $(wildcard notebooks/[0-9][0-9]_*.py))
 EXECUTED := _build/executed
+REPRODUCE := _build/reproduce
 
-.PHONY: book test venv execute notebooks html chromium clean
+.PHONY: book test venv execute reproduce notebooks html chromium clean
 
 venv: $(STAMP)
 
@@ -22,33 +27,45 @@ $(STAMP): requirements.txt pyproject.toml
 	$(BIN)/pip install --quiet -r requirements.txt
 	touch $(STAMP)
 
-# Execute every chapter in order at default parameters (chapter 3 reads chapter 2's checkpoint
-# from results/). Each chapter runs from a fresh .ipynb made from its .py source into
-# $(EXECUTED), so the tracked notebooks stay as committed and `git status` stays clean.
+# Bring $(EXECUTED) up to date for the book: a chapter whose code fingerprint (its .py and the
+# `lib` modules it imports) matches notebooks/fingerprints.json is copied as committed, with its
+# results JSON from notebooks/results/ into results/; the others are executed from a fresh .ipynb
+# made from the .py (plus, first, an earlier chapter whose outputs they read from results/ when
+# those are missing: tools/execute_chapters.py, DEPENDENCIES). The tracked notebooks stay as
+# committed, so `git status` stays clean.
 execute: venv
-	@mkdir -p $(EXECUTED)
-	@for py in $(NOTEBOOKS); do \
-	  nb=$(EXECUTED)/$$(basename $${py%.py}).ipynb; \
-	  echo "executing $$py into $$nb"; \
-	  $(BIN)/jupytext --quiet --to ipynb --output $$nb $$py || exit 1; \
-	  $(BIN)/papermill --no-progress-bar --log-level WARNING --cwd notebooks -k python3 $$nb $$nb || exit 1; \
-	done
+	$(BIN)/python tools/execute_chapters.py --mode cached --out $(EXECUTED) --results results
+
+# Execute every chapter from nothing, in order, into $(REPRODUCE) (results in $(REPRODUCE)/results,
+# wall times in $(REPRODUCE)/timings.md), then list the verdicts that differ from the committed run's.
+reproduce: venv
+	rm -rf $(REPRODUCE)
+	$(BIN)/python tools/execute_chapters.py --mode all --out $(REPRODUCE) --results $(REPRODUCE)/results
+	@if [ -f tools/verdict_stability.py ]; then \
+	  $(BIN)/python tools/verdict_stability.py notebooks/results $(REPRODUCE)/results; \
+	else \
+	  echo "tools/verdict_stability.py is not in this checkout: verdicts not compared with notebooks/results."; \
+	fi
 
 # Refresh the committed notebooks: sync each .ipynb with its .py (outputs and the .py's cell
-# tags kept), execute it in place, and record which code it ran (notebooks/fingerprints.json).
+# tags kept), execute it in place, keep its results JSON beside it (notebooks/results/, which
+# `make execute` copies back for a reused chapter), and record which code it ran
+# (notebooks/fingerprints.json).
 # Run this, and commit, when a chapter or its code changed: a test fails until you do.
 notebooks: venv
 	$(BIN)/python tools/sync_parameter_comments.py $(NOTEBOOKS)
 	$(BIN)/python tools/sync_notebooks.py $(NOTEBOOKS)
+	@mkdir -p notebooks/results
 	@for nb in $(NOTEBOOKS:.py=.ipynb); do \
 	  echo "executing $$nb in place"; \
 	  $(BIN)/papermill --no-progress-bar --log-level WARNING --cwd notebooks -k python3 $$nb $$nb || exit 1; \
+	  cp results/$$(basename $${nb%.ipynb}).json notebooks/results/ || exit 1; \
 	done
 	$(BIN)/python tools/record_fingerprints.py $(NOTEBOOKS)
 	$(BIN)/python tools/results_table.py
 
-# The HTML book (Sphinx with MyST-NB, offline; tools/build_book.py) from the executed copies when
-# `make execute` made them, else from the committed notebooks.
+# The HTML book (Sphinx with MyST-NB, offline; tools/build_book.py) from the copies in $(EXECUTED)
+# when `make execute` made them, else from the committed notebooks.
 html: venv
 	$(BIN)/python tools/build_book.py --notebooks $(EXECUTED) --results results
 

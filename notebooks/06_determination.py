@@ -67,6 +67,8 @@ sketch_directions = 32  # random directions pushed through its training: the ran
 sketch_candidates = 32  # seeds screened for it; the one that groks earliest is read
 sketch_spread_seeds = 4  # further grokking seeds whose largest singular value is followed too (forward only, float64)
 sketch_spread_directions = 8  # directions pushed through the training of each of those
+sketch_adam_eps = [1e-7, 1e-6]  # further values of Adam's eps at which the same seeds' largest singular value is followed (the authors: torch's 1e-8, the chapter's schedule)
+sketch_overflow_steps = 4000  # steps of a float64 and a float32 run of the read seed, past the authors' epoch 3,100 where their norm nears float32's largest number (0: none)
 predict_every = 20  # epochs between the epochs at which the outcome is predicted
 predict_folds = 5  # folds of the held-out predictions
 cpu_threads = 1  # torch threads of this process on the CPU
@@ -390,6 +392,27 @@ display(Markdown(sketch_table(sketch_facts["rows"])))
 display(Markdown(sketch_spectrum_table(sketch_facts["spectra"])))
 sketched_jacobian_figure(sketch_run).show()
 display(Markdown(growth_table(sketch_facts["growth_by_seed"])))
+
+# %% [markdown]
+# Two rivals of "the Jacobian blows up late in training" are measured on the same seeds. **Adam's
+# eps**: Adam divides each step by $\sqrt{\hat v} + \epsilon$, and late in training $\hat v$ of some
+# weights falls towards $\epsilon$ (the authors: torch's $10^{-8}$), so a tiny change of the weights
+# can change a step a lot; the growth is read again at each of `sketch_adam_eps`. **Float32
+# overflow**: the authors' norm (float32) rises to about $10^{37}$ near epoch 3,100, just under
+# float32's largest number ($3.4 \times 10^{38}$); the read seed is run for `sketch_overflow_steps`
+# steps in both dtypes. A growth in these tables is a ratio of two lower bounds: an estimate of the
+# growth, not a bound on it.
+
+# %%
+for entry in sketch_facts["growth_by_eps"]:
+    print(f"Adam eps {entry['eps']:g}:")
+    display(Markdown(growth_table(entry["rows"])))
+overflow = sketch_facts["overflow"]
+if overflow:
+    print(f"seed {overflow['seed']} run {overflow['steps']} steps (groks at step {overflow['grok_step']}): float64 bound "
+          f"{overflow['float64_end']:.3g} at the end, above float32's largest number from step "
+          f"{overflow['float64_exceeds_float32_max_at']} (-1: never); the float32 bound is not finite from step "
+          f"{overflow['float32_nonfinite_at']} (-1: never)")
 
 # %%
 display(Markdown(sketch_sentence(sketch_facts)))

@@ -26,11 +26,10 @@ def make_commands(target: str) -> list[str]:
 
 def test_make_book_executes_copies_under_build_and_leaves_the_tracked_notebooks_alone():
     commands = "\n".join(make_commands("book"))
-    assert "papermill" in commands and "_build/executed" in commands
-    # The loop writes every chapter to _build/executed/NN.ipynb, made from the .py source...
-    assert "jupytext --quiet --to ipynb --output $nb $py" in commands
-    assert "nb=_build/executed/" in commands
-    # ...and nothing in it syncs or executes the committed .ipynb files.
+    # tools/execute_chapters.py writes every chapter to _build/executed (executed from its .py, or
+    # the committed notebook copied when its code fingerprint matches; tests/test_execute_chapters.py)...
+    assert "tools/execute_chapters.py --mode cached --out _build/executed --results results" in commands
+    # ...and nothing in the recipe syncs or executes the committed .ipynb files.
     assert "sync_notebooks" not in commands and not re.search(r"notebooks/\d\d_\w+\.ipynb", commands)
     assert "build_book.py --notebooks _build/executed --results results" in commands
     assert "results_table.py" not in commands                  # book/index.md is not rewritten

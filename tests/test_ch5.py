@@ -365,7 +365,9 @@ def test_the_s5_course_sits_beside_the_published_one_with_what_differs():
         SGLDConfig(steps=3000, chains=3), torch.zeros(1, 3, 1), torch.zeros(3, 1))
     sentence = s5_comparison_sentence(trajectory)
     assert sentence.startswith("S5 vs A5 x Z2 (d = h = 128, with the unembedding bias, 3 chains of 3,000 SGLD "
-                               "steps per snapshot): neither (seed 70000): highest 5,000 at epoch 80, 600 at epoch 2000.")
+                               "steps per snapshot): neither (seed 70000): highest 5,000 at epoch 80, 600 at epoch 2000 "
+                               "(the study's instance with the same outcome: 4,601 and 598, one seed against one "
+                               "instance).")
     assert "peaked at 4,558-4,601 near epochs 80-90 and ended at 505-598" in sentence
     assert f"{5000 / 4579.5:.2f} times theirs" in sentence
     assert sentence.endswith("What differs: 1 seed(s) against the study's 3; snapshots at epochs 80, 1000, 2000 "

@@ -13,7 +13,6 @@ here, where one table is built from them.
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -44,6 +43,24 @@ class Reproduced:
     book: str
     scale: str
     verdict: str = PENDING
+
+
+#: The short verdict words the index shows first, by the prefix of a verdict that maps to each.
+VERDICT_WORDS = (("reproduced", "reproduced"), ("consistent", "consistent"), ("too few events", "too few events"),
+                 ("differs", "differs"), ("not comparable", "not comparable"), ("not seen", "not comparable"),
+                 ("one run", "one run"), (PENDING, PENDING))
+
+
+def verdict_category(verdict: str) -> str:
+    """The leading phrase of a verdict, before its reasons (the text up to the first ":", " (" or
+    ";"): what must come out the same on another CPU or seed (`tools/verdict_stability.py`)."""
+    cut = min((i for i in (verdict.find(":"), verdict.find(" ("), verdict.find(";")) if i >= 0), default=len(verdict))
+    return verdict[:cut].strip()
+
+
+def verdict_word(verdict: str) -> str:
+    """The short word of a verdict for the index (`VERDICT_WORDS`; its leading phrase otherwise)."""
+    return next((word for prefix, word in VERDICT_WORDS if verdict.startswith(prefix)), verdict_category(verdict))
 
 
 def _percent(value: float) -> str:
@@ -185,6 +202,30 @@ def _pair_counts(pairs: list[dict]) -> tuple[int, int, int]:
             sum(p["n_instances"] for p in pairs))
 
 
+#: Chapter 4: a group "not grokked" by any seed is shown rare once its rate is bounded below this.
+RARE_RATE = 0.05
+#: A verdict resting on fewer events than this says so.
+FEW_EVENTS = 5
+#: The normal quantile of a two-sided 95% interval (Wilson's intervals, as chapter 4 computes them).
+_Z = 1.959964
+
+
+def _zero_event_upper(trials: int) -> float:
+    """Upper end of the 95% Wilson interval of a rate with no event in `trials`."""
+    return _Z ** 2 / (trials + _Z ** 2)
+
+
+def _seeds_to_bound(rate: float) -> int:
+    """Fewest seeds with no event whose 95% Wilson interval lies below `rate`."""
+    return int(_Z ** 2 * (1 - rate) / rate) + 1
+
+
+def _few_events(counts: dict[str, int]) -> str:
+    """A clause naming the rates resting on fewer than `FEW_EVENTS` events (empty when none)."""
+    few = [f"{name} {count}" for name, count in counts.items() if count < FEW_EVENTS]
+    return f"; too few events to measure a rate: {', '.join(few)}" if few else ""
+
+
 def _settings(pair: dict) -> str:
     """A sweep's model and schedule in a few words (chapter 4's JSON summaries)."""
     model = "one map on summed embeddings" if pair.get("tied_linear") else "two maps"
@@ -211,9 +252,9 @@ def chapter_4(results: dict) -> list[Reproduced]:
             f"{_percent(g1['fraction'])} / {_percent(g2['fraction'])} ({g1['count']} / {g2['count']}; 95% intervals "
             f"{_percent(g1['low'])}-{_percent(g1['high'])} / {_percent(g2['low'])}-{_percent(g2['high'])})",
             f"{compared['n_instances']:,} seeds (study: {published['n_instances']:,})",
-            "reproduced (the published fractions lie inside both 95% intervals)" if not outside else
-            "differs: the published fraction lies outside the 95% interval of " + " and ".join(outside)
-            + " (cause not measured)"))
+            ("reproduced (the published fractions lie inside both 95% intervals)" if not outside else
+             "differs: the published fraction lies outside the 95% interval of " + " and ".join(outside)
+             + " (cause not measured)") + _few_events({"S4": g1["count"], "A4xZ2": g2["count"]})))
     rows += _other_pairs(results)
     return rows
 
@@ -226,10 +267,22 @@ def _other_pairs(results: dict) -> list[Reproduced]:
     if "z48" in pairs:
         z48 = pairs["z48"]
         g1, g2, n = _pair_counts([z48])
-        verdict = (f"reproduced (no seed grokked {z48['g2']})" if g1 and not g2 else
-                   "not comparable at this scale: no seed grokked either group; needs more seeds (the "
-                   "authors ran 100)" if not g1 and not g2 else
-                   f"differs: {g2} seed(s) grokked {z48['g2']}")
+        # "Only the commutative group": no seed of the other is consistent with it, and becomes a
+        # reproduction once the seeds bound the other group's rate below `RARE_RATE`.
+        upper = z48.get("ci_grokked_g2", [0.0, _zero_event_upper(n)])[1]
+        needed = _seeds_to_bound(RARE_RATE)
+        if g2:
+            verdict = f"differs: {g2} seed(s) grokked {z48['g2']}"
+        elif not g1:
+            verdict = ("not comparable at this scale: no seed grokked either group; needs more seeds (the "
+                       "authors ran 100)")
+        elif n >= needed:
+            verdict = (f"reproduced (no seed of {n} grokked {z48['g2']}: its rate is below {upper:.1%}, 95% "
+                       "interval)")
+        else:
+            verdict = (f"consistent with the study: no seed of {n} grokked {z48['g2']}, but its rate may be up to "
+                       f"{upper:.0%} (95% interval); {needed} seeds with none would bound it below "
+                       f"{RARE_RATE:.0%} (the authors ran 100)")
         rows.append(Reproduced(4, "Z48xZ2 vs Z48x|25Z2: which group is grokked", notes.get("z48", ""),
                                f"{g1} of {n} grokked {z48['g1']}, {g2} grokked {z48['g2']}",
                                f"{n} seeds, {AUTHORS_SETTINGS if z48.get('tied_linear') else ''}{_settings(z48)} "
@@ -243,9 +296,14 @@ def _other_pairs(results: dict) -> list[Reproduced]:
         if book:
             bg1, bg2, bn = _pair_counts([book])
             text += (f"; with the chapter's recipe ({_settings(book)}), {bg1} and {bg2} of {bn}")
-        verdict = ("reproduced (both groups grokked at the authors' settings)" if g1 and g2 else
-                   f"not comparable at this scale: {'no seed grokked either group' if not g1 + g2 else 'one group only'} "
-                   f"in {n} seeds at the authors' settings; needs their 100 seeds at each of 8 learning rates")
+        if g1 and g2:
+            verdict = "reproduced (both groups grokked at the authors' settings)"
+        else:
+            missing = [name for name, count in ((authors[0]["g1"], g1), (authors[0]["g2"], g2)) if not count]
+            verdict = (f"not comparable at this scale: {' and '.join(missing)} grokked by no seed of {n} at the "
+                       f"authors' settings (rate below {_zero_event_upper(n):.0%}, 95% interval)"
+                       + (f", the other by {g1 + g2}" if g1 + g2 else "")
+                       + "; the authors ran 100 seeds at each of 8 learning rates")
         rows.append(Reproduced(4, "Z35x|6Z2 vs Z35x|34Z2: either group can be grokked", notes.get("z35", ""), text,
                                f"{n} seeds at learning rates {rates}: {_settings(authors[0])} (study: 100 seeds "
                                "at each of 8 rates)", verdict))
@@ -284,39 +342,45 @@ def chapter_5(results: dict) -> list[Reproduced]:
 
     rows = []
     s5 = results["s5_llc_over_training"]
-    courses = [[value for epoch, value in zip(s5["epochs"], llc) if epoch >= fitted]
-               for llc, fitted in zip(s5["llc"], s5["fitted_epoch"]) if fitted >= 0]
-    courses = [c for c in courses if c]
+    published = PUBLISHED_S5_LLC
+    outcome_names = ("grokked S5", "grokked A5xZ2", "neither")
+    # Like for like: each seed beside the study's instance with the same outcome (the study picked
+    # one instance per outcome); seeds that never fit their training set have no meaningful LLC.
+    courses = []
+    for k, (llc, fitted) in enumerate(zip(s5["llc"], s5["fitted_epoch"])):
+        kept = [value for epoch, value in zip(s5["epochs"], llc) if fitted >= 0 and epoch >= fitted]
+        if kept:
+            outcome = s5.get("outcome", [2] * len(s5["llc"]))[k]       # older runs: assume neither
+            courses.append((outcome, max(kept), kept[-1]))
     if courses:
-        published = PUBLISHED_S5_LLC
-        peak = statistics.mean(max(c) for c in courses)
-        end = statistics.mean(c[-1] for c in courses)
-
-        def place(value: float, values: tuple[int, ...]) -> str:
-            return "within" if min(values) <= value <= max(values) else (
-                f"{value / max(values):.2f} times the highest" if value > max(values) else
-                f"{value / min(values):.2f} times the lowest")
-
         seeds, instances = len(courses), published["instances"]
-        within = place(peak, published["peaks"]) == "within" and place(end, published["finals"]) == "within"
+        outcomes_seen = {outcome for outcome, _, _ in courses}
         epochs = ", ".join(str(e) for e in s5["epochs"])
-        like = (f"{seeds} seed against the study's {instances} instances" if seeds == 1 else
-                f"{seeds} seeds against the study's {instances} instances")
-        grid = (f"the highest over snapshots at epochs {epochs} against one every {published['checkpoint_every']}"
-                if len(s5["epochs"]) < 2000 // published["checkpoint_every"] else "")
-        if within:
-            verdict = f"reproduced: highest and final inside the range of the study's instances ({like})"
+        pairs = []
+        for outcome, peak, end in courses:
+            i = published["outcomes"].index(("grokked_g1", "grokked_g2", "neither")[outcome])
+            pairs.append(f"{outcome_names[outcome]}: {peak:,.0f} -> {end:,.0f} against the study's "
+                         f"{published['peaks'][i]:,} -> {published['finals'][i]} ({end / published['finals'][i]:.2f} "
+                         "times its final)")
+        book = "; ".join(pairs) + f" ({seeds} seed{'s' if seeds != 1 else ''})"
+        # One seed per outcome is the study's design; fewer cannot separate the outcome from the seed.
+        if seeds < instances or len(outcomes_seen) < instances:
+            verdict = (f"not comparable: {seeds} seed{'s' if seeds != 1 else ''} "
+                       f"({', '.join(outcome_names[o] for o in sorted(outcomes_seen))}) against the study's one "
+                       f"instance per outcome, whose finals span {min(published['finals'])}-{max(published['finals'])} "
+                       "by outcome; a verdict needs a seed of each outcome (`-p s5_seeds` at the published scale)")
         else:
-            verdict = (f"differs: highest {place(peak, published['peaks'])}, final {place(end, published['finals'])} "
-                       f"of the published values ({like}{'; ' + grid if grid else ''}; the study's 3 instances "
-                       "need `-p s5_seeds 3 -p s5_every 10`)")
+            inside = all(min(published["finals"]) <= end <= max(published["finals"]) for _, _, end in courses)
+            verdict = (f"reproduced: every seed's final inside the study's range ({seeds} seeds)" if inside else
+                       f"differs: a final outside the study's range ({seeds} seeds)")
         rows.append(Reproduced(
-            5, "LLC of S5 vs A5xZ2 along training (bias, SGLD chains of 3,000 steps): highest -> final",
+            5, "LLC of S5 vs A5xZ2 along training (bias, SGLD chains of 3,000 steps): highest -> final, by outcome",
             f"{min(published['peaks']):,}-{max(published['peaks']):,} -> "
-            f"{min(published['finals'])}-{max(published['finals'])} ({instances} instances of one run)",
-            f"{peak:,.0f} -> {end:,.0f} ({seeds} seed{'s' if seeds != 1 else ''})",
-            f"{like}; {s5['chains']} chains x {s5['steps']:,} steps at epochs {epochs} (study: "
-            f"{published['chains']} chains x {published['steps']:,} steps every {published['checkpoint_every']} epochs)",
+            f"{min(published['finals'])}-{max(published['finals'])} ({instances} instances, one per outcome)",
+            book,
+            f"{seeds} seed{'s' if seeds != 1 else ''}; {s5['chains']} chains x {s5['steps']:,} steps at epochs "
+            f"{epochs} (study: {published['chains']} chains x {published['steps']:,} steps every "
+            f"{published['checkpoint_every']} epochs)",
             verdict))
     over_time = results.get("measures_over_time")
     if over_time:
@@ -399,6 +463,17 @@ def chapter_6(results: dict) -> list[Reproduced]:
         elif low is None or high is None:           # one seed: no interval (NaN is written as null)
             verdict = (f"not comparable at this scale: {r['count']} seed(s), too few for an interval (the study's run "
                        f"had {protocol['a4_seeds']} A4xZ2 grokkers among {protocol['instances']:,} seeds)")
+        elif r["seeds_flipping_authors"] < FEW_EVENTS:
+            # A mean over seeds of which only a handful flip at all moves with each of them.
+            others = [f"{o['group']}'s {o['published_flip_rate']:.2g}" for o in (biased or tv)["by_outcome"]
+                      if o is not r and "published_flip_rate" in o and low <= o["published_flip_rate"] <= high]
+            verdict = (f"too few events: {r['seeds_flipping_authors']} of {r['count']} seeds flip at all; the 95% "
+                       f"interval {low:.2g} to {high:.2g} holds the published {published:.2g}"
+                       if low <= published <= high else
+                       f"too few events: {r['seeds_flipping_authors']} of {r['count']} seeds flip at all; the 95% "
+                       f"interval {low:.2g} to {high:.2g} misses the published {published:.2g}")
+            if others:
+                verdict += f" and also {', '.join(others)}, so it separates nothing"
         elif low <= published <= high:
             verdict = f"reproduced (inside the bootstrap interval of this run's mean; model {model})"
         else:
@@ -417,8 +492,14 @@ def chapter_6(results: dict) -> list[Reproduced]:
             return entry["low"] is not None and entry["high"] is not None and entry["low"] <= share <= entry["high"]
 
         book = "; ".join(f"{name}: " + " / ".join("-" if r["criteria"][name]["share"] is None else
-                                                  _percent(r["criteria"][name]["share"]) for r in transplanted)
+                                                  f"{_percent(r['criteria'][name]['share'])} "
+                                                  f"({r['criteria'][name]['ungrokked']} of "
+                                                  f"{r['criteria'][name]['grokked_first']})" for r in transplanted)
                          for name in names)
+
+        def events(name: str) -> str:                     # ungrokked seeds per direction, flagged when few
+            counts = [r["criteria"][name]["ungrokked"] for r in transplanted]
+            return " / ".join(map(str, counts)) + (" events: too few" if min(counts) < FEW_EVENTS else " events")
         matching = [name for name in names
                     if all(inside(r["criteria"][name], share) for r, share in zip(transplanted, PUBLISHED_UNGROK_SHARES))]
         transplant_protocol = results.get("transplant_protocol", {})
@@ -430,11 +511,13 @@ def chapter_6(results: dict) -> list[Reproduced]:
         if any(r["criteria"][names[0]]["grokked_first"] == 0 for r in transplanted):
             verdict = "not comparable at this scale: no seed learned the group in phase 1"
         elif authors in matching:
-            verdict = f"reproduced under the authors' coded criterion ({authors}; inside both Wilson intervals)"
+            verdict = (f"reproduced under the authors' coded criterion ({authors}; inside both Wilson intervals; "
+                       f"{events(authors)})")
         elif matching:
             verdict = (f"differs: under the authors' coded criterion ({authors}) "
                        + " / ".join(_percent(r["criteria"][authors]["share"]) for r in transplanted)
-                       + "; the published shares lie inside both intervals only under " + ", ".join(matching)
+                       + f" ({events(authors)}); the published shares lie inside both intervals only under "
+                       + ", ".join(f"{name} ({events(name)})" for name in matching)
                        + f", a criterion their code does not use (one of {len(names)} tried)")
         else:
             verdict = ("differs: not reproduced with the authors' own protocol (no criterion's Wilson interval holds "
@@ -461,7 +544,8 @@ def chapter_6(results: dict) -> list[Reproduced]:
         rows.append(Reproduced(
             6, "training Jacobian: blow-up late in training", f"blows up to infinity ({study})",
             grokked + (f"largest singular value from grokking to step {sketch['steps']:,}: x"
-                       + ", x".join(f"{g:.2g}" for g in growths) + f" ({len(growths)} grokking seeds, lower bounds)"
+                       + ", x".join(f"{g:.2g}" for g in growths) + f" ({len(growths)} grokking seeds; ratios of "
+                       "two lower bounds, estimates)"
                        if growths else "no growth read"),
             scale, sketch["verdicts"]["blow_up"]))
     return rows
@@ -479,12 +563,25 @@ def reproduced_rows(results: dict[str, dict]) -> list[Reproduced]:
     return [row for name, rows_of in CHAPTERS.items() if name in results for row in rows_of(results[name])]
 
 
+#: The chapters' titles in the index's tables of what is reproduced.
+CHAPTER_TITLES = {1: "Chapter 1: the hand-built BFS transformer", 2: "Chapter 2: training on shortest paths",
+                  3: "Chapter 3: fine-tuning and generalization", 4: "Chapter 4: ambiguous grokking",
+                  5: "Chapter 5: complexity of the grokked solutions", 6: "Chapter 6: when the choice is made"}
+
+
 def reproduced_table(rows: list[Reproduced], smoke: bool) -> str:
-    """The markdown table, with a warning line when the results came from smoke runs."""
-    table = markdown_table(["chapter", "quantity", "the study", "this book", "this run's scale", "verdict"],
-                           [[r.chapter, r.quantity, r.study, r.book, r.scale, r.verdict] for r in rows])
-    return ("**These numbers come from smoke runs (tests), not from the book's defaults.**\n\n" if smoke
-            else "") + table
+    """The index's tables, one per chapter: the short verdict word first (`verdict_word`), the
+    quantity, the study's number and this book's; then, folded under each table, every row's
+    scale and full verdict. A warning line leads when the results came from smoke runs."""
+    parts = ["**These numbers come from smoke runs (tests), not from the book's defaults.**"] if smoke else []
+    for chapter in sorted({r.chapter for r in rows}):
+        mine = [r for r in rows if r.chapter == chapter]
+        parts.append(f"### {CHAPTER_TITLES.get(chapter, f'Chapter {chapter}')}")
+        parts.append(markdown_table(["verdict", "quantity", "the study", "this book"],
+                                    [[f"**{verdict_word(r.verdict)}**", r.quantity, r.study, r.book] for r in mine]))
+        notes = "\n".join(f"{i}. *{r.quantity}* ({r.scale}): {r.verdict}" for i, r in enumerate(mine, 1))
+        parts.append(f"<details><summary>Scale and full verdict of each row</summary>\n\n{notes}\n\n</details>")
+    return "\n\n".join(parts)
 
 
 def with_table(page: str, table: str) -> str:
@@ -496,5 +593,5 @@ def with_table(page: str, table: str) -> str:
     return f"{head}{START_MARKER}\n\n{table}\n\n{END_MARKER}{tail}"
 
 
-__all__ = ["CHAPTERS", "END_MARKER", "PENDING", "START_MARKER", "Reproduced", "reproduced_rows", "reproduced_table",
-           "with_table"]
+__all__ = ["CHAPTERS", "CHAPTER_TITLES", "END_MARKER", "PENDING", "START_MARKER", "VERDICT_WORDS", "Reproduced", "reproduced_rows",
+           "reproduced_table", "verdict_category", "verdict_word", "with_table"]

@@ -389,37 +389,34 @@ def summarize_generalization(before: Sequence[GeneralizationResult], after: Sequ
 
 # --- Length generalization ---------------------------------------------------------------------
 
-def check_chapter_claims(finetuning: FinetuningSummary, generalization: GeneralizationSummary,
-                         length: LengthSummary, *, smoke: bool) -> None:
-    """Raise AssertionError when a claim of chapter 3's text does not hold for this run.
+def chapter_claims(finetuning: FinetuningSummary, generalization: GeneralizationSummary,
+                   length: LengthSummary) -> dict[str, bool]:
+    """Whether each claim of chapter 3's text holds in this run: claim -> holds. Chapter 3 records
+    and prints these and asserts none of them: each is an outcome of training, which can change
+    with the CPU and the seed (and a smoke run is too short for most of them).
 
-    Always: fine-tuning lowers the held-out on-path loss. Beyond a smoke run: both on-path
-    tests improve with fine-tuning, every any-target test stays more than 10 times worse than
-    both on-path tests, distances longer than any training path are more than 10 times worse
-    than the training sizes, and no cell's mean prediction reaches a hop past the longest
-    training path.
+    The claims: fine-tuning lowers the held-out on-path loss and improves both on-path tests,
+    every any-target test stays more than 10 times worse than both on-path tests, distances
+    longer than any training path are more than 10 times worse than the training sizes, and no
+    cell's mean prediction reaches a hop past the longest training path.
     """
-    claims = [("fine-tuning lowers the on-path loss", finetuning.loss_after < finetuning.loss_before)]
-    if not smoke:
-        on_path = (generalization.onpath_small_target, generalization.onpath_target)
-        any_target = generalization.tests[2:]
-        claims += [
-            ("fine-tuning improves both on-path tests", all(t.mse_after < t.mse_before for t in on_path)),
-            ("any-target tests are more than 10 times worse than on-path ones",
-             min(t.mse_after for t in any_target) > 10 * max(t.mse_after for t in on_path)),
-            ("longer distances are more than 10 times worse than the training sizes",
-             length.longer_distances.mse > 10 * length.training_sizes.mse),
-            ("predictions stop within a hop of the longest training path",
-             length.top_prediction < length.split.distance_train_max + 1),
-        ]
-    failed = [claim for claim, holds in claims if not holds]
-    if failed:
-        raise AssertionError("Claims of chapter 3 that this run does not support: " + "; ".join(failed))
+    on_path = (generalization.onpath_small_target, generalization.onpath_target)
+    any_target = generalization.tests[2:]
+    return {
+        "fine-tuning lowers the on-path loss": finetuning.loss_after < finetuning.loss_before,
+        "fine-tuning improves both on-path tests": all(t.mse_after < t.mse_before for t in on_path),
+        "any-target tests are more than 10 times worse than on-path ones":
+            min(t.mse_after for t in any_target) > 10 * max(t.mse_after for t in on_path),
+        "longer distances are more than 10 times worse than the training sizes":
+            length.longer_distances.mse > 10 * length.training_sizes.mse,
+        "predictions stop within a hop of the longest training path":
+            length.top_prediction < length.split.distance_train_max + 1,
+    }
 
 
 __all__ = [
     "FinetuningSummary", "GeneralizationSummary", "KindScore", "MseGap",
-    "TargetIdSplit", "TargetKindScores", "TestComparison", "check_chapter_claims", "share_with_target",
+    "TargetIdSplit", "TargetKindScores", "TestComparison", "chapter_claims", "share_with_target",
     "summarize_finetuning", "summarize_finetuning_run", "summarize_generalization",
 ]
 

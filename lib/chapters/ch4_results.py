@@ -4,7 +4,8 @@ the notebook's prose, tables and checks read fields instead of looking numbers u
 sweep, count, fraction and 95% Wilson interval of each outcome beside the published fractions),
 `SubsampleOutcome` (a sweep trained on part of the intersection and how well it completes the
 rest), `LabelBalance` (how often each label occurs on an intersection). `check_findings` checks
-the published findings the chapter reproduces; the results JSON and the like-for-like comparisons
+the invariants of a run, `findings` reports (never asserts) which published findings this run
+shows; the results JSON and the like-for-like comparisons
 with the published counts are built in `lib.chapters.ch4_report`.
 """
 
@@ -359,11 +360,13 @@ def label_balance(pair: GroupPair) -> LabelBalance:
 
 
 def check_findings(intersections: Sequence[PairIntersection], outcomes: Mapping[str, PairOutcome],
-                   subsamples: Mapping[str, SubsampleOutcome], smoke: bool) -> None:
-    """Check the chapter's numbers; the published findings only when `smoke` is False.
+                   subsamples: Mapping[str, SubsampleOutcome]) -> None:
+    """Check what must hold on any machine: each intersection has the published size and each
+    sweep's outcome fractions add up to 1. What training produced (which seeds fit, which group
+    they grok) is reported by `findings`, never asserted: it can change with the CPU.
 
     Raises:
-        AssertionError: with a sentence naming the finding that does not hold.
+        AssertionError: with a sentence naming the invariant that does not hold.
     """
     def require(holds: bool, finding: str) -> None:
         if not holds:
@@ -375,24 +378,47 @@ def check_findings(intersections: Sequence[PairIntersection], outcomes: Mapping[
     for outcome in [*outcomes.values(), *(s.outcome for s in subsamples.values())]:
         total = outcome.grokked_g1.fraction + outcome.grokked_g2.fraction + outcome.fraction_neither
         require(abs(total - 1) < 1e-9, f"the outcome fractions of {outcome.name} add up to {total}.")
-    if smoke:
-        return
-    require(all(o.failed.count == 0 for o in outcomes.values()),
-            "every seed trained on a whole intersection fits its training set.")
-    z48, z100 = outcomes["z48"], outcomes["z100"]
-    # Whether any seed groks Z48 x Z2 at all is reported, not required: the authors' recipe
-    # trains few seeds at the defaults (20,000 epochs each).
-    require(z48.grokked_g2.count == 0, "on the Z48 pair no seed groks the semidirect product.")
-    for s4 in (outcomes["s4"], outcomes["s4_no_bias"], outcomes["s4_second_decay"]):
-        require(s4.grokked_g2.fraction < s4.grokked_g1.fraction < s4.fraction_neither,
-                f"on the S4 pair at weight decay {short_scientific(s4.weight_decay)} grokking S4 is rarer than "
-                "memorizing and more common than grokking A4 x Z2.")
-    require(z100.grokked_either == 0, "no seed groks either group of the Z100 pair.")
-    # 60% of the S5 intersection: every seed completes the intersection (far above the ~60%
-    # of pure memorization), to within a few of its 7,920 pairs.
+
+
+#: The published findings `findings` reports, by name, each with what would show it.
+FINDINGS = {
+    "every_seed_fits": "every seed trained on a whole intersection fits its training set",
+    "z48_no_semidirect": "no seed groks the semidirect product of the Z48 pair",
+    "s4_order": "grokking S4 is rarer than memorizing and more common than grokking A4 x Z2 (every S4 sweep)",
+    "z100_no_grokking": "no seed groks either group of the Z100 pair",
+    "s5_subsample_completes": "every seed trained on 60% of the S5 intersection completes it to 99%",
+}
+
+
+def findings(outcomes: Mapping[str, PairOutcome], subsamples: Mapping[str, SubsampleOutcome]) -> dict[str, dict]:
+    """Whether each of the study's findings (`FINDINGS`) holds in this run, with the counts it
+    rests on: name -> {"holds": bool, "events": count behind it, "seeds": seeds it was read on}.
+    A finding whose sweep did not run is left out. Chapter 4 prints and records these; none is
+    asserted (an outcome of training can change with the CPU)."""
+    found, whole = {}, list(outcomes.values())
+    found["every_seed_fits"] = {"holds": all(o.failed.count == 0 for o in whole),
+                                "events": sum(o.failed.count for o in whole),
+                                "seeds": sum(o.n_instances for o in whole)}
+    if "z48" in outcomes:
+        z48 = outcomes["z48"]
+        found["z48_no_semidirect"] = {"holds": z48.grokked_g2.count == 0, "events": z48.grokked_g2.count,
+                                      "seeds": z48.n_instances}
+    s4s = [outcomes[key] for key in ("s4", "s4_no_bias", "s4_second_decay") if key in outcomes]
+    if s4s:
+        found["s4_order"] = {
+            "holds": all(o.grokked_g2.fraction < o.grokked_g1.fraction < o.fraction_neither for o in s4s),
+            "events": sum(o.grokked_g1.count + o.grokked_g2.count for o in s4s),
+            "seeds": sum(o.n_instances for o in s4s)}
+    if "z100" in outcomes:
+        z100 = outcomes["z100"]
+        found["z100_no_grokking"] = {"holds": z100.grokked_either == 0, "events": z100.grokked_either,
+                                     "seeds": z100.n_instances}
     if "subsample_s5" in subsamples:
-        require(subsamples["subsample_s5"].min_acc_intersection >= 0.99,
-                "every seed trained on 60% of the S5 intersection completes it to 99%.")
+        sub = subsamples["subsample_s5"]
+        found["s5_subsample_completes"] = {"holds": sub.min_acc_intersection >= 0.99,
+                                           "events": sum(a >= 0.99 for a in sub.final_acc_intersection),
+                                           "seeds": sub.n_instances}
+    return found
 
 
 # --- What the notebook tests check (tests/test_notebooks.py finds these by chapter number) ---

@@ -158,8 +158,12 @@ def s5_comparison_sentence(trajectory: Trajectory) -> str:
         epochs, llc = trajectory.after_fitting(k)
         if len(epochs):
             top = int(llc.argmax())
+            # Like for like: the study's instance with this seed's outcome (one per outcome).
+            same = published["outcomes"].index(("grokked_g1", "grokked_g2", "neither")[int(trajectory.outcome[k])])
             courses.append(f"{label}: highest {float(llc[top]):,.0f} at epoch {int(epochs[top])}, "
-                           f"{float(llc[-1]):,.0f} at epoch {int(epochs[-1])}")
+                           f"{float(llc[-1]):,.0f} at epoch {int(epochs[-1])} (the study's instance with the same "
+                           f"outcome: {published['peaks'][same]:,} and {published['finals'][same]}, one seed against "
+                           "one instance)")
     if not courses:
         return f"None of the {seeds} S5 seed(s) fit its training set, so no snapshot has a meaningful LLC."
     low_peak, high_peak = min(published["peaks"]), max(published["peaks"])
@@ -188,6 +192,7 @@ def trajectory_results(trajectory: Trajectory) -> dict:
     return {"seeds": trajectory.labels, "epochs": trajectory.epochs.tolist(),
             "llc": trajectory.llc.T.tolist(), "sem": trajectory.llc_sem.T.tolist(),
             "fitted_epoch": trajectory.fitted_epoch.tolist(), "grok_epoch": trajectory.grok_epoch.tolist(),
+            "outcome": trajectory.outcome.tolist(),
             "chains": trajectory.sgld.chains, "steps": trajectory.sgld.steps,
             "unembed_bias": trajectory.result.model_config.unembed_bias,
             "same_outcome_as_sweep": trajectory.same_outcome}

@@ -127,6 +127,12 @@ class Chapter6Parameters(SweepChapterParameters):
                                          "(forward only, float64)", low=0, high=1000, smoke=at_most(1))
     sketch_spread_directions: int = parameter("directions pushed through the training of each of those", low=1,
                                               high=100_000, smoke=at_most(2))
+    sketch_adam_eps: tuple[float, ...] = parameter(
+        "further values of Adam's eps at which the same seeds' largest singular value is followed (the "
+        "authors: torch's 1e-8, the chapter's schedule)", low=1e-12, high=1e-2, smoke=lambda values: values[:1])
+    sketch_overflow_steps: int = parameter(
+        "steps of a float64 and a float32 run of the read seed, past the authors' epoch 3,100 where their "
+        "norm nears float32's largest number (0: none)", low=0, high=100_000, smoke=at_most(6))
     predict_every: int = parameter("epochs between the epochs at which the outcome is predicted",
                                    low=1, smoke=at_most(20))
     predict_folds: int = parameter("folds of the held-out predictions", low=2, high=1000)
@@ -242,8 +248,10 @@ class SketchRun:
     grokking steps (-1: not within the run), the seed read, its study, the finite-size checks of
     its most stretched direction (`amplification`, one per step checked: sizes, ratios, the
     derivative ||J u|| and the randomized-SVD estimate), the forward-only float64 studies of
-    the next grokking seeds (`spread`), and the same seeds' grokking steps at the exact model's
-    width `small_width` (`small_grok_steps`)."""
+    the next grokking seeds (`spread`), the same seeds' grokking steps at the exact model's
+    width `small_width` (`small_grok_steps`), the read seed and the spread seeds again at each
+    further Adam eps (`eps_spread`), and the read seed run `sketch_overflow_steps` steps in
+    float64 and float32 (`overflow`, None when not run)."""
 
     seeds: list[int]
     grok_steps: list[int]
@@ -253,6 +261,9 @@ class SketchRun:
     spread: list[SketchedJacobianStudy]
     small_width: int
     small_grok_steps: list[int]
+    eps_spread: dict[float, list[SketchedJacobianStudy]]
+    overflow: SketchedJacobianStudy | None
+    adam_eps: float
 
 
 def spectrum_boundaries(boundaries: list[int], accuracy: list[float], threshold: float = 0.999) -> list[int]:
@@ -303,8 +314,25 @@ def sketched_jacobian_run(config: Chapter6Parameters, schedule: SweepConfig) -> 
                                       *adam_settings, config.sketch_spread_directions, [],
                                       torch.Generator().manual_seed(config.seed + 12), device=config.device,
                                       with_float32=False) for seed in others]
+    # The rival "an optimizer artefact": Adam divides by sqrt(v-hat) + eps, and v-hat of some
+    # weights falls towards eps late in training. The same seeds, the same directions, other eps.
+    eps_spread = {eps: [sketched_jacobian_study(model, seed, training, test, config.sketch_steps,
+                                                config.sketch_segment, config.jacobian_weight_decay, schedule.lr,
+                                                (schedule.beta1, schedule.beta2), eps, config.sketch_spread_directions,
+                                                [], torch.Generator().manual_seed(config.seed + 12),
+                                                device=config.device, with_float32=False)
+                        for seed in [chosen, *others]]
+                  for eps in config.sketch_adam_eps}
+    # The rival "float32 overflow": the authors' norm ends near 1e37, just under float32's largest
+    # number; the read seed run past their epoch 3,100 in both dtypes shows where float32 overflows.
+    overflow = None
+    if config.sketch_overflow_steps >= config.sketch_segment:
+        overflow = sketched_jacobian_study(model, chosen, training, test, config.sketch_overflow_steps,
+                                           config.sketch_segment, *adam_settings, config.sketch_spread_directions, [],
+                                           torch.Generator().manual_seed(config.seed + 13), device=config.device)
     return SketchRun(seeds=seeds, grok_steps=grok_steps, chosen=chosen, study=study, amplification=amplification,
-                     spread=spread, small_width=config.jacobian_dim, small_grok_steps=small_grok_steps)
+                     spread=spread, small_width=config.jacobian_dim, small_grok_steps=small_grok_steps,
+                     eps_spread=eps_spread, overflow=overflow, adam_eps=schedule.eps)
 
 
 __all__ = ["AMPLIFICATION_SIZES", "Chapter6Parameters", "JACOBIAN_STREAM", "TRANSPLANT_STREAMS", "TransplantStudy", "choose_per_outcome", "flip_study", "jacobian_run",

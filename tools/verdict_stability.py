@@ -1,0 +1,120 @@
+"""Which verdicts of the index moved between two runs of the book (on two machines, or with two
+seeds): prints every row whose verdict changed, and the rows only one run has.
+
+    .venv/bin/python tools/verdict_stability.py notebooks/results results            # committed run vs yours
+    .venv/bin/python tools/verdict_stability.py book/index.md _build/reproduce/results
+
+Each side is a folder of chapter results JSON (`make book` writes results/, `make reproduce`
+_build/reproduce/results/, the committed run's are in notebooks/results/) or an index page with
+the reproduced table (book/index.md). Rows are matched by chapter and quantity. Between two
+folders a verdict "moved" when its leading phrase changed (`lib.book.reproduced.verdict_category`:
+"reproduced", "differs", "too few events", ...; the reasons and numbers after it may change);
+when a side is a page, only the short word the page shows is compared (`verdict_word`).
+Exit status 0, or 1 with `--strict` when a verdict moved.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from lib.book.reproduced import CHAPTERS, reproduced_rows, verdict_category, verdict_word  # noqa: E402
+
+#: A row of the index: (chapter, quantity) -> (verdict, this book's number).
+Rows = dict[tuple[int, str], tuple[str, str]]
+
+
+def rows_from_results(folder: Path) -> Rows:
+    """The index rows built from the chapter results JSON in `folder`."""
+    results = {name: json.loads((folder / f"{name}.json").read_text())
+               for name in CHAPTERS if (folder / f"{name}.json").exists()}
+    return {(r.chapter, r.quantity): (r.verdict, r.book) for r in reproduced_rows(results)}
+
+
+def _cells(line: str) -> list[str]:
+    """The cells of one markdown table line ("\\|" inside a cell is a literal bar)."""
+    parts = re.split(r"(?<!\\)\|", line.strip().strip("|"))
+    return [part.strip().replace("\\|", "|") for part in parts]
+
+
+def rows_from_page(text: str) -> Rows:
+    """The index rows of a page's reproduced table, in either layout: one table with a chapter
+    column, or one table per chapter under a "### Chapter N" heading, verdict word first."""
+    rows: Rows = {}
+    chapter, header = 0, None
+    for line in text.splitlines():
+        heading = re.match(r"#+\s*Chapter (\d+)", line)
+        if heading:
+            chapter, header = int(heading.group(1)), None
+        elif line.startswith("|") and header is None:
+            header = _cells(line)
+        elif line.startswith("|") and not set(line) <= set("|-: "):
+            row = dict(zip(header, _cells(line)))
+            key = (int(row.get("chapter", chapter)), row["quantity"])
+            rows[key] = (row["verdict"].strip("*"), row.get("this book", ""))
+        elif not line.startswith("|"):
+            header = None
+    return rows
+
+
+def read_rows(source: Path) -> Rows:
+    """Rows from a results folder or an index page; one clear sentence when it is neither."""
+    if source.is_dir():
+        rows = rows_from_results(source)
+        if not rows:
+            raise SystemExit(f"{source} holds no chapter results JSON (expected e.g. 04_ambiguous_grokking.json).")
+        return rows
+    if source.is_file():
+        rows = rows_from_page(source.read_text())
+        if not rows:
+            raise SystemExit(f"{source} holds no reproduced table.")
+        return rows
+    raise SystemExit(f"{source} is neither a results folder nor an index page.")
+
+
+def compare(old: Rows, new: Rows, by_word: bool) -> list[dict]:
+    """Every row whose verdict moved, or that only one side has: chapter, quantity, the two
+    verdicts (None where missing) and the two numbers."""
+    judge = verdict_word if by_word else verdict_category
+    changes = []
+    for key in sorted(old.keys() | new.keys()):
+        before, after = old.get(key), new.get(key)
+        if before and after and judge(before[0]) == judge(after[0]):
+            continue
+        changes.append({"chapter": key[0], "quantity": key[1],
+                        "old": before and judge(before[0]), "new": after and judge(after[0]),
+                        "old_book": before and before[1], "new_book": after and after[1]})
+    return changes
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("old", type=Path, help="results folder or index page of the first run")
+    parser.add_argument("new", type=Path, help="results folder or index page of the second run")
+    parser.add_argument("--strict", action="store_true", help="exit with status 1 when a verdict moved")
+    args = parser.parse_args(argv)
+    old, new = read_rows(args.old), read_rows(args.new)
+    by_word = not (args.old.is_dir() and args.new.is_dir())
+    changes = compare(old, new, by_word)
+    moved = [c for c in changes if c["old"] and c["new"]]
+    for c in changes:
+        if c["old"] and c["new"]:
+            print(f"moved   ch{c['chapter']} {c['quantity']}\n        {c['old']} -> {c['new']}\n"
+                  f"        book: {c['old_book']} -> {c['new_book']}")
+        else:
+            print(f"{'only in ' + ('first' if c['old'] else 'second'):<8} ch{c['chapter']} {c['quantity']}: "
+                  f"{c['old'] or c['new']}")
+    compared = len(old.keys() & new.keys())
+    print(f"{compared} rows in both runs, {len(moved)} moved ({'short words' if by_word else 'leading phrases'} "
+          f"compared); {len(changes) - len(moved)} in one run only")
+    return 1 if args.strict and moved else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
