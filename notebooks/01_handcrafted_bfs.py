@@ -32,7 +32,7 @@
 #   whole range of damage sizes (a slider over the perturbation scale), and the study's own
 #   damage-and-repair experiment rerun on its construction and on this one.
 
-# %% tags=["parameters"]
+# %% tags=["parameters", "hide-input"]
 smoke = False  # tiny run for tests (well under a minute)
 seed = 0  # seeds every random draw of the chapter
 device = "auto"  # "auto" (CUDA when present), "cpu", "cuda" or "cuda:K"
@@ -54,7 +54,7 @@ recovered_below = 0.05  # a run counts as recovered if its held-out MSE ends bel
 study_draws = 5  # draws of the study's damage (one of six weight lists, then one matrix -> N(0, 1)), each run on both constructions
 study_steps = 100  # Adam steps (lr 1e-6, a fresh batch of 512 graphs each) after each draw (the study: 5,000; about 0.3 s each here)
 
-# %% tags=["remove-output"]
+# %% tags=["remove-output", "hide-input"]
 import torch
 from IPython.display import Markdown, display
 

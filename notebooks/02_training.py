@@ -36,7 +36,7 @@
 # The defaults train a smaller model on smaller graphs so that the chapter runs on a laptop CPU
 # in a few minutes; a cell below lists the parameters of the published run for a GPU.
 
-# %% tags=["parameters"]
+# %% tags=["parameters", "hide-input"]
 smoke = False  # tiny run for tests (well under a minute)
 seed = 0  # seeds every random draw of the chapter
 device = "auto"  # "auto" (CUDA when present), "cpu", "cuda" or "cuda:K"
@@ -62,7 +62,7 @@ drop_min_decades = 0.5  # smallest fall (decades of loss) that counts as a drop
 drop_max_width = 60  # most steps a drop may take (from 10% to 90% of its fall)
 cpu_threads = 1  # torch threads on the CPU (one is fastest for this small model on 2 cores)
 
-# %% tags=["remove-output"]
+# %% tags=["remove-output", "hide-input"]
 import math
 
 import torch

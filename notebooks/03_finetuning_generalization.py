@@ -32,7 +32,7 @@
 # - a length-generalization study: loss against graph size and against true distance, inside
 #   and outside the training range, with the training boundary marked.
 
-# %% tags=["parameters"]
+# %% tags=["parameters", "hide-input"]
 smoke = False  # tiny run for tests (well under a minute)
 seed = 0  # seeds every random draw of the chapter
 device = "auto"  # "auto" (CUDA when present), "cpu", "cuda" or "cuda:K"
@@ -55,7 +55,7 @@ length_phase_steps = [1200, 300]  # steps of each phase
 length_graphs_per_cell = 256  # test graphs per (size, distance) cell, at most
 cpu_threads = 1  # torch threads on the CPU (one is fastest for these small models on 2 cores)
 
-# %% tags=["remove-output"]
+# %% tags=["remove-output", "hide-input"]
 import dataclasses
 import time
 

@@ -41,7 +41,7 @@
 # The defaults run on a 2-core CPU in 30 to 50 minutes (every sweep prints its own time); a cell below
 # lists the parameters of the published scale for a GPU.
 
-# %% tags=["parameters"]
+# %% tags=["parameters", "hide-input"]
 smoke = False  # tiny run for tests (well under a minute)
 seed = 0  # seeds every random draw of the chapter
 device = "auto"  # "auto" (CUDA when present), "cpu", "cuda" or "cuda:K"
@@ -78,7 +78,7 @@ subsample_fraction = 0.6  # share of the intersection used for training (publish
 checkpoint_every = 500  # epochs between saved parameter snapshots of the S4 sweep without bias (0: none)
 save_sweeps = True  # save the sweeps (metrics, final parameters, S4 snapshots) for chapters 5-6
 
-# %%
+# %% tags=["hide-input"]
 from IPython.display import Markdown, display
 
 from lib.book.params import validate_parameters

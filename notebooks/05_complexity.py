@@ -34,7 +34,7 @@
 #   one S5 model on 40% of its table, as the study followed them: which one follows the
 #   generalization gap.
 
-# %% tags=["parameters"]
+# %% tags=["parameters", "hide-input"]
 smoke = False  # tiny run for tests (well under a minute)
 seed = 0  # seeds every random draw of the chapter
 device = "auto"  # "auto" (CUDA when present), "cpu", "cuda" or "cuda:K"
@@ -74,7 +74,7 @@ chain_lengths = [200, 500, 1000, 3000]  # chain lengths at which every estimate 
 cpu_threads = 1  # torch threads of this process on the CPU (the measures)
 workers = 2  # single-threaded worker processes for the LLC chains and the training here, on a CPU
 
-# %%
+# %% tags=["hide-input"]
 import dataclasses
 import time
 

@@ -29,7 +29,7 @@
 # - **early prediction** (not in the study): from what a seed looks like at epoch $t$, how well can
 #   its outcome be predicted, and is it readable before it is determined?
 
-# %% tags=["parameters"]
+# %% tags=["parameters", "hide-input"]
 smoke = False  # tiny run for tests (well under a minute)
 seed = 0  # seeds every random draw of the chapter
 device = "auto"  # "auto" (CUDA when present), "cpu", "cuda" or "cuda:K"
@@ -74,7 +74,7 @@ predict_folds = 5  # folds of the held-out predictions
 cpu_threads = 1  # torch threads of this process on the CPU
 workers = 2  # single-threaded worker processes training the perturbed copies and the retrained seeds, on a CPU
 
-# %%
+# %% tags=["hide-input"]
 import time
 
 import torch

@@ -38,7 +38,7 @@
 #
 # Nothing here is in the study; every claim below is a number computed in this run.
 
-# %% tags=["parameters"]
+# %% tags=["parameters", "hide-input"]
 smoke = False  # tiny run for tests (well under a minute)
 seed = 0  # seeds every random draw of the chapter
 device = "auto"  # "auto" (CUDA when present), "cpu", "cuda" or "cuda:K"
@@ -52,7 +52,7 @@ intervention_graphs = 2000  # held-out graphs of the ablation and patching exper
 random_subspaces = 8  # random subspaces patched as the control of the probe subspace
 cpu_threads = 1  # torch threads on the CPU (one is fastest for these small models on 2 cores)
 
-# %% tags=["remove-output"]
+# %% tags=["remove-output", "hide-input"]
 import time
 
 import torch

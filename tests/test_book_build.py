@@ -103,6 +103,8 @@ def test_the_build_honours_remove_output_input_and_cell_tags(tiny_book):
     assert "no-input source" not in body and "no-input output" in body
     assert "gone" not in body
     assert not tiny_book[1], tiny_book[1]
+    # Every chapter page opens with how to run it live and where its source is.
+    assert "Run this chapter live." in body and "notebooks/01_tags.ipynb" in body and "notebooks/01_tags.py" in body
 
 
 def test_numbered_equation_references_resolve_on_the_page_and_across_pages(tiny_book):
@@ -133,6 +135,11 @@ def test_the_real_book_builds_without_warnings_from_the_committed_notebooks(tmp_
     assert {"index", "references", "search", *(p.stem for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))} <= names
     references = (html.parent / "references.html").read_text()
     assert "Kramár" in references                       # Kram\'ar in references.bib, decoded
+    # The two reproduced studies link to where they are published.
+    assert "lesswrong.com/posts/oRKemL989qyQ6KZTB" in references and "github.com/awestover" in references
+    # Every chapter hides its parameters and imports behind a toggle (MyST-NB's hide-input tag).
+    for chapter in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"):
+        assert (html.parent / f"{chapter.stem}.html").read_text().count("tag_hide-input") >= 2, chapter.stem
     for path in html.parent.glob("*.html"):
         text = re.sub(r'<div class="highlight.*?</pre></div>', "", path.read_text(), flags=re.S)  # code cells
         assert "[@" not in text and "{cite" not in text, f"{path.name}: a citation left unresolved"

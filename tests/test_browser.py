@@ -152,6 +152,28 @@ def test_nothing_overflows_its_column_and_no_legend_squeezes_its_plot(browser, b
     page.close()
 
 
+#: Each cell of the "verdict" column of the index's tables of what is reproduced that is not
+#: wholly visible without scrolling its table sideways (or the page).
+HIDDEN_VERDICTS = """() => [...document.querySelectorAll('#what-is-reproduced table tbody tr')].map(row => {
+    const names = [...row.closest('table').querySelectorAll('thead th')].map(th => th.textContent.trim());
+    const cell = row.querySelectorAll('td')[names.indexOf('verdict')], box = cell.getBoundingClientRect();
+    let edge = document.querySelector('article.bd-article').getBoundingClientRect().right + 1;
+    for (let e = cell.parentElement; e && e.tagName !== 'ARTICLE'; e = e.parentElement)
+        edge = Math.min(edge, e.getBoundingClientRect().left + e.clientWidth + 1);
+    return box.right <= edge && box.left >= 0 && box.width > 0 ? null : cell.textContent; }).filter(t => t !== null)"""
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("width", list(WIDTHS))
+def test_every_verdict_of_the_reproduced_tables_is_visible_without_scrolling_sideways(browser, book_url, width):
+    page, problems = open_page(browser, book_url, "index.html", width)
+    assert page.locator("#what-is-reproduced table tbody tr").count() >= 20, "the tables of what is reproduced"
+    assert page.evaluate(HIDDEN_VERDICTS) == []
+    assert page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth + 1")
+    assert not problems, problems
+    page.close()
+
+
 @pytest.mark.browser
 def test_sidebar_lists_the_pages_in_tocs_order_with_the_chapters_numbered(browser, book_url):
     page, _ = open_page(browser, book_url, "index.html")

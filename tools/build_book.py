@@ -14,6 +14,7 @@ No tracked file is written.
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 import subprocess
 import time
@@ -41,10 +42,27 @@ def executed_copy(source: Path, notebooks: Path | None) -> Path:
     return source
 
 
+#: The note each chapter page opens with: how to run it live and where its source is.
+LAUNCH_HINT = ("```{{tip}}\n**Run this chapter live.** In a clone of the book's repository: `make venv`, then "
+               "`.venv/bin/jupyter lab notebooks/{name}.ipynb` (as root, add `--allow-root`); the sliders then "
+               "redraw in the live kernel. The download button above gives this notebook with its outputs; its "
+               "source is `notebooks/{name}.py`, and `book/setup.md` says how to rerun it at another scale.\n```")
+
+
+def with_launch_hint(notebook: Path, target: Path) -> None:
+    """Copy chapter `notebook` to `target` with `LAUNCH_HINT` as a markdown cell after its title cell."""
+    content = json.loads(notebook.read_text())
+    hint = {"cell_type": "markdown", "id": "launch-hint", "metadata": {},
+            "source": LAUNCH_HINT.format(name=notebook.stem)}
+    content["cells"].insert(1, hint)
+    target.write_text(json.dumps(content, indent=1))
+
+
 def stage_sources(src: Path, notebooks: Path | None, index_text: str | None, root: Path = ROOT) -> None:
     """Fill `src` with what Sphinx reads: conf.py, `root`'s myst.yml, every toc page under its file
-    name (chapters from their executed copies where present; the first page's text replaced by
-    `index_text` when given), the bibliography and the references page."""
+    name (chapters from their executed copies where present, each with `LAUNCH_HINT` after its
+    title; the first page's text replaced by `index_text` when given), the bibliography and the
+    references page."""
     config = yaml.safe_load((root / "myst.yml").read_text())["project"]
     if src.exists():
         shutil.rmtree(src)
@@ -59,8 +77,10 @@ def stage_sources(src: Path, notebooks: Path | None, index_text: str | None, roo
         target = src / source.name
         if position == 0 and index_text is not None:
             target.write_text(index_text)
+        elif source.suffix == ".ipynb":
+            with_launch_hint(executed_copy(source, notebooks), target)
         else:
-            shutil.copy(executed_copy(source, notebooks) if source.suffix == ".ipynb" else source, target)
+            shutil.copy(source, target)
     for bib in config.get("bibliography", []):
         shutil.copy(root / bib, src / Path(bib).name)
     (src / "references.md").write_text(REFERENCES_PAGE)
@@ -120,7 +140,9 @@ def main() -> None:
         args.results.resolve(), (ROOT / "book" / "index.md").read_text())
     start = time.monotonic()
     index = build(args.output.resolve(), notebooks, index_text)
-    print(f"HTML book built in {time.monotonic() - start:.0f} s: {index}")
+    print(f"HTML book built in {time.monotonic() - start:.0f} s: {index}\n"
+          f"Search shows its snippets only when the book is served: .venv/bin/python -m http.server -d "
+          f"{args.output} 8000, then open http://127.0.0.1:8000")
 
 
 if __name__ == "__main__":
