@@ -81,3 +81,13 @@ test: venv chromium
 
 clean:
 	rm -rf _build results
+
+# The published scale on a GPU (README, "On a GPU"): tools/published.py runs its STEPS, most
+# important first, into results/published/<step>/, skips the finished ones, and starts only the
+# steps whose estimated time (probed on the device first) fits in BUDGET_S seconds.
+DEVICE ?= auto
+BUDGET_S ?= 600
+
+.PHONY: published
+published: venv
+	$(BIN)/python tools/published.py --device $(DEVICE) --budget-s $(BUDGET_S)

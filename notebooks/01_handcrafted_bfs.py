@@ -32,7 +32,7 @@
 #   whole range of damage sizes (a slider over the perturbation scale), and the study's own
 #   damage-and-repair experiment rerun on its construction and on this one.
 
-# %% tags=["parameters", "hide-input"]
+# %% tags=["parameters"]
 smoke = False  # tiny run for tests (well under a minute)
 seed = 0  # seeds every random draw of the chapter
 device = "auto"  # "auto" (CUDA when present), "cpu", "cuda" or "cuda:K"
@@ -96,8 +96,8 @@ print(f"device: {config.device}; model size n = {config.n_vertices}; smoke run: 
 # every step; its one run stopped at step 5,030 {cite:p}`wang2024shortest`. The section "The
 # study's protocol" below runs exactly that on the study's construction and on this chapter's,
 # for `study_draws` draws but only `study_steps` steps at the defaults; the study's length is
-# `papermill 01_handcrafted_bfs.ipynb out.ipynb -p study_steps 5000 -p study_draws 10`
-# (minutes on a GPU; about 0.3 s per step, draw and construction on a busy 2-core CPU).
+# `papermill 01_handcrafted_bfs.ipynb out.ipynb -f published/01.yaml`
+# (the parameters in `notebooks/published/01.yaml`; minutes on a GPU; about 0.3 s per step, draw and construction on a busy 2-core CPU).
 # ```
 #
 # ## The construction

@@ -36,7 +36,7 @@
 # The defaults train a smaller model on smaller graphs so that the chapter runs on a laptop CPU
 # in a few minutes; a cell below lists the parameters of the published run for a GPU.
 
-# %% tags=["parameters", "hide-input"]
+# %% tags=["parameters"]
 smoke = False  # tiny run for tests (well under a minute)
 seed = 0  # seeds every random draw of the chapter
 device = "auto"  # "auto" (CUDA when present), "cpu", "cuda" or "cuda:K"
@@ -108,10 +108,9 @@ print(f"device: {training.device}; main run: graphs of {training.n_min}..{traini
 # {cite:p}`wang2024shortest` used graphs of up to 15 vertices, 11 layers, batches of $2^{15}$ fresh graphs,
 # 6,400 steps at learning rate 5e-4 and then 3,200 at 1e-4 (the post's "epochs" were such steps
 # on fresh data, 3.14e8 examples in all), and reports a final loss of 0.001623 after about three
-# hours on one GPU. To rerun it that way:
-# `papermill 02_training.ipynb out.ipynb -p n_max 15 -p n_layers 11 -p batch_size 32768
-# -p learning_rates "[5e-4, 1e-4]" -p phase_steps "[6400, 3200]" -p snapshot_every 400
-# -p eval_size 32768 -p device cuda`. The transition study can take the published model and
+# hours on one GPU. To rerun it that way: `papermill 02_training.ipynb out.ipynb -f published/02.yaml`
+# (the parameters in `notebooks/published/02.yaml`; `make published` runs it on a GPU, its first
+# 300 steps first). The transition study can take the published model and
 # batch the same way (`-p study_batch_size 32768`; its depth is `n_layers`).
 # ```
 

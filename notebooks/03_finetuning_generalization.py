@@ -32,7 +32,7 @@
 # - a length-generalization study: loss against graph size and against true distance, inside
 #   and outside the training range, with the training boundary marked.
 
-# %% tags=["parameters", "hide-input"]
+# %% tags=["parameters"]
 smoke = False  # tiny run for tests (well under a minute)
 seed = 0  # seeds every random draw of the chapter
 device = "auto"  # "auto" (CUDA when present), "cpu", "cuda" or "cuda:K"
@@ -106,9 +106,8 @@ print(f"device: {config.device}; small graphs up to {config.small_n_max} vertice
 # model (graphs of up to 15 vertices) for 100 steps of $2^{15}$ fresh graphs with a stated learning
 # rate and weight decay of 1e-5, on small graphs of 3 to 7 vertices. To rerun that, first run
 # chapter 2 at its published scale into the same `results_dir`, then
-# `papermill 03_finetuning_generalization.ipynb out.ipynb -p small_n_max 7 -p finetune_steps 100
-# -p finetune_batch_size 32768 -p finetune_learning_rate 1e-5 -p finetune_weight_decay 1e-5
-# -p eval_size 32768 -p test_graphs 32768 -p device cuda`.
+# `papermill 03_finetuning_generalization.ipynb out.ipynb -f published/03.yaml` (the parameters
+# in `notebooks/published/03.yaml`; `make published` runs both chapters, in order).
 # With a base model trained on graphs of up to 15 vertices and `small_n_max = 7`, the five tests
 # below are exactly the published ones. One difference cannot be removed: the authors' loop
 # stepped the pre-training optimizer, so their 0.01472 was reached with that optimizer's

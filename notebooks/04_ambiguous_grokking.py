@@ -41,7 +41,7 @@
 # The defaults run on a 2-core CPU in 30 to 50 minutes (every sweep prints its own time); a cell below
 # lists the parameters of the published scale for a GPU.
 
-# %% tags=["parameters", "hide-input"]
+# %% tags=["parameters"]
 smoke = False  # tiny run for tests (well under a minute)
 seed = 0  # seeds every random draw of the chapter
 device = "auto"  # "auto" (CUDA when present), "cpu", "cuda" or "cuda:K"
@@ -116,13 +116,10 @@ print(experiments_overview(config.experiments))
 # reproduced on a GPU with
 #
 # ```
-# papermill 04_ambiguous_grokking.ipynb out.ipynb -p device cuda -p s4_instances 10000 \
-#     -p s5_instances 100 -p s5_dim 128 -p subsample_instances "[100, 1000]" \
-#     -p z48_instances 100 -p z35_instances 100 -p z100_instances 100 \
-#     -p z35_learning_rates "[5e-4, 1e-3, 2e-3, 5e-3, 1e-2, 2e-2, 5e-2, 1e-1]"
+# papermill 04_ambiguous_grokking.ipynb out.ipynb -f published/04.yaml
 # ```
 #
-# that is 10,000 seeds of the S4 pair at d = h = 32, trained once at weight decay 2e-5 and once
+# with the parameters in `notebooks/published/04.yaml`, that is 10,000 seeds of the S4 pair at d = h = 32, trained once at weight decay 2e-5 and once
 # at 2e-4, and 100 seeds of the S5 pair at d = h = 128, all for 2,000 full-batch epochs; 100 seeds
 # of the Z48 pair for 20,000 epochs and 100 of the Z35 pair for 5,000 epochs at each of the eight
 # learning rates of the authors' sweep, as their code ran them. The post gives no seed count for
@@ -134,8 +131,7 @@ print(experiments_overview(config.experiments))
 # shards of seeds, one Ray task per GPU at a time, with the same numbers as on one machine:
 #
 # ```
-# papermill 04_ambiguous_grokking.ipynb out.ipynb -p device cuda -p sweep_backend ray -p ray_address auto \
-#     -p s4_instances 10000 -p s5_instances 100 -p s5_dim 128
+# papermill 04_ambiguous_grokking.ipynb out.ipynb -f published/04.yaml -p sweep_backend ray -p ray_address auto
 # ```
 
 # %% [markdown]

@@ -29,7 +29,7 @@
 # - **early prediction** (not in the study): from what a seed looks like at epoch $t$, how well can
 #   its outcome be predicted, and is it readable before it is determined?
 
-# %% tags=["parameters", "hide-input"]
+# %% tags=["parameters"]
 smoke = False  # tiny run for tests (well under a minute)
 seed = 0  # seeds every random draw of the chapter
 device = "auto"  # "auto" (CUDA when present), "cpu", "cuda" or "cuda:K"
@@ -123,17 +123,15 @@ seconds = {}
 # published scale:
 #
 # ```
-# papermill 06_determination.ipynb out.ipynb -p device cuda -p perturb_per_outcome 10 \
-#     -p perturb_every 100 -p copies 10 -p tv_per_outcome 1000 -p transplant_seeds 1000 \
-#     -p jacobian_dim 32 -p jacobian_steps 4000 -p jacobian_segment 100 -p sketch_steps 4000
+# papermill 06_determination.ipynb out.ipynb -f published/06.yaml
 # ```
 #
+# (the parameters in `notebooks/published/06.yaml`).
 # The perturbed copies, the retrained and the transplanted seeds all train through the sweep
 # runner, so on a Ray cluster (run from its head node) the same run is
 #
 # ```
-# papermill 06_determination.ipynb out.ipynb -p device cuda -p sweep_backend ray -p ray_address auto \
-#     -p perturb_per_outcome 10 -p perturb_every 100 -p copies 10 -p tv_per_outcome 1000 -p transplant_seeds 1000
+# papermill 06_determination.ipynb out.ipynb -f published/06.yaml -p sweep_backend ray -p ray_address auto
 # ```
 
 # %% [markdown]

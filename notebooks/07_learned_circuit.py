@@ -38,7 +38,7 @@
 #
 # Nothing here is in the study; every claim below is a number computed in this run.
 
-# %% tags=["parameters", "hide-input"]
+# %% tags=["parameters"]
 smoke = False  # tiny run for tests (well under a minute)
 seed = 0  # seeds every random draw of the chapter
 device = "auto"  # "auto" (CUDA when present), "cpu", "cuda" or "cuda:K"
@@ -95,8 +95,8 @@ print(f"device: {config.device}; smoke run: {config.smoke}")
 # this chapter reads that model (from chapter 2's checkpoint in `results_dir` when it is there).
 # After chapter 2 ran at the published scale on a GPU, the same analysis of the 11-layer model,
 # with models of 6 and 16 layers beside it and more graphs, is
-# `papermill 07_learned_circuit.ipynb out.ipynb -p device cuda -p depths '[6, 16]' -p probe_graphs 20000 -p probe_test_graphs 20000 -p intervention_graphs 20000`
-# (the models of other depths are trained with chapter 2's recipe, so at that scale they take as
+# `papermill 07_learned_circuit.ipynb out.ipynb -f published/07.yaml` (the parameters in
+# `notebooks/published/07.yaml`; the models of other depths are trained with chapter 2's recipe, so at that scale they take as
 # long as chapter 2 did).
 # ```
 #

@@ -78,9 +78,14 @@ def test_printed_command_passes_the_chapters_validation(source, command, monkeyp
     monkeypatch.setattr("torch.cuda.is_available", lambda: True)
     context = papermill_cli.make_context("papermill", shlex.split(command), resilient_parsing=False)
     notebook = context.params["notebook_path"]
-    values = {name: _resolve_type(value) for name, value in context.params["parameters"]}
+    # papermill's order: the `-f` file, then `-y` YAML, then `-p` values (the commands run in notebooks/)
+    values = {}
+    if context.params.get("parameters_file"):
+        for name in context.params["parameters_file"]:
+            values.update(yaml.safe_load((ROOT / "notebooks" / name).read_text()) or {})
     for text in context.params["parameters_yaml"]:
         values.update(yaml.safe_load(text))
+    values.update({name: _resolve_type(value) for name, value in context.params["parameters"]})
     parameters, defaults = chapter_parameters(Path(notebook).name)
     unknown = set(values) - set(defaults)
     assert not unknown, f"{source}: `{command}` sets parameters the chapter does not have: {unknown}"
