@@ -1,10 +1,11 @@
 """The index page's table of published numbers beside this book's."""
 
+import json
 from pathlib import Path
 
 import pytest
 
-from lib.book.reproduced import END_MARKER, START_MARKER, reproduced_rows, reproduced_table, with_table
+from lib.book.reproduced import CHAPTERS, END_MARKER, START_MARKER, reproduced_rows, reproduced_table, with_table
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -61,10 +62,17 @@ def test_the_table_replaces_only_the_text_between_the_markers():
         with_table("no markers here", "| a |")
 
 
-def test_the_committed_index_holds_a_table_between_its_markers():
+def test_the_committed_index_holds_the_tables_the_committed_results_give():
+    """book/index.md's tables are the ones built from the committed run's results JSON
+    (notebooks/results/, one per chapter with rows), as `make notebooks` writes them."""
+    committed = ROOT / "notebooks" / "results"
+    assert {f"{name}.json" for name in CHAPTERS} <= {path.name for path in committed.glob("*.json")}
+    results = {name: json.loads((committed / f"{name}.json").read_text()) for name in CHAPTERS}
+    assert not any(r.get("smoke") for r in results.values()), "smoke results committed"
     page = (ROOT / "book" / "index.md").read_text()
     between = page.split(START_MARKER)[1].split(END_MARKER)[0]
-    assert between.count("\n| ") >= 10 and "| chapter | quantity | the study | this book |" in between
+    assert between.strip() == reproduced_table(reproduced_rows(results), smoke=False).strip()
+    assert between.count("| verdict | quantity | the study | this book |") == len(CHAPTERS)
 
 
 def test_every_shortest_path_row_has_a_verdict_and_chapter_6_rows_carry_theirs():
