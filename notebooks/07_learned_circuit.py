@@ -24,8 +24,10 @@
 # 1. **What does each layer know?** Linear probes on every residual stream, at the target token
 #    ("$d(1, t) \le k$", on graphs whose target is reachable, and "$t$ is reachable", a probe of
 #    its own) and at every edge token ("an endpoint is within $k$ steps of vertex 1", "... of
-#    $t$"), with three controls: held-out graphs, the same probes on shuffled labels, and on a
-#    randomly initialised model of the same shape.
+#    $t$"), scored threshold-free and at a tuned cut-off, with four controls: held-out graphs, the
+#    same probes on shuffled labels, on a randomly initialised model of the same shape, and a
+#    rival probe on statistics of the graph that need no search (edge count, degrees, ...);
+#    also within bins of the edge count and, where `probe_seeds` > 1, over training seeds.
 # 2. **Where does attention go?** The share of each head's attention that lands on edges sharing
 #    an endpoint, on a shortest path, at $t$ or at vertex 1, against what uniform attention gives.
 # 3. **Is what the probes read used?** Mean ablation of every head and block; patching the
@@ -47,7 +49,9 @@ depths = [2, 6]  # encoder layers of the other models of chapter 2's recipe comp
 probe_graphs = 2000  # fresh graphs the probes are trained on
 probe_test_graphs = 2000  # held-out graphs the probes are scored on
 probe_l2 = 0.001  # L2 penalty of the probes (on standardised activations)
-reach_threshold = 0.9  # held-out balanced accuracy at which a probe counts as reading its fact
+reach_threshold = 0.9  # held-out balanced accuracy (at the cut-off tuned on training graphs) to read a fact
+auc_threshold = 0.95  # held-out ROC AUC at which a probe reads its fact
+probe_seeds = 3  # models of chapter 2's recipe probed: chapter 2's and ones trained here with the next seeds
 intervention_graphs = 2000  # held-out graphs of the ablation and patching experiments
 random_subspaces = 8  # random subspaces patched as the control of the probe subspace
 cpu_threads = 1  # torch threads on the CPU (one is fastest for these small models on 2 cores)
@@ -63,21 +67,27 @@ from lib.book.plotting import configure_notebook_rendering
 from lib.book.reproducibility import seed_everything
 from lib.book.results import write_results
 from lib.bfs.transformer import bfs_transformer, reach_by_layer
-from lib.chapters.ch7 import Chapter7Parameters, GraphSet, TrainedModel, depth_model, from_base
+from lib.chapters.ch7 import (
+    Chapter7Parameters, GraphSet, TrainedModel, depth_model, fact_radii, from_base, grid_results, model_rows,
+    reach_rows, seed_model, seed_spread,
+)
 from lib.chapters.ch7_figures import (
     ablation_figure, attention_fraction_figure, confusion_figure, example_figure, patching_figure,
     probe_grid_figure, reach_radius_figure,
 )
-from lib.chapters.ch7_hand_built import hand_built_adjacency, hand_built_distances
+from lib.chapters.ch7_hand_built import hand_built_adjacency, hand_built_distances, hand_built_rows
 from lib.chapters.ch7_results import (
-    ablation_rows, attention_rows, chapter_results, hand_built_rows, largest_ks, model_rows, model_table,
-    patching_sentence, preference_table, random_reads_sentence, reach_rows, shortcut_sentence, summary_lines,
+    ablation_rows, attention_rows, bins_sentence, chapter_results, largest_ks, model_table, patching_sentence,
+    preference_table, random_reads_sentence, seeds_sentence, shortcut_sentence, statistics_sentence, summary_lines,
 )
 from lib.paths.activations import capture
 from lib.paths.attention_fractions import attention_fractions
 from lib.paths.causal import ablate_components, patch_distance, shortcut_correlations
 from lib.paths.finetuning import ensure_base_model, fallback_base_config
-from lib.paths.layer_probes import DISTANCE, FACTS, REACHABLE, fact_values, probe_model, usable_ks
+from lib.paths.layer_probes import (
+    DISTANCE, FACTS, REACHABLE, REACHABLE_WITH_EDGES, ReadCriteria, edge_count_bins, fact_values, probe_model,
+    statistics_probes, usable_ks,
+)
 from lib.paths.model import build_model
 from lib.paths.token_graphs import UNREACHABLE
 
@@ -129,11 +139,27 @@ display(Markdown(model_table(model_summary, held_out.unreachable_label)))
 # ## What each layer knows
 #
 # Each probe is a logistic regression on one residual stream (index 0 is the embedding, index
-# $l$ the output of layer $l$), fitted on `probe_graphs` fresh graphs and scored by balanced
-# accuracy (the mean of the recall of "yes" and of "no", so 0.5 is chance whatever the base rate)
-# on `probe_test_graphs` held-out graphs. The thresholds $k$ are those at which both answers are
-# common enough to score. The reach radius of a layer is the largest $k$ such that every
-# threshold up to $k$ is read with balanced accuracy at least `reach_threshold`.
+# $l$ the output of layer $l$), fitted on `probe_graphs` fresh graphs and scored on
+# `probe_test_graphs` held-out graphs in two ways: by ROC AUC, which needs no cut-off, and by
+# balanced accuracy (the mean of the recall of "yes" and of "no", so 0.5 is chance whatever the
+# base rate) at the logit cut-off that maximises the balanced accuracy on the training graphs.
+# An unweighted logistic fit cut at logit 0 calls a rare class "no" even where it ranks it
+# right, so its radius would be set by the cut-off rather than by the representation (it is
+# recorded for comparison only). The thresholds $k$ are those at which both answers are common
+# enough to score.
+#
+# The rival is the same probe on statistics of the graph that need no search: its edge count,
+# duplicate edges, the vertices with an edge, the degrees of 1 and of $t$, whether the edge
+# $(1, t)$ is present and whether 1 and $t$ both have an edge (at edge tokens also the degrees of
+# the edge's endpoints). A layer reads a fact at $k$ only where its AUC beats the rival's by
+# `STATISTICS_MARGIN` (or, where the rival leaves less room than that below 1, matches it).
+#
+# The reach radius of a layer under a criterion is the largest $k$ such that every threshold up
+# to $k$ passes it: balanced accuracy at the tuned cut-off at least `reach_threshold`; AUC at
+# least `auc_threshold`; AUC beyond the rival. The radius is *stated* only where the first two
+# give the same radius, capped by the third; where they differ it is *disputed* and both are
+# recorded. The same is done within three bins of the edge count (terciles of the held-out
+# graphs'), so that the size of the graph cannot carry the fact.
 #
 # "$d(1, t) \le k$" is probed on graphs whose target is reachable only: on all graphs, the "no"
 # answer for a large $k$ is almost always an unreachable target, and the probe would read
@@ -141,38 +167,70 @@ display(Markdown(model_table(model_summary, held_out.unreachable_label)))
 # scored at each $k$ on the graphs whose target is exactly $k$ steps away or unreachable: its
 # radius says up to which distance a layer tells a reachable target from an unreachable one.
 # The edge facts are probed on the edges that the vertex can reach, for the same reason.
+# An unreachable target often has no edge at all, or vertex 1 has none, which needs no search
+# to see; so reachability is probed a second time on the graphs where 1 and $t$ both have an
+# edge (how much the rule "both have an edge" gives on all graphs is in the statistics probe's
+# scores below).
 
 # %%
 started = time.perf_counter()
+criteria = ReadCriteria(config.reach_threshold, config.auc_threshold)
 ks = {fact: usable_ks(train, test, fact) for fact in FACTS}
+bins = edge_count_bins(test.graphs)
 largest = max(int(graphs.graphs.distance[graphs.graphs.distance < UNREACHABLE].max()) for graphs in (train, test))
-probes = {base.n_layers: probe_model(base.model, train, test, l2=config.probe_l2, ks=ks, seed=config.seed + 4)}
-random_probes = probe_model(random_init, train, test, l2=config.probe_l2, ks=ks)
+statistics = statistics_probes(train, test, l2=config.probe_l2, ks=ks, bins=bins)
+probes = {base.n_layers: probe_model(base.model, train, test, l2=config.probe_l2, ks=ks, bins=bins,
+                                     seed=config.seed + 4)}
+random_probes = probe_model(random_init, train, test, l2=config.probe_l2, ks=ks, bins=bins)
 for name, model in models.items():
     if model is not base:
-        probes[model.n_layers] = probe_model(model.model, train, test, l2=config.probe_l2, ks=ks,
+        probes[model.n_layers] = probe_model(model.model, train, test, l2=config.probe_l2, ks=ks, bins=bins,
                                              seed=config.seed + 4 + model.n_layers)
 seconds["probes"] = time.perf_counter() - started
-radii = reach_rows(probes, config.reach_threshold)
+radii = {depth: fact_radii(model, statistics, criteria) for depth, model in probes.items()}
+random_radii = fact_radii(random_probes, statistics, criteria)
 probed = largest_ks(probes[base.n_layers])
-print(f"thresholds: {ks}; largest distance in the probe graphs: {largest}")
+print(f"thresholds: {ks}; largest distance in the probe graphs: {largest}; edge-count bin boundaries: {bins}")
 print(f"held-out R^2 of a linear probe of d(1, t) at the target token (reachable targets), per index: "
       f"{[round(v, 3) for v in probes[base.n_layers].distance_r2.tolist()]}")
-probe_grid_figure(probes[base.n_layers], random_probes).show()
-display(Markdown(random_reads_sentence(random_probes, config.reach_threshold)))
+probe_grid_figure(probes[base.n_layers], random_probes, statistics).show()
+display(Markdown(statistics_sentence(statistics, criteria)))
+display(Markdown(random_reads_sentence(random_radii, random_probes)))
 
 # %% [markdown]
 # Under breadth-first search with one hop per layer, the radius after layer $l$ is $l$; a model
-# that doubled path lengths every layer would reach $2^l$. The dotted and dashed lines are those
-# two; each model's line is what its probes read, the black crosses what the randomly
-# initialised model reads (radii capped at the largest $k$ probed).
+# that doubled path lengths every layer would reach $2^l$, and for reachability a search run
+# from both ends at once, one hop per layer each, would tell targets up to $2l$ steps away.
+# The dotted and dashed lines are the first two; each model's line is its stated radii (a gap
+# where the radius is disputed), the black crosses what the randomly initialised model reads
+# under the same rule (radii capped at the largest $k$ probed). Below the figure, the stated
+# radii within each edge-count bin.
 # The last stream of a model is the one its linear readout reads, so a model that answers well
 # has every threshold readable there by construction: what a line says about the computation is
 # in its points before the last.
 
 # %%
-reach_radius_figure(radii, probed, random_init={fact: random_probes.grids[fact].reach_radius(config.reach_threshold)
-                                              for fact in FACTS}).show()
+reach_radius_figure(reach_rows(radii), probed, random_init={fact: value["stated"]
+                                                          for fact, value in random_radii.items()}).show()
+display(Markdown(bins_sentence(radii[base.n_layers], bins, (DISTANCE, REACHABLE_WITH_EDGES))))
+
+# %% [markdown]
+# **Other seeds.** The same probes on models of chapter 2's recipe trained here with the next
+# `probe_seeds - 1` seeds (kept in `results_dir`, like the models of other depths), scored on
+# the same graphs against the same statistics probe: how much a radius owes to one training run.
+
+# %%
+started = time.perf_counter()
+seed_radii = {recipe.seed: radii[base.n_layers]}
+seed_results = {recipe.seed: grid_results(probes[base.n_layers], None, radii[base.n_layers])}
+for offset in range(1, config.probe_seeds):
+    other = seed_model(recipe, recipe.seed + offset, config.results_dir)
+    other_probes = probe_model(other.model, train, test, l2=config.probe_l2, ks=ks, bins=bins)
+    seed_radii[recipe.seed + offset] = fact_radii(other_probes, statistics, criteria)
+    seed_results[recipe.seed + offset] = grid_results(other_probes, None, seed_radii[recipe.seed + offset])
+spread = seed_spread(seed_radii)
+seconds["seeds"] = time.perf_counter() - started
+display(Markdown(seeds_sentence(spread, list(seed_radii))))
 
 # %% [markdown]
 # ## Where attention goes
@@ -265,12 +323,19 @@ assert all(abs(value) <= 1 for value in shortcuts.values())
 # The distance probes saw reachable targets only; the reachability probe saw every graph.
 assert len(fact_values(train.graphs, DISTANCE)) == int(train.reachable.sum()) < len(train.labels)
 assert len(fact_values(train.graphs, REACHABLE)) == len(train.labels)
+# A radius is stated only where the tuned cut-off and the AUC agree, never beyond the statistics probe.
+assert all((stated is None) == disputed and (stated is None or stated <= beyond)
+           for by_fact in radii.values() for r in by_fact.values()
+           for stated, disputed, beyond in zip(r["stated"], r["disputed"], r["beyond_statistics"]))
 conclusions = summary_lines(
-    base=probes[base.n_layers], random_init=random_probes, radii=radii, base_depth=base.n_layers,
-    threshold=config.reach_threshold, attention=attention, ablation=ablation_summary,
-    patching=patching, shortcuts=shortcuts, agreement=agreement)
+    base=probes[base.n_layers], random_init=random_probes, statistics=statistics, radii=radii,
+    random_radii=random_radii, base_depth=base.n_layers, criteria=criteria, bins=bins, spread=spread,
+    seeds=list(seed_radii), attention=attention, ablation=ablation_summary, patching=patching,
+    shortcuts=shortcuts, agreement=agreement)
 results = chapter_results(config=config, models=model_summary, largest=largest, probes=probes,
-                          random_init=random_probes, radii=radii, attention=attention, ablation=ablation_summary,
+                          base_depth=base.n_layers, criteria=criteria, random_init=random_probes,
+                          statistics=statistics, radii=radii, random_radii=random_radii, bins=bins,
+                          seed_results=seed_results, spread=spread, attention=attention, ablation=ablation_summary,
                           patching=patching, shortcuts=shortcuts, agreement=agreement, conclusions=conclusions,
                           seconds=seconds)
 path = write_results(config.results_dir, "07_learned_circuit", results)

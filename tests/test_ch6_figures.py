@@ -101,7 +101,8 @@ def test_sketched_jacobian_figure_has_the_bounds_in_both_dtypes_and_a_spectrum_p
     study = sketched_jacobian_study(MLPConfig(24, 2, 2, unembed_bias=True), 0, training, test, 4, 2, 2e-4, 0.01,
                                     (0.9, 0.98), 1e-8, 5, [2, 4], torch.Generator().manual_seed(1))
     fig = sketched_jacobian_figure(SketchRun(seeds=[0], grok_steps=[-1], chosen=0, study=study, amplification=[],
-                                             spread=[], small_width=2, small_grok_steps=[-1]))
+                                             spread=[], small_width=2, small_grok_steps=[-1], eps_spread={},
+                                             overflow=None, adam_eps=1e-8))
     assert len(fig.data) == 2 + 1 + 1 + 2                 # two dtypes, root-mean-square, accuracy, two spectra
     assert fig.data[0].y[0] == pytest.approx(1.0) and list(fig.data[0].x) == [0, 2, 4]
     assert [trace.name for trace in fig.data[4:]] == ["step 2", "step 4"] and len(fig.data[4].y) == 5

@@ -1,5 +1,6 @@
-"""Chapter 7's library: parameters, models of other depths (resumable), probe thresholds and
-radii (lib.paths.layer_probes), the verdicts in words, the hand-built model on the learned
+"""Chapter 7's library: parameters, models of other depths and seeds (resumable), probe thresholds
+and radii (lib.paths.layer_probes: the agreement of the tuned cut-off and the AUC, the statistics
+probe as the rival, radii per edge-count bin), the verdicts in words, the hand-built model on the learned
 model's graphs, and the ablation, patching and shortcut statistics (lib.paths.causal) on a small
 trained model."""
 
@@ -9,20 +10,26 @@ import pytest
 import torch
 
 from lib.book.params import ParameterError, validate_parameters
-from lib.chapters.ch7 import DEPTH_CHECKPOINT, Chapter7Parameters, GraphSet, depth_model
+from lib.chapters.ch7 import DEPTH_CHECKPOINT, Chapter7Parameters, GraphSet, depth_model, seed_model, seed_spread
 from lib.chapters.ch7_hand_built import hand_built_distances
-from lib.chapters.ch7_results import growth_verdict, patching_sentence, settled_layer, shortcut_sentence
+from lib.chapters.ch7_results import (
+    bins_sentence, growth_verdict, patching_sentence, seeds_sentence, settled_layer, shortcut_sentence,
+)
 from lib.paths.causal import SHORTCUTS, Patching, ablate_components, patch_distance, shortcut_values
 from lib.paths.layer_probes import (
-    DISTANCE, FACTS, FROM_SOURCE, MIN_CLASS_COUNT, REACHABLE, ProbeGrid, fact_values, probe_model, usable_ks,
+    DISTANCE, FACTS, FROM_SOURCE, GRAPH_STATISTICS, MIN_CLASS_COUNT, REACHABLE, REACHABLE_WITH_EDGES, ProbeGrid,
+    ReadCriteria, beats_rival, bin_of, bin_radii, both_have_edges, edge_count_bins, fact_values, probe_model,
+    radius_of, read_radii, statistic_features, statistics_probes, usable_ks,
 )
+from lib.paths.probes import LogisticScores, fit_probes, score_logistic
 from lib.paths.finetuning import fallback_base_config
 from lib.paths.sampler import sample_with_options
 from lib.paths.token_graphs import UNREACHABLE, TokenGraphs
 from lib.paths.training import PathTrainingConfig, save_training_run, start_training, train
 
 DEFAULTS = dict(smoke=False, seed=0, device="cpu", results_dir="results", depths=[2, 6], probe_graphs=2000,
-                probe_test_graphs=2000, probe_l2=1e-3, reach_threshold=0.9, intervention_graphs=2000,
+                probe_test_graphs=2000, probe_l2=1e-3, reach_threshold=0.9, auc_threshold=0.95, probe_seeds=1,
+                intervention_graphs=2000,
                 random_subspaces=8, cpu_threads=1)
 
 
@@ -37,6 +44,7 @@ def test_a_repeated_depth_is_refused_in_one_sentence():
         validate_parameters(Chapter7Parameters, {**DEFAULTS, "depths": [2, 2]})
     smoke = validate_parameters(Chapter7Parameters, {**DEFAULTS, "smoke": True})
     assert smoke.depths == (1,) and smoke.probe_graphs == 256 and smoke.random_subspaces == 2
+    assert validate_parameters(Chapter7Parameters, {**DEFAULTS, "probe_seeds": 3, "smoke": True}).probe_seeds == 1
 
 
 def test_a_depth_model_is_kept_and_an_interrupted_one_resumes_to_the_same_weights(tmp_path):
@@ -54,6 +62,11 @@ def test_a_depth_model_is_kept_and_an_interrupted_one_resumes_to_the_same_weight
     assert resumed.source == "resumed from this chapter's checkpoint at step 12"
     assert all(torch.equal(a, b) for a, b in zip(first.model.state_dict().values(),
                                                   resumed.model.state_dict().values()))
+    other = seed_model(recipe, 5, tmp_path / "full", progress=False)
+    assert other.config.seed == 5 and other.n_layers == recipe.n_layers
+    assert seed_model(recipe, 5, tmp_path / "full", progress=False).source == "this chapter's checkpoint"
+    assert not all(torch.equal(a, b) for a, b in zip(first.model.state_dict().values(),
+                                                      other.model.state_dict().values()))
 
 
 def test_distance_probes_see_reachable_targets_only_and_need_both_answers():
@@ -75,8 +88,93 @@ def test_distance_probes_see_reachable_targets_only_and_need_both_answers():
 
 def test_reach_radius_is_the_last_k_of_an_unbroken_run_above_the_threshold():
     accuracy = torch.tensor([[0.5, 0.5, 0.5], [0.95, 0.8, 0.99], [0.95, 0.92, 0.91], [float("nan"), 1.0, 1.0]])
-    grid = ProbeGrid("fact", (1, 2, 3), accuracy, None, torch.zeros(4, 3, 2))
-    assert grid.reach_radius(0.9) == [0, 1, 3, 0]   # a NaN score (one class only) stops the run
+    assert radius_of(accuracy, (1, 2, 3), 0.9) == [0, 1, 3, 0]   # a NaN score (one class only) stops the run
+
+
+def scores(auc, tuned, untuned=None) -> LogisticScores:
+    auc, tuned = torch.tensor(auc, dtype=torch.float64), torch.tensor(tuned, dtype=torch.float64)
+    return LogisticScores(auc, tuned, tuned if untuned is None else torch.tensor(untuned, dtype=torch.float64))
+
+
+def test_a_radius_is_stated_only_where_the_tuned_cut_off_and_the_auc_agree_and_the_rival_is_beaten():
+    ks = (1, 2, 3, 4)
+    layers = scores(auc=[[0.5, 0.5, 0.5, 0.5], [1.0, 0.96, 0.9, 0.9], [1.0, 0.99, 0.97, 0.99],
+                         [1.0, 1.0, 0.999, 0.995]],
+                    tuned=[[0.5, 0.5, 0.5, 0.5], [0.98, 0.92, 0.8, 0.8], [1.0, 0.95, 0.92, 0.95],
+                           [1.0, 1.0, 0.98, 0.85]],
+                    untuned=[[0.5, 0.5, 0.5, 0.5], [0.98, 0.7, 0.5, 0.5], [1.0, 0.9, 0.6, 0.5], [1.0, 1.0, 0.9, 0.6]])
+    rival = scores(auc=[[1.0, 0.9, 0.96, 0.9]], tuned=[[1.0, 0.85, 0.9, 0.85]])
+    radii = read_radii(layers, ks, ReadCriteria(0.9, 0.95), rival)
+    assert radii["tuned"] == [0, 2, 4, 3] and radii["auc"] == [0, 2, 4, 4] and radii["untuned"] == [0, 1, 2, 3]
+    # Rival: at k = 1 it reads the fact by itself (AUC 1), so matching it is enough; elsewhere +0.02.
+    assert radii["beyond_statistics"] == [0, 2, 2, 4]                 # index 2: 0.97 < 0.96 + 0.02 at k = 3
+    assert radii["disputed"] == [False, False, False, True] and radii["stated"] == [0, 2, 2, None]
+    stronger = scores(auc=[[1.0, 0.98, 0.9, 0.9]], tuned=[[1, 1, 1, 1.0]])
+    capped = read_radii(layers, ks, ReadCriteria(0.9, 0.95), stronger)
+    assert capped["beyond_statistics"] == [0, 1, 1, 4] and capped["stated"] == [0, 1, 1, None]
+    assert read_radii(layers, ks, ReadCriteria(0.9, 0.95))["stated"] == [0, 2, 4, None]   # no rival: not capped
+    assert beats_rival(torch.tensor([[0.97, float("nan")]]), torch.tensor([[0.95, 0.5]]), 0.02).tolist() == \
+        [[True, False]]
+
+
+def test_a_fact_carried_by_the_edge_count_is_not_read_beyond_the_statistics_probe():
+    """A "layer" that holds the graph's edge count (and noise) reads a fact that is a (noisy)
+    function of the edge count, "at most k edges" with a tenth of the answers flipped, as well
+    as the statistics probe does and no better: it does not read it beyond the statistics; it
+    does beat a rival without the edge count and the vertices with an edge."""
+    recipe = fallback_base_config(seed=0)
+    train_set, test_set = GraphSet.draw(recipe, 1500, 1), GraphSet.draw(recipe, 1500, 2)
+    ks = (4, 5, 6)
+
+    def labels(graphs: GraphSet, seed: int) -> torch.Tensor:
+        exact = graphs.graphs.edge_count.unsqueeze(0) <= torch.tensor(ks).unsqueeze(1)
+        flips = torch.rand(exact.shape, generator=torch.Generator().manual_seed(seed)) < 0.1
+        return (exact ^ flips).double()
+
+    answers = labels(train_set, 0), labels(test_set, 1)
+
+    def layer(graphs: GraphSet, seed: int) -> torch.Tensor:
+        noise = torch.randn(len(graphs.labels), 6, generator=torch.Generator().manual_seed(seed))
+        return torch.cat([graphs.graphs.edge_count.double().unsqueeze(1), noise.double()], dim=1)
+
+    def fitted(train_x: torch.Tensor, test_x: torch.Tensor) -> LogisticScores:
+        probes = fit_probes(train_x, answers[0], kind="logistic")
+        result = score_logistic(probes.scores(train_x), answers[0], probes.scores(test_x), answers[1])
+        return LogisticScores(*(value.unsqueeze(0) for value in (result.auc, result.tuned, result.untuned)))
+
+    own = fitted(layer(train_set, 2), layer(test_set, 3))
+    statistics = [statistic_features(g.graphs, REACHABLE) for g in (train_set, test_set)]
+    rival = fitted(*statistics)
+    assert float(own.auc.min()) > 0.8 and float((own.auc - rival.auc).abs().max()) < 0.02
+    assert read_radii(own, ks, ReadCriteria(0.8, 0.8), rival)["beyond_statistics"] == [3]
+    assert read_radii(own, ks, ReadCriteria(0.8, 0.8), rival)["stated"] == [3]
+    weaker = fitted(*(x[:, 3:] for x in statistics))
+    assert read_radii(own, ks, ReadCriteria(0.8, 0.8), weaker)["beyond_statistics"] == [6]
+    assert GRAPH_STATISTICS[0] == "edges in the graph" and statistics[1].shape == (len(test_set.labels),
+                                                                                   len(GRAPH_STATISTICS))
+
+
+def test_radii_per_edge_count_bin_use_the_ks_scored_in_each_bin():
+    recipe = fallback_base_config(seed=0)
+    graphs = GraphSet.draw(recipe, 600, 3).graphs
+    boundaries = edge_count_bins(graphs)
+    assert len(boundaries) == 2
+    bins = bin_of(graphs, boundaries)
+    edges = graphs.edge_count.double()
+    assert bool((edges[bins == 0] <= boundaries[0]).all()) and bool((edges[bins == 2] > boundaries[1]).all())
+    nan = float("nan")
+    grid = ProbeGrid("fact", (1, 2, 3), scores([[1.0, 0.97, 0.7]], [[1.0, 0.95, 0.6]]), None, torch.zeros(1, 3, 2),
+                     by_bin=(scores([[1.0, 0.97, nan]], [[1.0, 0.95, nan]]),
+                             scores([[nan, 0.9, 0.99]], [[nan, 0.8, 1.0]]),
+                             scores([[nan, nan, nan]], [[nan, nan, nan]])))
+    rival = ProbeGrid("fact", (1, 2, 3), scores([[0.6, 0.6, 0.6]], [[0.6] * 3]), None, torch.zeros(1, 3, 2),
+                      by_bin=(scores([[0.6] * 3], [[0.6] * 3]),) * 3)
+    small, middle, large = bin_radii(grid, rival, ReadCriteria(0.9, 0.95))
+    assert small["ks"] == [1, 2] and small["stated"] == [2]
+    assert middle["ks"] == [2, 3] and middle["stated"] == [1] and middle["auc"] == [1]   # below its first k
+    assert large["ks"] == [] and large["stated"] == [None]
+    sentence = bins_sentence({"fact": {"bins": [small, middle, large]}}, boundaries, ("fact",))
+    assert "no k has both answers often enough" in sentence and "[2] (k scored [1, 2])" in sentence
 
 
 def test_verdicts_in_words_follow_the_radii():
@@ -84,6 +182,17 @@ def test_verdicts_in_words_follow_the_radii():
     assert growth_verdict([0, 1, 1], 7) == "never ahead of one hop per layer (behind it after layer 2)"
     assert growth_verdict([0, 1, 2, 7, 7], 7) == ("ahead of one hop per layer after layers 3, 4; its largest "
                                                   "step is from k = 2 to k = 7 in layer 3")
+    assert growth_verdict([0, 1, 2, None, None], 7) == (
+        "never ahead of one hop per layer where a radius is stated; no radius is stated after layers 3, 4 (the tuned "
+        "cut-off and the AUC disagree there)")
+    assert growth_verdict([0, 1, None, 5, 5], 7) == (
+        "ahead of one hop per layer after layers 3, 4; no radius is stated after layer 2 (the tuned cut-off and the "
+        "AUC disagree there)")
+    assert settled_layer([0, 1, None, 7], 7) == 3
+    spread = seed_spread({0: {fact: {"stated": [0, 1, None]} for fact in FACTS},
+                          1: {fact: {"stated": [0, 2, None]} for fact in FACTS}})
+    assert spread[DISTANCE]["range"] == [[0, 0], [1, 2], None] and spread[DISTANCE]["disputed_seeds"] == [0, 0, 2]
+    assert "1-2" in seeds_sentence(spread, [0, 1]) and "no spread" in seeds_sentence(spread, [0])
     assert settled_layer([0, 1, 2, 7, 7], 7) == 3 and settled_layer([0, 1, 2], 7) is None
 
 
@@ -129,21 +238,29 @@ def test_patching_the_whole_space_is_patching_the_token(small_model):
 
 def test_probes_read_the_answer_off_the_last_layer_of_a_trained_model(small_model):
     """The readout is linear in the last stream, so its ridge probe fits the model's own answer
-    well; the shuffled control stays near chance."""
+    well; the shuffled control stays near chance; every grid has its scores per edge-count bin,
+    and the statistics probe has one row per fact."""
     model, train_set, test_set = small_model
     ks = {fact: usable_ks(train_set, test_set, fact) for fact in FACTS}
-    probes = probe_model(model, train_set, test_set, l2=1e-3, ks=ks, seed=0)
+    bins = edge_count_bins(test_set.graphs)
+    probes = probe_model(model, train_set, test_set, l2=1e-3, ks=ks, bins=bins, seed=0)
+    rival = statistics_probes(train_set, test_set, l2=1e-3, ks=ks, bins=bins)
     assert probes.distance_r2[0] < 0.05 < probes.distance_r2[-1]
     for fact in FACTS:
         grid = probes.grids[fact]
-        assert grid.accuracy.shape == (3, len(ks[fact])) and grid.shuffled.shape == grid.accuracy.shape
-        assert len(grid.shuffled_radius(0.9)) == 3
+        for values in (grid.scores.auc, grid.scores.tuned, grid.scores.untuned, grid.shuffled.auc):
+            assert values.shape == (3, len(ks[fact]))
+        assert len(grid.by_bin) == len(rival[fact].by_bin) == len(bins) + 1
+        assert rival[fact].scores.auc.shape == (1, len(ks[fact]))
+        assert len(read_radii(grid.scores, grid.ks, ReadCriteria(0.9, 0.95), rival[fact].scores)["stated"]) == 3
     assert probes.grids[REACHABLE].directions.shape[1] == 1
     shuffled = probes.grids[DISTANCE].shuffled
-    assert shuffled is not None and float(shuffled.nanmean()) < 0.65
+    assert shuffled is not None and float(shuffled.auc.nanmean()) < 0.65
     subspace = probes.distance_subspace()
     gram = subspace @ subspace.transpose(1, 2)
     assert torch.allclose(gram, torch.eye(gram.shape[-1], dtype=gram.dtype).expand_as(gram), atol=1e-8)
+    with_edges = fact_values(test_set.graphs, REACHABLE_WITH_EDGES)
+    assert len(with_edges) == int(both_have_edges(test_set.graphs).sum()) < len(test_set.labels)
 
 
 def test_patching_by_layer_rests_the_verdict_on_the_intermediate_layers():

@@ -43,6 +43,12 @@ def test_norm_lower_bound_never_exceeds_the_norm_and_is_exact_with_all_direction
         bound = norm_lower_bound((j @ omega.T).T, omega)
         assert bound <= norm * (1 + 1e-12)
     assert bound == pytest.approx(norm, rel=1e-10)
+    # A sketch whose tangents overflowed (float32 past its largest number) has no finite bound.
+    overflowed = (j @ omega.T).T.float()
+    overflowed[0, 0] = float("inf")
+    assert norm_lower_bound(overflowed.double(), omega) == float("inf")
+    overflowed[0, 0] = float("nan")
+    assert norm_lower_bound(overflowed.double(), omega) == float("inf")
 
 
 def test_hutchinson_estimate_is_unbiased_for_the_frobenius_norm():

@@ -1,9 +1,10 @@
-"""Batched linear probes (lib.paths.probes) on synthetic data with a known direction."""
+"""Batched linear probes (lib.paths.probes) on synthetic data with a known direction, and their
+calibration: the cut-off tuned on the training examples and the threshold-free AUC."""
 
 import pytest
 import torch
 
-from lib.paths.probes import balanced_accuracy, fit_probes, r_squared
+from lib.paths.probes import balanced_accuracy, fit_probes, r_squared, roc_aucs, score_logistic, tuned_cutoffs
 
 
 def planted(n: int, width: int, seed: int):
@@ -66,3 +67,32 @@ def test_bad_shapes_and_kinds_are_refused():
         fit_probes(torch.zeros(4, 2), torch.zeros(4), kind="linear")
     with pytest.raises(ValueError, match=r"features \(N, d\) or \(P, N, d\)"):
         fit_probes(torch.zeros(3, 4, 2), torch.zeros(2, 4), kind="linear")
+
+
+def test_a_rare_class_separable_away_from_logit_zero_is_found_by_the_tuned_cut_off_and_the_auc():
+    """A heavy penalty pulls every logit towards the base rate: the rare class ranks on top but
+    below logit 0, so the untuned cut-off calls everything "no"; a cut-off tuned on the training
+    examples and the AUC both see that the classes are apart."""
+    def draw(seed: int):
+        generator = torch.Generator().manual_seed(seed)
+        labels = (torch.rand(3000, generator=generator) < 0.03).float()
+        features = (labels * 3.0 + 0.3 * torch.randn(3000, generator=generator)).unsqueeze(1)
+        return features, labels.unsqueeze(0)
+    (train, train_labels), (test, test_labels) = draw(0), draw(1)
+    probes = fit_probes(train, train_labels, kind="logistic", l2=1.0)
+    assert float(probes.scores(test).max()) < 0                       # no example above logit 0
+    scores = score_logistic(probes.scores(train), train_labels, probes.scores(test), test_labels)
+    assert float(scores.untuned[0]) == 0.5
+    assert float(scores.tuned[0]) > 0.99 and float(scores.auc[0]) > 0.999
+
+
+def test_the_tuned_cut_off_maximises_the_training_balanced_accuracy():
+    logits = torch.tensor([[3.0, 2.0, 1.0, 0.5, -1.0], [1.0, 1.0, 1.0, 0.0, 0.0]])
+    labels = torch.tensor([[1, 1, 0, 1, 0], [1, 1, 1, 0, 0]]).float()
+    cutoffs = tuned_cutoffs(logits, labels)
+    assert cutoffs.tolist() == [1.5, 0.5]      # midway between neighbours; ties cut between distinct logits
+    best = balanced_accuracy(logits, labels, cutoffs)
+    for shift in (-2.0, -0.75, 0.0, 0.75, 2.5):
+        assert (balanced_accuracy(logits, labels, torch.full((2,), shift)) <= best + 1e-12).all()
+    assert roc_aucs(logits, labels).tolist() == pytest.approx([5 / 6, 1.0])
+    assert float(tuned_cutoffs(torch.zeros(1, 3), torch.ones(1, 3))[0]) == 0.0   # one class: nothing to tune

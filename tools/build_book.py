@@ -50,8 +50,14 @@ LAUNCH_HINT = ("```{{tip}}\n**Run this chapter live.** In a clone of the book's 
 
 
 def with_launch_hint(notebook: Path, target: Path) -> None:
-    """Copy chapter `notebook` to `target` with `LAUNCH_HINT` as a markdown cell after its title cell."""
+    """Copy chapter `notebook` to `target` with `LAUNCH_HINT` as a markdown cell after its title
+    cell and its parameters cell's input hidden behind a toggle (MyST-NB's hide-input; the source
+    keeps the tag list `["parameters"]`, the one `lib.book.params.read_parameters_cell` reads)."""
     content = json.loads(notebook.read_text())
+    for cell in content["cells"]:
+        tags = cell.get("metadata", {}).get("tags", [])
+        if "parameters" in tags and "hide-input" not in tags:
+            tags.append("hide-input")
     hint = {"cell_type": "markdown", "id": "launch-hint", "metadata": {},
             "source": LAUNCH_HINT.format(name=notebook.stem)}
     content["cells"].insert(1, hint)

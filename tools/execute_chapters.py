@@ -1,5 +1,4 @@
-"""Execute the book's chapters: only those whose code changed (`make execute`, `make book`), or
-every one from nothing (`make reproduce`).
+"""Execute the chapters whose code changed (make book), or every one from nothing (make reproduce).
 
     .venv/bin/python tools/execute_chapters.py [--mode cached|all] [--out DIR] [--results DIR] [chapter ...]
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import ipywidgets as widgets
 import plotly.graph_objects as go
 import torch
@@ -205,7 +207,9 @@ def sketched_jacobian_figure(run: SketchRun) -> go.Figure:
                         specs=[[{"secondary_y": True}, {}]])
     steps = study.boundaries.tolist()
     for dtype, dash in (("float64", "solid"), ("float32", "dot")):
-        fig.add_trace(go.Scatter(x=steps, y=study.norm_lower_bound[dtype].tolist(), mode="lines+markers",
+        # a float32 run whose tangents overflowed has no bound there: a gap in its line
+        bound = [value if math.isfinite(value) else None for value in study.norm_lower_bound[dtype].tolist()]
+        fig.add_trace(go.Scatter(x=steps, y=bound, mode="lines+markers",
                                  name=f"largest (lower bound), {dtype}", line={"color": "#444444", "dash": dash}),
                       row=1, col=1)
     rms = (study.frobenius_squared / study.n_parameters).sqrt()

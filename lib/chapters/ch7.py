@@ -2,12 +2,15 @@
 
 The chapter opens chapter 2's trained model (`lib.paths.finetuning.ensure_base_model`: its
 checkpoint, or the same training code run here) and models of the same recipe at other depths
-(`depth_model`, trained with chapter 2's code and kept in `results_dir` so that a rerun, or an
-interrupted one, picks them up), and reads them on fresh graphs of their training distribution
-(`lib.paths.graph_set.GraphSet.draw`). The science lives in `lib.paths.layer_probes` (what each
-layer knows) and `lib.paths.causal` (ablation, patching, shortcut statistics); the hand-built
-model of chapter 1 on the same graphs in `lib.chapters.ch7_hand_built`, figures in
-`lib.chapters.ch7_figures`, sentences and the results JSON in `lib.chapters.ch7_results`.
+(`depth_model`) and with other seeds (`seed_model`), trained with chapter 2's code and kept in
+`results_dir` so that a rerun, or an interrupted one, picks them up, and reads them on fresh
+graphs of their training distribution (`lib.paths.graph_set.GraphSet.draw`). The radii of every
+fact under each criterion (`fact_radii`), their spread over seeds (`seed_spread`) and the probe
+scores as the results JSON holds them (`grid_results`) are computed here too. The science lives
+in `lib.paths.layer_probes` (what each layer knows) and `lib.paths.causal` (ablation, patching,
+shortcut statistics); the hand-built model of chapter 1 on the same graphs in
+`lib.chapters.ch7_hand_built`, figures in `lib.chapters.ch7_figures`, sentences and the results
+JSON in `lib.chapters.ch7_results`.
 """
 
 from __future__ import annotations
@@ -20,8 +23,10 @@ from pathlib import Path
 import torch
 
 from lib.book.params import at_most, ChapterParameters, parameter, ParameterError
+from lib.paths.causal import loss_by_label
 from lib.paths.finetuning import BaseModel
 from lib.paths.graph_set import GraphSet
+from lib.paths.layer_probes import FACTS, ModelProbes, ProbeGrid, ReadCriteria, bin_radii, read_radii
 from lib.paths.model import PathTransformer
 from lib.paths.training import PathTrainingConfig, load_training_run, start_training, train
 
@@ -40,7 +45,12 @@ class Chapter7Parameters(ChapterParameters):
     probe_l2: float = parameter("L2 penalty of the probes (on standardised activations)", low=0.0,
                                 high=10.0)
     reach_threshold: float = parameter(
-        "held-out balanced accuracy at which a probe counts as reading its fact", low=0.5, high=1.0)
+        "held-out balanced accuracy (at the cut-off tuned on training graphs) to read a fact",
+        low=0.5, high=1.0)
+    auc_threshold: float = parameter("held-out ROC AUC at which a probe reads its fact", low=0.5, high=1.0)
+    probe_seeds: int = parameter(
+        "models of chapter 2's recipe probed: chapter 2's and ones trained here with the next seeds", low=1,
+        high=100, smoke=1)
     intervention_graphs: int = parameter("held-out graphs of the ablation and patching experiments",
                                          low=64, high=1 << 20, smoke=at_most(256))
     random_subspaces: int = parameter("random subspaces patched as the control of the probe subspace",
@@ -55,6 +65,8 @@ class Chapter7Parameters(ChapterParameters):
 
 #: Where the models of other depths are kept between runs, by number of layers.
 DEPTH_CHECKPOINT = "07_depth_{layers}_layers.pt"
+#: Where the models of chapter 2's recipe with other seeds are kept between runs.
+SEED_CHECKPOINT = "07_seed_{seed}.pt"
 
 
 @dataclass(frozen=True)
@@ -83,12 +95,26 @@ def _same_recipe(saved: PathTrainingConfig, wanted: PathTrainingConfig) -> bool:
 
 def depth_model(base_config: PathTrainingConfig, n_layers: int, results_dir: str | Path, *,
                 checkpoint_every: int = 250, progress: bool = True) -> TrainedModel:
-    """Chapter 2's recipe with `n_layers` layers: loaded from `results_dir` when a finished run
-    of exactly this recipe is there, continued when an interrupted one is, else trained (with a
-    checkpoint every `checkpoint_every` steps, written atomically)."""
+    """Chapter 2's recipe with `n_layers` layers (see `recipe_model`)."""
+    return recipe_model(dataclasses.replace(base_config, n_layers=n_layers),
+                        Path(results_dir) / DEPTH_CHECKPOINT.format(layers=n_layers),
+                        checkpoint_every=checkpoint_every, progress=progress)
+
+
+def seed_model(base_config: PathTrainingConfig, seed: int, results_dir: str | Path, *,
+               checkpoint_every: int = 250, progress: bool = True) -> TrainedModel:
+    """Chapter 2's recipe with another `seed` (weights and data stream; see `recipe_model`)."""
+    return recipe_model(dataclasses.replace(base_config, seed=seed),
+                        Path(results_dir) / SEED_CHECKPOINT.format(seed=seed),
+                        checkpoint_every=checkpoint_every, progress=progress)
+
+
+def recipe_model(config: PathTrainingConfig, path: Path, *, checkpoint_every: int = 250,
+                 progress: bool = True) -> TrainedModel:
+    """The model of `config`: loaded from `path` when a finished run of exactly this recipe is
+    there, continued when an interrupted one is, else trained (with a checkpoint every
+    `checkpoint_every` steps, written atomically)."""
     started = time.perf_counter()
-    config = dataclasses.replace(base_config, n_layers=n_layers)
-    path = Path(results_dir) / DEPTH_CHECKPOINT.format(layers=n_layers)
     source = "trained here with chapter 2's code"
     run = None
     if path.exists():
@@ -100,10 +126,67 @@ def depth_model(base_config: PathTrainingConfig, n_layers: int, results_dir: str
     if run is None:
         run = start_training(config)
     if run.step < config.total_steps:
-        Path(results_dir).mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(parents=True, exist_ok=True)
         run = train(run, checkpoint_path=path, checkpoint_every=checkpoint_every, progress=progress)
     run.model.eval()
     return TrainedModel(run.model, config, source, time.perf_counter() - started)
 
 
-__all__ = ["DEPTH_CHECKPOINT", "Chapter7Parameters", "GraphSet", "TrainedModel", "depth_model", "from_base"]
+def model_rows(models: dict[str, TrainedModel], graphs: GraphSet, predictions: dict[str, torch.Tensor]) -> list[dict]:
+    """Per model: depth, where it came from, seconds, MSE on the held-out graphs overall and by label."""
+    labels = tuple(sorted(int(v) for v in graphs.labels.unique()))
+    rows = []
+    for name, model in models.items():
+        prediction = predictions[name]
+        rows.append({"model": name, "n_layers": model.n_layers, "source": model.source, "seconds": model.seconds,
+                     "mse": float(((prediction - graphs.labels) ** 2).mean()),
+                     "mse_by_label": dict(zip(labels, loss_by_label(prediction, graphs.labels, labels).tolist()))})
+    return rows
+
+
+def fact_radii(probes: ModelProbes, statistics: dict[str, ProbeGrid], criteria: ReadCriteria) -> dict[str, dict]:
+    """Per fact, `read_radii` of one model's probes against the statistics probe, and per
+    edge-count bin ("bins", `bin_radii`)."""
+    return {fact: {**read_radii(grid.scores, grid.ks, criteria, statistics[fact].scores),
+                   "bins": bin_radii(grid, statistics[fact], criteria)}
+            for fact, grid in probes.grids.items()}
+
+
+def reach_rows(radii: dict[int, dict[str, dict]]) -> dict[int, dict[str, list[int | None]]]:
+    """The stated radius per residual index of every fact, for every model depth (from the
+    `fact_radii` of each depth)."""
+    return {depth: {fact: value["stated"] for fact, value in by_fact.items()} for depth, by_fact in radii.items()}
+
+
+def seed_spread(per_seed: dict[int, dict[str, dict]]) -> dict[str, dict]:
+    """Per fact, the stated radii of every seed's model and their range per residual index
+    (over the seeds with a stated radius there; None where no seed has one)."""
+    out = {}
+    for fact in FACTS:
+        rows = {seed: radii[fact]["stated"] for seed, radii in per_seed.items()}
+        columns = list(zip(*rows.values()))
+        ranges = [[min(v), max(v)] if (v := [r for r in column if r is not None]) else None for column in columns]
+        out[fact] = {"stated": {str(seed): row for seed, row in rows.items()}, "range": ranges,
+                     "disputed_seeds": [sum(r is None for r in column) for column in columns]}
+    return out
+
+
+def grid_results(model: ModelProbes, statistics: dict[str, ProbeGrid] | None, radii: dict[str, dict]) -> dict:
+    """Per fact of one model: ks, held-out AUC, tuned and untuned balanced accuracy (per residual
+    index and k), the shuffled-label control's, the statistics probe's, the scores per edge-count
+    bin, and the radii under every criterion (with those per bin)."""
+    def scores(value) -> dict:
+        return {"auc": value.auc.tolist(), "tuned": value.tuned.tolist(), "untuned": value.untuned.tolist()}
+
+    return {fact: {"ks": list(grid.ks), **scores(grid.scores), "radii": radii[fact],
+                   "by_bin": [scores(value) for value in grid.by_bin],
+                   **({"shuffled": scores(grid.shuffled)} if grid.shuffled is not None else {}),
+                   **({"statistics": scores(statistics[fact].scores),
+                       "statistics_by_bin": [scores(value) for value in statistics[fact].by_bin]}
+                      if statistics is not None else {})}
+            for fact, grid in model.grids.items()}
+
+
+__all__ = ["DEPTH_CHECKPOINT", "SEED_CHECKPOINT", "Chapter7Parameters", "GraphSet", "TrainedModel", "depth_model",
+           "fact_radii", "from_base", "grid_results", "model_rows", "reach_rows", "recipe_model", "seed_model",
+           "seed_spread"]

@@ -8,7 +8,7 @@ from plotly.subplots import make_subplots
 
 from lib.book.plotting import PALETTE, finish, ordered_colours, slider_over_steps
 from lib.paths.causal import Ablation, Patching
-from lib.paths.layer_probes import FACTS, ModelProbes, doubling_radii, one_hop_radii
+from lib.paths.layer_probes import FACTS, ModelProbes, ProbeGrid, doubling_radii, one_hop_radii
 from lib.paths.activations import Activations
 from lib.paths.attention_fractions import EDGE_QUERY_CATEGORIES, TARGET_QUERY_CATEGORIES, AttentionFractions
 from lib.paths.token_graphs import TokenGraphs
@@ -18,39 +18,44 @@ def _index_labels(count: int) -> list[str]:
     return ["embedding"] + [f"after layer {layer}" for layer in range(1, count)]
 
 
-def probe_grid_figure(learned: ModelProbes, random_init: ModelProbes) -> go.Figure:
-    """Held-out balanced accuracy per (residual index, k) for every fact (one row each): the
-    trained model, the same probes on a randomly initialised model, and on shuffled labels."""
-    columns = ("trained model", "random initialisation", "trained, shuffled labels")
+def probe_grid_figure(learned: ModelProbes, random_init: ModelProbes, statistics: dict[str, ProbeGrid]) -> go.Figure:
+    """Held-out scores per (residual index, k) for every fact (one row each): the trained model's
+    AUC and balanced accuracy at the tuned cut-off, the AUC of the same probes on a randomly
+    initialised model, of the statistics probe (one row) and of the trained model's probes fitted
+    on shuffled labels."""
+    columns = ("trained: AUC", "trained: tuned<br>balanced accuracy", "random init: AUC", "graph statistics: AUC",
+               "shuffled labels: AUC")
     if learned.grids[FACTS[0]].shuffled is None:
         raise ValueError("The trained model's probes need the shuffled-label control (probe_model with a seed).")
-    fig = make_subplots(rows=len(FACTS), cols=3, column_titles=columns, row_titles=list(FACTS),
-                        horizontal_spacing=0.04, vertical_spacing=0.07)
+    fig = make_subplots(rows=len(FACTS), cols=len(columns), column_titles=columns,
+                        row_titles=[fact.replace(" (", "<br>(") for fact in FACTS],
+                        horizontal_spacing=0.03, vertical_spacing=0.05)
     for row, fact in enumerate(FACTS, start=1):
-        grids = (learned.grids[fact].accuracy, random_init.grids[fact].accuracy, learned.grids[fact].shuffled)
-        ks = [str(k) for k in learned.grids[fact].ks]
-        labels = _index_labels(len(grids[0]))
-        for col, grid in enumerate(grids, start=1):
+        grid = learned.grids[fact]
+        panels = (grid.scores.auc, grid.scores.tuned, random_init.grids[fact].scores.auc,
+                  statistics[fact].scores.auc, grid.shuffled.auc)
+        ks = [str(k) for k in grid.ks]
+        labels = _index_labels(len(grid.scores.auc))
+        for col, values in enumerate(panels, start=1):
             fig.add_trace(go.Heatmap(
-                z=grid.numpy(), x=ks, y=labels, coloraxis="coloraxis",
+                z=values.numpy(), x=ks, y=["statistics"] if col == 4 else labels, coloraxis="coloraxis",
                 hovertemplate="%{y}, k = %{x}: %{z:.3f}<extra></extra>"), row=row, col=col)
     fig.update_layout(coloraxis={"colorscale": "Viridis", "cmin": 0.5, "cmax": 1.0,
-                                 "colorbar": {"title": {"text": "balanced<br>accuracy"}}})
+                                 "colorbar": {"title": {"text": "held-out<br>score"}}})
     fig.update_xaxes(title_text="k", type="category")
     fig.update_yaxes(type="category", autorange="reversed")
-    fig.update_yaxes(showticklabels=False, col=2)
-    fig.update_yaxes(showticklabels=False, col=3)
-    fig.update_annotations(font_size=12)
-    fig.update_annotations(selector={"textangle": 90}, font_size=10)
-    return finish(fig, "What a linear probe reads from each residual stream (held-out balanced accuracy)",
-                  height=980)
+    for col in range(2, len(columns) + 1):
+        fig.update_yaxes(showticklabels=False, col=col)
+    fig.update_annotations(font_size=11)
+    fig.update_annotations(selector={"textangle": 90}, font_size=9)
+    return finish(fig, "What a linear probe reads from each residual stream (held-out scores)", height=1200)
 
 
-def reach_radius_figure(radii: dict[int, dict[str, list[int]]], largest: dict[str, int],
-                        random_init: dict[str, list[int]] | None = None) -> go.Figure:
-    """Per fact, the largest k read reliably after each layer, for models of several depths
-    (and a randomly initialised one), beside one hop per layer (the hand-built model) and
-    doubling per layer; `largest` caps each fact's lines at its largest k probed."""
+def reach_radius_figure(radii: dict[int, dict[str, list[int | None]]], largest: dict[str, int],
+                        random_init: dict[str, list[int | None]] | None = None) -> go.Figure:
+    """Per fact, the stated radius after each layer (a gap where it is disputed), for models of
+    several depths (and a randomly initialised one), beside one hop per layer (the hand-built
+    model) and doubling per layer; `largest` caps each fact's lines at its largest k probed."""
     fig = make_subplots(rows=1, cols=len(FACTS), subplot_titles=[fact.replace(" (", "<br>(") for fact in FACTS],
                         shared_yaxes=True, horizontal_spacing=0.04)
     colours = ordered_colours(len(radii))

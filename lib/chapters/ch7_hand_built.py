@@ -3,7 +3,8 @@
 Glue between the two halves of the first study (`lib.bfs` and `lib.paths` never import each
 other): the learned model's graphs, with vertex t relabelled 2 (the target the construction
 reads), are run through the construction, whose layer l knows exactly the radius-l balls: the
-reference against which the learned reach radii are read.
+reference against which the learned reach radii are read. `hand_built_rows` compares its answers
+with the trained model's.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from dataclasses import dataclass
 import torch
 
 from lib.bfs.transformer import bfs_transformer
+from lib.paths.graph_set import GraphSet
 from lib.paths.token_graphs import TokenGraphs
 
 
@@ -58,4 +60,29 @@ def hand_built_distances(graphs: TokenGraphs, n_vertices: int) -> HandBuilt:
     return HandBuilt(trace["distance"], trace["hidden"][1:, :, vertex_one, t_bit])
 
 
-__all__ = ["HandBuilt", "hand_built_adjacency", "hand_built_distances"]
+def hand_built_rows(prediction: torch.Tensor, hand_built: HandBuilt, graphs: GraphSet, n_layers: int) -> dict:
+    """Where the trained model and the hand-built one agree: exactness of each, by whether the
+    distance fits within the trained model's depth."""
+    rounded = prediction.round()
+    reachable = graphs.reachable
+    within = reachable & (graphs.graphs.distance <= n_layers)
+    beyond = reachable & (graphs.graphs.distance > n_layers)
+    unreachable = ~reachable
+
+    def share(mask: torch.Tensor, predicted: torch.Tensor) -> float:
+        return float((predicted[mask] == graphs.labels[mask]).double().mean()) if mask.any() else float("nan")
+
+    return {
+        "hand_built_mse": float(((hand_built.prediction - graphs.labels) ** 2).mean()),
+        "hand_built_layers": int(hand_built.knows.shape[0]),
+        "counts": {"within_depth": int(within.sum()), "beyond_depth": int(beyond.sum()),
+                   "unreachable": int(unreachable.sum())},
+        "trained_exact": {"within_depth": share(within, rounded), "beyond_depth": share(beyond, rounded),
+                          "unreachable": share(unreachable, rounded)},
+        "hand_built_exact": {"within_depth": share(within, hand_built.prediction.round()),
+                             "beyond_depth": share(beyond, hand_built.prediction.round()),
+                             "unreachable": share(unreachable, hand_built.prediction.round())},
+    }
+
+
+__all__ = ["HandBuilt", "hand_built_adjacency", "hand_built_distances", "hand_built_rows"]

@@ -1,19 +1,18 @@
 """What chapter 7 reports: the models, reach radii (distance on reachable graphs, reachability,
-edge facts, with their controls), attention, ablation and patching effects per layer and the
-comparison with the hand-built model, as tables, summary sentences and the results JSON. Every
-sentence is built from numbers of the run; the verdicts (one hop per layer or faster, whether the
+edge facts; each stated only where the tuned balanced accuracy and the AUC agree and the layer
+beats the statistics probe; per edge-count bin and per training seed; with their controls),
+attention, ablation and patching effects per layer and the comparison with the hand-built model,
+as tables, summary sentences and the results JSON. Every sentence is built from numbers of the run; the verdicts (one hop per layer or faster, whether the
 probed subspace is used, which heads matter) are computed, not written in advance."""
 
 from __future__ import annotations
 
-import torch
-
 from lib.book.tables import format_value, markdown_table, scientific
-from lib.chapters.ch7 import GraphSet, TrainedModel
-from lib.chapters.ch7_hand_built import HandBuilt
-from lib.paths.causal import SHORTCUTS, Ablation, Patching, loss_by_label
+from lib.chapters.ch7 import grid_results, reach_rows
+from lib.paths.causal import SHORTCUTS, Ablation, Patching
 from lib.paths.layer_probes import (
-    DISTANCE, FACTS, FROM_SOURCE, FROM_TARGET, REACHABLE, ModelProbes, doubling_radii, one_hop_radii,
+    DISTANCE, EDGE_STATISTICS, FACTS, FROM_SOURCE, FROM_TARGET, GRAPH_STATISTICS, REACHABLE, REACHABLE_WITH_EDGES,
+    ModelProbes, ProbeGrid, ReadCriteria, doubling_radii, one_hop_radii,
 )
 from lib.paths.attention_fractions import EDGE_QUERY_CATEGORIES, TARGET_QUERY_CATEGORIES, AttentionFractions
 
@@ -22,40 +21,133 @@ from lib.paths.attention_fractions import EDGE_QUERY_CATEGORIES, TARGET_QUERY_CA
 WEAK_CORRELATION = 0.1
 
 
-def growth_verdict(radii: list[int], largest: int) -> str:
-    """How reach radii (per residual index) compare with one hop per layer, in words: where they
-    run ahead of it and the largest single-layer step."""
+def growth_verdict(radii: list[int | None], largest: int) -> str:
+    """How reach radii (per residual index; None where no radius is stated) compare with one hop
+    per layer, in words: where they run ahead of it and the largest single-layer step between
+    stated radii."""
     hop = one_hop_radii(len(radii) - 1, largest)
-    faster = [layer for layer in range(1, len(radii)) if radii[layer] > hop[layer]]
-    slower = [layer for layer in range(1, len(radii)) if radii[layer] < hop[layer]]
+    stated = [layer for layer in range(1, len(radii)) if radii[layer] is not None]
+    unstated = [layer for layer in range(1, len(radii)) if radii[layer] is None]
+    faster = [layer for layer in stated if radii[layer] > hop[layer]]
+    slower = [layer for layer in stated if radii[layer] < hop[layer]]
+    tail = (f"; no radius is stated after layer{'s' if len(unstated) > 1 else ''} {_layers(unstated)} (the "
+            f"tuned cut-off and the AUC disagree there)" if unstated else "")
     if not faster:
         plural = "s" if len(slower) > 1 else ""
-        return "never ahead of one hop per layer" + (f" (behind it after layer{plural} {_layers(slower)})"
-                                                    if slower else "")
-    step = max(range(1, len(radii)), key=lambda layer: radii[layer] - radii[layer - 1])
-    return (f"ahead of one hop per layer after layer{'s' if len(faster) > 1 else ''} {_layers(faster)}; "
-            f"its largest step is from k = {radii[step - 1]} to k = {radii[step]} in layer {step}")
+        return ("never ahead of one hop per layer" + (" where a radius is stated" if unstated else "")
+                + (f" (behind it after layer{plural} {_layers(slower)})" if slower else "") + tail)
+    text = f"ahead of one hop per layer after layer{'s' if len(faster) > 1 else ''} {_layers(faster)}"
+    if unstated:   # a step across an unstated layer would hide where the radius grew
+        return text + tail
+    step = max(stated, key=lambda layer: radii[layer] - radii[layer - 1])
+    return text + f"; its largest step is from k = {radii[step - 1]} to k = {radii[step]} in layer {step}"
 
 
-def settled_layer(radii: list[int], largest: int) -> int | None:
-    """The first residual index whose probes read every threshold up to `largest` (None: none)."""
-    return next((layer for layer, radius in enumerate(radii) if radius >= largest), None)
+def settled_layer(radii: list[int | None], largest: int) -> int | None:
+    """The first residual index whose stated radius reaches `largest` (None: none)."""
+    return next((layer for layer, radius in enumerate(radii) if radius is not None and radius >= largest), None)
 
 
 def _layers(layers: list[int]) -> str:
     return ", ".join(str(layer) for layer in layers)
 
 
-def model_rows(models: dict[str, TrainedModel], graphs: GraphSet, predictions: dict[str, torch.Tensor]) -> list[dict]:
-    """Per model: depth, where it came from, seconds, MSE on the held-out graphs overall and by label."""
-    labels = tuple(sorted(int(v) for v in graphs.labels.unique()))
-    rows = []
-    for name, model in models.items():
-        prediction = predictions[name]
-        rows.append({"model": name, "n_layers": model.n_layers, "source": model.source, "seconds": model.seconds,
-                     "mse": float(((prediction - graphs.labels) ** 2).mean()),
-                     "mse_by_label": dict(zip(labels, loss_by_label(prediction, graphs.labels, labels).tolist()))})
-    return rows
+def _span(values) -> str:
+    """The range of a score grid's values (NaN ignored), as "low-high" (no k: "none")."""
+    finite = values[~values.isnan()]
+    return "(no k probed)" if not len(finite) else f"{float(finite.min()):.3f}-{float(finite.max()):.3f}"
+
+
+def _radius_list(radii: list[int | None]) -> str:
+    return "[" + ", ".join("disputed" if radius is None else str(radius) for radius in radii) + "]"
+
+
+def radius_words(radii: dict) -> str:
+    """One fact's radii in words: the stated ones, and those of each criterion."""
+    text = (f"{_radius_list(radii['stated'])} (balanced accuracy at the tuned cut-off: {radii['tuned']}; AUC: "
+            f"{radii['auc']}")
+    if "beyond_statistics" in radii:
+        text += f"; AUC beyond the statistics probe: {radii['beyond_statistics']}"
+    return text + f"; untuned cut-off at logit 0, for comparison: {radii['untuned']})"
+
+
+def bins_sentence(radii: dict[str, dict], boundaries: tuple[float, ...], facts: tuple[str, ...]) -> str:
+    """The stated radii within each edge-count bin, for `facts`."""
+    names = edge_bin_names(boundaries)
+    parts = []
+    for fact in facts:
+        cells = [f"{name}: {_radius_list(entry['stated'])} (k scored {entry['ks']})" if entry["ks"] else
+                 f"{name}: no k has both answers often enough" for name, entry in zip(names, radii[fact]["bins"])]
+        parts.append(f"\"{fact}\" " + "; ".join(cells))
+    return ("Within bins of the edge count (each probe scored on the held-out graphs of the bin, its cut-off tuned "
+            "on the training graphs of the bin, against the statistics probe in the same bin, over the k with both "
+            "answers often enough in the bin; a radius below the first k scored reads none), the stated radii per "
+            "residual index are: " + ". ".join(parts) + ".")
+
+
+def edge_bin_names(boundaries: tuple[float, ...]) -> list[str]:
+    """Names of the edge-count bins of `lib.paths.layer_probes.edge_count_bins`."""
+    edges = [f"{b:g}" for b in boundaries]
+    if not edges:
+        return ["all graphs"]
+    return ([f"at most {edges[0]} edges"] + [f"more than {a}, at most {b} edges" for a, b in zip(edges, edges[1:])]
+            + [f"more than {edges[-1]} edges"])
+
+
+def largest_ks(probes: ModelProbes) -> dict[str, int]:
+    """Per fact, the largest k probed (the cap of its radii)."""
+    return {fact: max(grid.ks) if grid.ks else 0 for fact, grid in probes.grids.items()}
+
+
+def first_index(radii: list[int | None], k: int) -> int | None:
+    """The first residual index whose stated radius reaches `k` (None: none)."""
+    return next((index for index, radius in enumerate(radii) if radius is not None and radius >= k), None)
+
+
+def random_reads_sentence(random_radii: dict[str, dict], random_init: ModelProbes) -> str:
+    """What a randomly initialised model of the same shape reads, fact by fact, under every
+    criterion (the same calibration and rival as the trained model's)."""
+    parts = []
+    for fact, grid in random_init.grids.items():
+        radii = random_radii[fact]
+        if not grid.ks:
+            parts.append(f"\"{fact}\": no k probed")
+            continue
+        stated = [r for r in radii["stated"] if r is not None]
+        best = max(stated) if stated else None
+        read = ("nothing beyond the statistics probe" if best is None or not grid.ks or best < grid.ks[0]
+                else f"up to k = {best} (from residual index {first_index(radii['stated'], best)})")
+        parts.append(f"\"{fact}\": {read}; without the rival, up to k = {max(radii['tuned'])} at the tuned cut-off "
+                     f"and k = {max(radii['auc'])} by AUC (best AUC {float(grid.scores.auc.nan_to_num(0).max()):.3f})")
+        if any(radii["disputed"]):
+            parts[-1] += ", disputed at some index"
+    return ("A randomly initialised model of the same shape, probed and scored the same way, reads " + "; ".join(parts)
+            + ". What a trained model reads beyond this is what training added.")
+
+
+def statistics_sentence(statistics: dict[str, ProbeGrid], criteria: ReadCriteria) -> str:
+    """What the statistics probe alone reads: its held-out AUC per k of every fact."""
+    parts = [f"\"{fact}\" AUC " + ", ".join(f"{auc:.3f} at k = {k}"
+                                           for k, auc in zip(grid.ks, grid.scores.auc[0].tolist()))
+             for fact, grid in statistics.items() if grid.ks]
+    return (f"The rival probe reads the graph's statistics alone ({', '.join(GRAPH_STATISTICS)}; at edge tokens also "
+            f"the {' and '.join(EDGE_STATISTICS)}): " + "; ".join(parts) + f". A layer reads a fact at k only where "
+            f"its AUC beats this by at least {criteria.margin:g} (or matches it where it leaves less room than that).")
+
+
+def seeds_sentence(spread: dict[str, dict], seeds: list[int]) -> str:
+    """The spread of the stated radii over the models of chapter 2's recipe with other seeds."""
+    if len(seeds) < 2:
+        return (f"Only chapter 2's model (seed {seeds[0]}) was probed (`probe_seeds` = 1): the radii above are one "
+                f"model's, with no spread over training seeds.")
+    parts = []
+    for fact in (DISTANCE, REACHABLE_WITH_EDGES):
+        ranges = ", ".join("no stated radius" if r is None else (f"{r[0]}" if r[0] == r[1] else f"{r[0]}-{r[1]}")
+                           for r in spread[fact]["range"])
+        parts.append(f"\"{fact}\" per residual index: {ranges} (seeds whose radius is disputed, per index: "
+                     f"{spread[fact]['disputed_seeds']})")
+    return (f"Over {len(seeds)} models of chapter 2's recipe (seeds {_layers(seeds)}), the stated radii range over: "
+            + "; ".join(parts) + ".")
 
 
 def model_table(rows: list[dict], unreachable_label: int) -> str:
@@ -66,38 +158,6 @@ def model_table(rows: list[dict], unreachable_label: int) -> str:
         ["model", "layers", "source", "MSE"] + [f"MSE, {name}" for name in names],
         [[r["model"], r["n_layers"], r["source"], format_value(r["mse"], 3, trailing_zeros=True)]
          + [format_value(r["mse_by_label"][label], 3, trailing_zeros=True) for label in labels] for r in rows])
-
-
-def reach_rows(probes: dict[int, ModelProbes], threshold: float) -> dict[int, dict[str, list[int]]]:
-    """Reach radius per residual index of every fact, for every model depth."""
-    return {depth: {fact: model.grids[fact].reach_radius(threshold) for fact in FACTS}
-            for depth, model in probes.items()}
-
-
-def largest_ks(probes: ModelProbes) -> dict[str, int]:
-    """Per fact, the largest k probed (the cap of its radii)."""
-    return {fact: max(grid.ks) if grid.ks else 0 for fact, grid in probes.grids.items()}
-
-
-def first_index(radii: list[int], k: int) -> int | None:
-    """The first residual index whose radius reaches `k` (None: none)."""
-    return next((index for index, radius in enumerate(radii) if radius >= k), None)
-
-
-def random_reads_sentence(random_init: ModelProbes, threshold: float) -> str:
-    """What a randomly initialised model of the same shape already reads, fact by fact."""
-    parts = []
-    for fact in FACTS:
-        radii = random_init.grids[fact].reach_radius(threshold)
-        best = max(radii)
-        grid = random_init.grids[fact]
-        if not grid.ks or best < grid.ks[0]:
-            parts.append(f"nothing of \"{fact}\" (best balanced accuracy {float(grid.accuracy.nan_to_num(0).max()):.3f})")
-        else:
-            parts.append(f"\"{fact}\" up to k = {best} (from residual index {first_index(radii, best)}; "
-                         f"radii {radii})")
-    return ("A randomly initialised model of the same shape already reads " + "; ".join(parts)
-            + ": what a trained model reads beyond this is what training added.")
 
 
 def attention_rows(fractions: AttentionFractions) -> list[dict]:
@@ -142,31 +202,6 @@ def ablation_rows(ablation: Ablation) -> list[dict]:
              "mse_by_label": dict(zip(ablation.labels, loss.tolist()))}
             for name, overall, increase, loss in zip(ablation.components, ablation.overall, ablation.increase(),
                                                       ablation.loss)]
-
-
-def hand_built_rows(prediction: torch.Tensor, hand_built: HandBuilt, graphs: GraphSet, n_layers: int) -> dict:
-    """Where the trained model and the hand-built one agree: exactness of each, by whether the
-    distance fits within the trained model's depth."""
-    rounded = prediction.round()
-    reachable = graphs.reachable
-    within = reachable & (graphs.graphs.distance <= n_layers)
-    beyond = reachable & (graphs.graphs.distance > n_layers)
-    unreachable = ~reachable
-
-    def share(mask: torch.Tensor, predicted: torch.Tensor) -> float:
-        return float((predicted[mask] == graphs.labels[mask]).double().mean()) if mask.any() else float("nan")
-
-    return {
-        "hand_built_mse": float(((hand_built.prediction - graphs.labels) ** 2).mean()),
-        "hand_built_layers": int(hand_built.knows.shape[0]),
-        "counts": {"within_depth": int(within.sum()), "beyond_depth": int(beyond.sum()),
-                   "unreachable": int(unreachable.sum())},
-        "trained_exact": {"within_depth": share(within, rounded), "beyond_depth": share(beyond, rounded),
-                          "unreachable": share(unreachable, rounded)},
-        "hand_built_exact": {"within_depth": share(within, hand_built.prediction.round()),
-                             "beyond_depth": share(beyond, hand_built.prediction.round()),
-                             "unreachable": share(unreachable, hand_built.prediction.round())},
-    }
 
 
 def _best(rows: list[dict], key: str, skip: str = "none") -> dict:
@@ -224,54 +259,61 @@ def shortcut_sentence(shortcuts: dict[str, float]) -> str:
             f"{others}; {len(shortcuts)} statistics tested): a shortcut in place of part of the search.")
 
 
-def summary_lines(*, base: ModelProbes, random_init: ModelProbes, radii: dict[int, dict[str, list[int]]],
-                  base_depth: int, threshold: float, attention: list[dict], ablation: list[dict],
-                  patching: Patching, shortcuts: dict[str, float], agreement: dict) -> list[str]:
-    """The chapter's conclusions, each from the run's numbers."""
+def summary_lines(*, base: ModelProbes, random_init: ModelProbes, statistics: dict[str, ProbeGrid],
+                  radii: dict[int, dict[str, dict]], random_radii: dict[str, dict], base_depth: int,
+                  criteria: ReadCriteria, bins: tuple[float, ...], spread: dict[str, dict], seeds: list[int],
+                  attention: list[dict], ablation: list[dict], patching: Patching, shortcuts: dict[str, float],
+                  agreement: dict) -> list[str]:
+    """The chapter's conclusions, each from the run's numbers. A radius is stated only where the
+    tuned balanced accuracy and the AUC agree and the layer beats the statistics probe."""
     largest = largest_ks(base)
-    lines = []
-    own = radii[base_depth][DISTANCE]
+    own = radii[base_depth]
+    rule = (f"a layer reads a fact up to k when, for every k' <= k, the held-out balanced accuracy at the cut-off "
+            f"tuned on the training graphs is at least {criteria.balanced_accuracy:g}, the held-out AUC at least "
+            f"{criteria.auc:g}, and the AUC beats the statistics probe by {criteria.margin:g}; where the first two "
+            f"give different radii, the radius is disputed")
+    lines = [
+        f"Reading rule: {rule}.",
+        f"On graphs whose target is reachable, the probes of chapter 2's {base_depth}-layer model read \"{DISTANCE}\" "
+        f"(k probed up to {largest[DISTANCE]}) up to k = {radius_words(own[DISTANCE])} after residual index "
+        f"0..{base_depth}; one hop per layer would give {one_hop_radii(base_depth, largest[DISTANCE])} and doubling "
+        f"{doubling_radii(base_depth, largest[DISTANCE])}: the stated radii are "
+        f"{growth_verdict(own[DISTANCE]['stated'], largest[DISTANCE])}.",
+        f"Reachability on all graphs is read up to k = {radius_words(own[REACHABLE])}, where the statistics probe "
+        f"alone scores AUC {_span(statistics[REACHABLE].scores.auc)}; on the graphs where 1 and t both have an edge "
+        f"(statistics probe: AUC {_span(statistics[REACHABLE_WITH_EDGES].scores.auc)}) up to "
+        f"k = {radius_words(own[REACHABLE_WITH_EDGES])}: "
+        f"{growth_verdict(own[REACHABLE_WITH_EDGES]['stated'], largest[REACHABLE_WITH_EDGES])}.",
+        statistics_sentence(statistics, criteria),
+        bins_sentence(own, bins, (DISTANCE, REACHABLE_WITH_EDGES)),
+    ]
+    shuffled = {fact: float(grid.shuffled.auc.nan_to_num(0).max()) for fact, grid in base.grids.items()
+                if grid.shuffled is not None and grid.ks}
     lines.append(
-        f"On graphs whose target is reachable, the probes of chapter 2's {base_depth}-layer model read \"d(1, t) <= k\" "
-        f"(balanced accuracy >= {threshold:g}, k probed up to {largest[DISTANCE]}) up to k = {own} after residual "
-        f"index 0..{base_depth}; one hop per layer would give {one_hop_radii(base_depth, largest[DISTANCE])} and "
-        f"doubling {doubling_radii(base_depth, largest[DISTANCE])}: the model is "
-        f"{growth_verdict(own, largest[DISTANCE])}.")
-    reach = radii[base_depth][REACHABLE]
-    lines.append(
-        f"Reachability, probed on its own, is read for targets at every distance up to k = {reach} after residual "
-        f"index 0..{base_depth} (k probed up to {largest[REACHABLE]}): "
-        f"{growth_verdict(reach, largest[REACHABLE])}.")
-    shuffled = {fact: float(base.grids[fact].shuffled.nan_to_num(0).max()) for fact in FACTS
-                if base.grids[fact].shuffled is not None and base.grids[fact].ks}
-    lines.append(
-        "Controls: every probe is scored on held-out graphs; trained on shuffled labels, no probe scores above "
+        "Controls: trained on shuffled labels, no probe's held-out AUC exceeds "
         + ", ".join(f"{value:.3f} for \"{fact}\"" for fact, value in shuffled.items()) + ". "
-        + random_reads_sentence(random_init, threshold))
-    edge_best = {fact: float(base.grids[fact].accuracy[1:].nanmean(dim=1).max()) for fact in (FROM_SOURCE, FROM_TARGET)
-                 if base.grids[fact].ks}
-    if edge_best:
-        lines.append(
-            "At edge tokens, among edges reachable from that end: "
-            + " and ".join(f"\"{fact}\" is read up to k = {radii[base_depth][fact]} (best layer's mean balanced "
-                           f"accuracy over k {edge_best[fact]:.3f})" for fact in edge_best) + ".")
+        + random_reads_sentence(random_radii, random_init))
+    edge_facts = [fact for fact in (FROM_SOURCE, FROM_TARGET) if base.grids[fact].ks]
+    if edge_facts:
+        lines.append("At edge tokens, among edges reachable from that end: "
+                     + " and ".join(f"\"{fact}\" is read up to k = {radius_words(own[fact])}" for fact in edge_facts)
+                     + ".")
+    lines.append(seeds_sentence(spread, seeds))
     for depth in sorted(radii):
         if depth != base_depth:
             lines.append(
-                f"The {depth}-layer model of the same recipe, on the same reachable graphs, reads \"d(1, t) <= k\" up "
-                f"to k = {radii[depth][DISTANCE]}, {growth_verdict(radii[depth][DISTANCE], largest[DISTANCE])}; "
-                f"it reads reachability up to k = {radii[depth][REACHABLE]}.")
+                f"The {depth}-layer model of the same recipe, on the same reachable graphs, reads \"{DISTANCE}\" up "
+                f"to k = {_radius_list(radii[depth][DISTANCE]['stated'])}, "
+                f"{growth_verdict(radii[depth][DISTANCE]['stated'], largest[DISTANCE])}; it reads reachability "
+                f"(1 and t with an edge) up to k = {_radius_list(radii[depth][REACHABLE_WITH_EDGES]['stated'])}.")
     done = {depth: layer for depth in sorted(radii)
-            if (layer := settled_layer(radii[depth][DISTANCE], largest[DISTANCE])) is not None}
+            if (layer := settled_layer(radii[depth][DISTANCE]["stated"], largest[DISTANCE])) is not None}
     if done:
         lines.append(
-            f"Every threshold probed (up to {largest[DISTANCE]}) is read from layer "
+            f"Every threshold probed (up to {largest[DISTANCE]}) has a stated radius from layer "
             + "; ".join(f"{layer} of the {depth}-layer model" for depth, layer in done.items())
             + ". The last layer's stream is what the linear readout reads, so an accurate model's probes read "
-              "every k there; the informative layers are the earlier ones."
-            + ("" if not any(layer < min(depth, largest[DISTANCE]) for depth, layer in done.items()) else
-               " A model that reads every k up to " + str(largest[DISTANCE]) + " before its last layer, in fewer "
-               "layers than the distance has hops, is not running one-hop-per-layer search to the end."))
+              "every k there; the informative layers are the earlier ones.")
     for query in ("target token", "edge tokens"):
         top = max(strongest_preferences(attention, query), key=lambda r: r["ratio"])
         lines.append(f"Attention from the {query}: the most selective head is layer {top['layer']} head "
@@ -294,29 +336,31 @@ def summary_lines(*, base: ModelProbes, random_init: ModelProbes, radii: dict[in
 
 
 def chapter_results(*, config, models: list[dict], largest: int, probes: dict[int, ModelProbes],
-                    random_init: ModelProbes, radii: dict[int, dict[str, list[int]]], attention: list[dict],
-                    ablation: list[dict], patching: Patching, shortcuts: dict[str, float], agreement: dict,
-                    conclusions: list[str], seconds: dict[str, float]) -> dict:
+                    base_depth: int, criteria: ReadCriteria, random_init: ModelProbes,
+                    statistics: dict[str, ProbeGrid], radii: dict[int, dict[str, dict]],
+                    random_radii: dict[str, dict], bins: tuple[float, ...], seed_results: dict[int, dict],
+                    spread: dict[str, dict], attention: list[dict], ablation: list[dict], patching: Patching,
+                    shortcuts: dict[str, float], agreement: dict, conclusions: list[str],
+                    seconds: dict[str, float]) -> dict:
     """The chapter's results JSON (`conclusions`: the summary sentences; `largest`: the largest
-    finite distance in the probe graphs). Every probe grid carries its ks, its held-out accuracy,
-    its shuffled-label control and the radii of both, for the trained models and the random one."""
-    threshold = config.reach_threshold
-
-    def grids(model: ModelProbes) -> dict:
-        return {fact: {"ks": list(grid.ks), "accuracy": grid.accuracy.tolist(),
-                       "radius": grid.reach_radius(threshold),
-                       **({"shuffled": grid.shuffled.tolist(), "shuffled_radius": grid.shuffled_radius(threshold)}
-                          if grid.shuffled is not None else {})}
-                for fact, grid in model.grids.items()}
-
+    finite distance in the probe graphs). Every probe grid carries its ks, its held-out AUC and
+    tuned and untuned balanced accuracy, the statistics probe's scores, the scores per edge-count
+    bin and its radii under every criterion, for the trained models and the random one;
+    `seed_results`: per seed of chapter 2's recipe, the `grid_results` of its model."""
     return {
         "seed": config.seed, "smoke": config.smoke, "models": models, "largest_distance": largest,
-        "reach_threshold": threshold, "facts": list(FACTS), "held_out_graphs": config.probe_test_graphs,
-        "probes": {str(depth): {"accuracy": grids(model), "distance_r2": model.distance_r2.tolist()}
-                   for depth, model in probes.items()},
-        "probes_random_init": grids(random_init),
-        "reach_radius": {str(depth): value for depth, value in radii.items()},
-        "reach_radius_random_init": {fact: random_init.grids[fact].reach_radius(threshold) for fact in FACTS},
+        "reach_threshold": config.reach_threshold, "auc_threshold": config.auc_threshold,
+        "statistics_margin": criteria.margin, "facts": list(FACTS),
+        "held_out_graphs": config.probe_test_graphs, "edge_count_bins": list(bins),
+        "edge_count_bin_names": edge_bin_names(bins),
+        "statistics_features": {"graph": list(GRAPH_STATISTICS), "edge": list(EDGE_STATISTICS)},
+        "probes": {str(depth): {"grids": grid_results(model, statistics, radii[depth]),
+                                "distance_r2": model.distance_r2.tolist()} for depth, model in probes.items()},
+        "probes_random_init": grid_results(random_init, None, random_radii),
+        "reach_radius": {str(depth): value for depth, value in reach_rows(radii).items()},
+        "reach_radius_random_init": {fact: value["stated"] for fact, value in random_radii.items()},
+        "reachable_with_edges_radius": radii[base_depth][REACHABLE_WITH_EDGES],
+        "probes_by_seed": {str(seed): value for seed, value in seed_results.items()}, "seed_spread": spread,
         "attention": attention, "ablation": ablation,
         "patching": {"dimension": patching.dimension, "pairs": patching.pairs, "probe": patching.probe.tolist(),
                      "random": patching.random.tolist(), "token": patching.token.tolist(),
@@ -326,28 +370,41 @@ def chapter_results(*, config, models: list[dict], largest: int, probes: dict[in
     }
 
 
-__all__ = ["WEAK_CORRELATION", "ablation_rows", "attention_rows", "chapter_results", "first_index",
-           "growth_verdict", "hand_built_rows", "largest_ks", "model_rows", "model_table", "patching_sentence",
-           "preference_table", "random_reads_sentence", "reach_rows", "settled_layer", "shortcut_sentence",
-           "strongest_preferences", "summary_lines"]
+__all__ = ["WEAK_CORRELATION", "ablation_rows", "attention_rows", "bins_sentence", "chapter_results",
+           "edge_bin_names", "first_index", "growth_verdict", "largest_ks", 
+           "model_table", "patching_sentence", "preference_table", "radius_words", "random_reads_sentence",
+           "seeds_sentence", "settled_layer", "shortcut_sentence", "statistics_sentence", "strongest_preferences",
+           "summary_lines"]
 
 
 # --- What the notebook tests check (tests/test_notebooks.py finds these by chapter number) ---
 
 #: Keys chapter 7's results JSON must contain (it may write more).
 REQUIRED_KEYS = frozenset({"models", "probes", "probes_random_init", "reach_radius", "reach_radius_random_init",
-                           "attention", "ablation", "patching", "shortcut_correlations", "hand_built", "conclusions"})
+                           "auc_threshold", "statistics_margin", "edge_count_bins", "reachable_with_edges_radius",
+                           "probes_by_seed", "seed_spread", "attention", "ablation", "patching",
+                           "shortcut_correlations", "hand_built", "conclusions"})
 
 
 def check_results(results: dict) -> None:
     """Assert what chapter 7's results JSON must satisfy beyond holding `REQUIRED_KEYS`."""
     assert results["hand_built"]["hand_built_mse"] < 1e-6
+    bins = len(results["edge_count_bins"]) + 1
     for depth, probes in results["probes"].items():
-        assert set(probes["accuracy"]) == set(results["facts"])
-        for grid in probes["accuracy"].values():
-            assert len(grid["accuracy"]) == int(depth) + 1 and len(grid["accuracy"][0]) == len(grid["ks"])
-            assert len(grid["radius"]) == int(depth) + 1 and len(grid["shuffled_radius"]) == int(depth) + 1
+        assert set(probes["grids"]) == set(results["facts"])
+        for grid in probes["grids"].values():
+            for name in ("auc", "tuned", "untuned"):
+                assert len(grid[name]) == int(depth) + 1 and len(grid[name][0]) == len(grid["ks"])
+                assert len(grid["statistics"][name]) == 1 and len(grid["shuffled"][name]) == int(depth) + 1
+            radii = grid["radii"]
+            assert all(len(radii[key]) == int(depth) + 1 for key in ("tuned", "auc", "stated", "beyond_statistics"))
+            # A radius is stated only where both criteria agree, and never beyond the statistics probe.
+            for stated, tuned, auc, beyond in zip(radii["stated"], radii["tuned"], radii["auc"],
+                                                  radii["beyond_statistics"]):
+                assert (stated is None) == (tuned != auc) and (stated is None or stated <= min(tuned, beyond))
+            assert len(radii["bins"]) == len(grid["by_bin"]) == bins
     assert set(results["probes_random_init"]) == set(results["facts"])
+    assert set(results["seed_spread"]) == set(results["facts"]) and len(results["probes_by_seed"]) >= 1
     assert {r["component"] for r in results["ablation"]} >= {"none", "layer 1 head 1", "layer 1 MLP"}
     assert len(results["patching"]["probe"]) == len(results["patching"]["token"]) == \
         len(results["patching"]["by_layer"]) > 0

@@ -74,7 +74,10 @@ def transposed_product(step: Step, states: Sequence[tuple[torch.Tensor, ...]], l
 
 def norm_lower_bound(sketch: torch.Tensor, directions: torch.Tensor) -> float:
     """A lower bound on ||J||_2 from `sketch` = J directions^T (as rows, (K, P)): the largest
-    singular value of J Q_0, Q_0 the orthonormal basis of the directions' span."""
+    singular value of J Q_0, Q_0 the orthonormal basis of the directions' span; infinite when
+    the sketch is not finite (a float32 run whose tangents overflowed: chapter 6 records where)."""
+    if not torch.isfinite(sketch).all():
+        return float("inf")
     _, r = torch.linalg.qr(directions.T)
     j_q0 = torch.linalg.solve_triangular(r.T, sketch, upper=False)   # R^-T (J Omega^T)^T = (J Q_0)^T
     return float(torch.linalg.matrix_norm(j_q0, ord=2))
@@ -96,8 +99,9 @@ class SketchedSpectrum:
     Attributes:
         step: t. top: (K,) estimates of the K largest singular values (each <= the true one).
         top_direction: (P,) the unit direction of theta_0 that the largest estimate stretches.
-        frobenius_squared: Hutchinson's estimate of ||J_t||_F^2. tail_energy: that minus
-            ||B||_F^2 (at least 0): bounds the squares of the singular values past the K-th.
+        frobenius_squared: Hutchinson's estimate of ||J_t||_F^2. tail_energy: its upper end
+            (two standard errors above) minus ||B||_F^2, at least 0: bounds the squares of the
+            singular values past the K-th (with the estimate's uncertainty).
         bulk_share_bound: at most this share of the P singular values reaches `BULK_FLOOR`.
     """
 
@@ -115,8 +119,12 @@ def sketched_spectrum(step: Step, states: Sequence[tuple[torch.Tensor, ...]], le
     q, _ = torch.linalg.qr(sketch.T)                                   # (P, K): basis of J's range seen
     b = transposed_product(step, states, lengths, q.T.contiguous())   # Q^T J_t
     _, top, right = torch.linalg.svd(b, full_matrices=False)
-    frobenius, _ = frobenius_estimate(sketch)
-    tail = max(frobenius - float(b.pow(2).sum()), 0.0)
+    frobenius, error = frobenius_estimate(sketch)
+    # Hutchinson's estimate is noisy (its error dominates when a few singular values are huge):
+    # the tail is bounded from the estimate's upper end, two standard errors above it, so that a
+    # low draw cannot make the bound look tight.
+    upper = frobenius + 2 * (error if error == error else frobenius)
+    tail = max(upper - float(b.pow(2).sum()), 0.0)
     bound = min(1.0, (sketch.shape[0] + tail / BULK_FLOOR ** 2) / n_parameters)
     return SketchedSpectrum(step=done, top=top, top_direction=right[0], frobenius_squared=frobenius,
                             tail_energy=tail, bulk_share_bound=bound)
@@ -218,6 +226,7 @@ def sketched_jacobian_study(model: MLPConfig, seed: int, training: tuple[torch.T
     reference = sketches["float64"]
     difference = ((sketches["float32"] - reference).flatten(1).norm(dim=1) / reference.flatten(1).norm(dim=1)
                   if with_float32 else torch.full((len(boundaries),), float("nan"), dtype=torch.float64))
+    difference = torch.where(difference.isnan() & with_float32, torch.inf, difference)   # overflowed float32
     estimates = [frobenius_estimate(s) for s in reference]
     chosen = spectrum_steps(boundaries, test_acc) if callable(spectrum_steps) else list(spectrum_steps)
     started, spectra = time.perf_counter(), []

@@ -12,6 +12,12 @@ are independent and convex, so one L-BFGS over all of them reaches each one's op
 probes are solved in closed form. Scores are computed on held-out examples: balanced accuracy
 (the mean of the two classes' recalls, 0.5 for a probe that knows nothing whatever the base
 rate) and R^2.
+
+A logistic probe's cut-off at logit 0 is set by the base rate as much as by what the features
+hold: with a rare class, a probe that ranks every example right can still call the rare ones
+"no". `score_logistic` therefore scores a probe three ways: threshold-free (held-out ROC AUC),
+with the cut-off tuned on the training examples (the logit at which the training balanced
+accuracy is highest, `tuned_cutoffs`) and with the untuned cut-off 0 (for comparison only).
 """
 
 from __future__ import annotations
@@ -19,6 +25,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import torch
+
+from lib.book.statistics import roc_auc
 
 #: The probe kinds: a yes/no fact (logistic regression) or a number (ridge regression).
 PROBE_KINDS = ("logistic", "linear")
@@ -96,15 +104,71 @@ def fit_probes(features: torch.Tensor, targets: torch.Tensor, *, kind: str, l2: 
     return Probes(kind, weight.detach(), bias.detach(), mean, std)
 
 
-def balanced_accuracy(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
-    """(P,) mean of the recall of each class, from (P, N) logits and 0/1 labels; NaN for a probe
-    whose held-out labels are all one class (nothing to tell apart)."""
-    predicted, labels = logits > 0, labels.bool()
+def balanced_accuracy(logits: torch.Tensor, labels: torch.Tensor, cutoffs: torch.Tensor | None = None
+                      ) -> torch.Tensor:
+    """(P,) mean of the recall of each class, from (P, N) logits and 0/1 labels, calling "yes"
+    where the logit exceeds the probe's cut-off (`cutoffs` (P,); 0 without them); NaN for a
+    probe whose held-out labels are all one class (nothing to tell apart)."""
+    cut = torch.zeros(logits.shape[0], dtype=torch.float64) if cutoffs is None else cutoffs.double()
+    predicted, labels = logits.double() > cut.unsqueeze(1), labels.bool()
     positives, negatives = labels.sum(1), (~labels).sum(1)
     recall_yes = (predicted & labels).sum(1) / positives.clamp_min(1)
     recall_no = (~predicted & ~labels).sum(1) / negatives.clamp_min(1)
     score = 0.5 * (recall_yes + recall_no).double()
     return torch.where((positives > 0) & (negatives > 0), score, torch.nan)
+
+
+def tuned_cutoffs(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    """(P,) per probe, the logit cut-off that maximises the balanced accuracy on these (training)
+    examples: midway between the two neighbouring logits where it is best (the highest such cut
+    on ties); 0 where the labels are all one class."""
+    cutoffs = []
+    for scores, yes in zip(logits.double(), labels.bool()):
+        positives, negatives = int(yes.sum()), int((~yes).sum())
+        if positives == 0 or negatives == 0:
+            cutoffs.append(0.0)
+            continue
+        order = torch.argsort(scores, descending=True)
+        ranked, ranked_yes = scores[order], yes[order].double()
+        # Calling the first i + 1 ranked examples "yes": both recalls after each position.
+        accuracy = 0.5 * (ranked_yes.cumsum(0) / positives + 1 - (1 - ranked_yes).cumsum(0) / negatives)
+        # Only a cut between two distinct logits (or below the lowest) can be realised.
+        distinct = torch.cat([ranked[:-1] > ranked[1:], torch.tensor([True])])
+        best = int(torch.argmax(torch.where(distinct, accuracy, -1.0)))
+        below = ranked[best + 1] if best + 1 < len(ranked) else ranked[best] - 1
+        cutoffs.append(float((ranked[best] + below) / 2))
+    return torch.tensor(cutoffs, dtype=torch.float64)
+
+
+def roc_aucs(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    """(P,) held-out ROC AUC of each probe's (P, N) logits for its 0/1 labels (NaN with one class)."""
+    return torch.tensor([roc_auc(scores, yes) for scores, yes in zip(logits, labels.bool())], dtype=torch.float64)
+
+
+@dataclass(frozen=True)
+class LogisticScores:
+    """Held-out scores of logistic probes, each of the same shape: `auc` (ROC AUC, free of any
+    cut-off), `tuned` (balanced accuracy at the cut-off tuned on the training examples) and
+    `untuned` (balanced accuracy at logit 0)."""
+
+    auc: torch.Tensor
+    tuned: torch.Tensor
+    untuned: torch.Tensor
+
+    @staticmethod
+    def stack(rows: list[LogisticScores]) -> LogisticScores:
+        """The scores of `rows` stacked along a new first dimension."""
+        return LogisticScores(*(torch.stack([getattr(row, name) for row in rows])
+                                for name in ("auc", "tuned", "untuned")))
+
+
+def score_logistic(train_logits: torch.Tensor, train_labels: torch.Tensor, test_logits: torch.Tensor,
+                   test_labels: torch.Tensor) -> LogisticScores:
+    """(P,) scores of P probes: the cut-off is tuned on the training logits and labels, every
+    score is computed on the held-out ones."""
+    return LogisticScores(roc_aucs(test_logits, test_labels),
+                          balanced_accuracy(test_logits, test_labels, tuned_cutoffs(train_logits, train_labels)),
+                          balanced_accuracy(test_logits, test_labels))
 
 
 def r_squared(predictions: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
@@ -115,4 +179,5 @@ def r_squared(predictions: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
     return 1 - residual / total.clamp_min(1e-12)
 
 
-__all__ = ["PROBE_KINDS", "Probes", "balanced_accuracy", "fit_probes", "r_squared"]
+__all__ = ["PROBE_KINDS", "LogisticScores", "Probes", "balanced_accuracy", "fit_probes", "r_squared", "roc_aucs",
+           "score_logistic", "tuned_cutoffs"]
