@@ -428,9 +428,10 @@ def _measures_over_time_row(over_time: dict, protocol: dict) -> Reproduced:
                    f"chains at {sparse['checkpoints']} checkpoints; the study's grid needs `-p measures_sparse_every 3 "
                    "-p measures_llc_chains 5 -p measures_llc_steps 3000 -p pac_bayes_doubling_draws 100 "
                    "-p pac_bayes_bisection_draws 1000` (a GPU)")
+    # One trained model, as in the study: the verdict says so itself.
     return Reproduced(5, "measures over time: which follows the generalization gap best (Spearman over checkpoints)",
                       "the LLC; inverse margin and training loss also do well (plots of 667 checkpoints)",
-                      book, scale, verdict)
+                      book, scale, verdict + " (one model, as the study's)")
 
 
 def chapter_6(results: dict) -> list[Reproduced]:
@@ -539,7 +540,7 @@ def chapter_6(results: dict) -> list[Reproduced]:
             grokked + f"at step {sketch['end_step']:,} at least {sketch['end_estimates_above_bulk']} singular values "
             f"exceed 1.1; at most {sketch['end_bulk_share_bound']:.1%} reach 0.9"
             + (" (the tail bound is empty)" if sketch["end_bulk_share_bound"] >= 1 else ""),
-            scale, sketch["verdicts"]["no_bulk"]))
+            scale, sketch["verdicts"]["no_bulk"] + " (one seed read)"))
         growths = [r["growth_after_grokking"] for r in sketch["growth_by_seed"] if r["grok_step"] > 0]
         rows.append(Reproduced(
             6, "training Jacobian: blow-up late in training", f"blows up to infinity ({study})",
