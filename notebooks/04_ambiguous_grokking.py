@@ -319,7 +319,7 @@ print(f"one S5 model-epoch took {s5.epoch_cost_relative_to(s4):.0f} times as lon
 # Their code trained it with a learning-rate sweep: the "MLP3" model at d = h = 128 without bias,
 # weight decay 1e-4, Adam beta2 = 0.999, 5,000 epochs, 100 seeds at each of eight learning rates
 # from 5e-4 to 1e-1, grokked at accuracy >= 0.95. The defaults train 16 seeds at two of those
-# rates (2e-3 and 5e-2, where an earlier 16-seed check saw Z35 x|34 Z2 grokked); a second sweep trains the pair with this chapter's S4-like recipe (two linear maps,
+# rates (2e-3 and 5e-2); a second sweep trains the pair with this chapter's S4-like recipe (two linear maps,
 # d = 32, h = 64, weight decay 2e-4, 2,000 epochs, threshold 0.999), the run that earlier
 # versions of this chapter reported alone.
 

@@ -148,7 +148,8 @@ def test_the_s5_llc_row_compares_each_seed_with_the_instance_of_its_outcome():
 
 
 def test_the_measures_over_time_row_compares_the_study_claim_with_the_ranking():
-    s5 = {"epochs": [80, 2000], "llc": [[4600.0, 1200.0]], "fitted_epoch": [60], "chains": 3, "steps": 3000}
+    s5 = {"epochs": [80, 2000], "llc": [[4600.0, 1200.0]], "fitted_epoch": [60], "chains": 3, "steps": 3000,
+          "outcome": [2]}
     settings = {"d": 128, "train_fraction": 0.4, "epochs": 2000, "sparse_every": 150, "llc_chains": 2,
                 "llc_steps": 300, "pac_bayes_doubling_draws": 10, "pac_bayes_bisection_draws": 30}
     over_time = {"settings": settings,
@@ -173,7 +174,8 @@ def test_the_other_pairs_of_chapter_4_are_judged_against_what_the_study_says():
     def pair(key, g1, g2, n, **settings):
         return {"experiment": key, "g1": "G1", "g2": "G2", "count_grokked_g1": g1, "count_grokked_g2": g2,
                 "n_instances": n, "embed_dim": 32, "hidden_dim": 64, "weight_decay": 2e-4, "epochs": 2000,
-                "grok_threshold": 0.95, "tied_linear": True, "learning_rate": 0.01, **settings}
+                "grok_threshold": 0.95, "tied_linear": True, "learning_rate": 0.01,
+                "ci_grokked_g2": [0.0, 3.8415 / (n + 3.8415)], **settings}    # Wilson's upper end, no event
 
     def rows_for(*pairs, subsample=()):
         results = {"intersection_sizes": {}, "published_intersection_sizes": {}, "pairs": list(pairs),

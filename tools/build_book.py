@@ -49,7 +49,7 @@ LAUNCH_HINT = ("```{{tip}}\n**Run this chapter live.** In a clone of the book's 
                "source is `notebooks/{name}.py`, and `book/setup.md` says how to rerun it at another scale.\n```")
 
 
-def with_launch_hint(notebook: Path, target: Path) -> None:
+def staged_chapter(notebook: Path, target: Path) -> None:
     """Copy chapter `notebook` to `target` with `LAUNCH_HINT` as a markdown cell after its title
     cell and its parameters cell's input hidden behind a toggle (MyST-NB's hide-input; the source
     keeps the tag list `["parameters"]`, the one `lib.book.params.read_parameters_cell` reads)."""
@@ -84,7 +84,7 @@ def stage_sources(src: Path, notebooks: Path | None, index_text: str | None, roo
         if position == 0 and index_text is not None:
             target.write_text(index_text)
         elif source.suffix == ".ipynb":
-            with_launch_hint(executed_copy(source, notebooks), target)
+            staged_chapter(executed_copy(source, notebooks), target)
         else:
             shutil.copy(source, target)
     for bib in config.get("bibliography", []):

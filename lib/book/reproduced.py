@@ -269,7 +269,7 @@ def _other_pairs(results: dict) -> list[Reproduced]:
         g1, g2, n = _pair_counts([z48])
         # "Only the commutative group": no seed of the other is consistent with it, and becomes a
         # reproduction once the seeds bound the other group's rate below `RARE_RATE`.
-        upper = z48.get("ci_grokked_g2", [0.0, _zero_event_upper(n)])[1]
+        upper = z48["ci_grokked_g2"][1]
         needed = _seeds_to_bound(RARE_RATE)
         if g2:
             verdict = f"differs: {g2} seed(s) grokked {z48['g2']}"
@@ -350,8 +350,7 @@ def chapter_5(results: dict) -> list[Reproduced]:
     for k, (llc, fitted) in enumerate(zip(s5["llc"], s5["fitted_epoch"])):
         kept = [value for epoch, value in zip(s5["epochs"], llc) if fitted >= 0 and epoch >= fitted]
         if kept:
-            outcome = s5.get("outcome", [2] * len(s5["llc"]))[k]       # older runs: assume neither
-            courses.append((outcome, max(kept), kept[-1]))
+            courses.append((s5["outcome"][k], max(kept), kept[-1]))
     if courses:
         seeds, instances = len(courses), published["instances"]
         outcomes_seen = {outcome for outcome, _, _ in courses}
