@@ -1,13 +1,19 @@
 """The index page's table of published numbers beside this book's."""
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
 
-from lib.book.reproduced import CHAPTERS, END_MARKER, START_MARKER, reproduced_rows, reproduced_table, with_table
+from lib.book.reproduced import (CHAPTERS, END_MARKER, PUBLISHED_STEPS, START_MARKER, chapter_4, first_transitions,
+                                 published_rows, reproduced_rows, reproduced_table, with_table)
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+
+import published  # noqa: E402  (tools/published.py: a script folder, not a package)
+import results_table  # noqa: E402
 
 
 def test_rows_come_from_each_chapters_results_and_missing_chapters_have_none():
@@ -71,7 +77,8 @@ def test_the_committed_index_holds_the_tables_the_committed_results_give():
     assert not any(r.get("smoke") for r in results.values()), "smoke results committed"
     page = (ROOT / "book" / "index.md").read_text()
     between = page.split(START_MARKER)[1].split(END_MARKER)[0]
-    assert between.strip() == reproduced_table(reproduced_rows(results), smoke=False).strip()
+    at_study_scale = published_rows(results_table.published_steps(ROOT / "results" / "published"))
+    assert between.strip() == reproduced_table(reproduced_rows(results), False, at_study_scale).strip()
     assert between.count("| verdict | quantity | the study | this book |") == len(CHAPTERS)
 
 
@@ -258,3 +265,65 @@ def test_a_flip_rate_from_one_seed_has_no_interval_and_no_verdict_beyond_scale()
                "total_variation_with_bias": {"by_outcome": [one]}, "transplant": []}
     (row,) = reproduced_rows({"06_determination": results})
     assert row.verdict.startswith("not comparable at this scale: 1 seed(s), too few for an interval")
+
+
+def _drop(step, plateau=14.0, after=0.01):
+    return {"dropped": step is not None, "step": step, "start": step and step - 10, "end": step and step + 50,
+            "plateau": plateau, "after": after, "reason": "" if step else "falls 0.41 decades, less than 0.5"}
+
+
+def _first300(drops: dict) -> dict:
+    return {"config": {"n_layers": 11, "n_max": 15, "batch_size": 32768}, "steps": 300,
+            "drop_by_length": {str(n): _drop(step) for n, step in drops.items()}}
+
+
+def test_a_run_at_the_study_scale_gives_chapter_2s_transition_rows_from_its_one_seed():
+    first, second = first_transitions(_first300({1: 70, 2: 170, 3: None}))
+    assert first.book.startswith("length 1: step 70 (from 14 to 0.01 between steps 60 and 120)")
+    assert first.verdict.startswith("one run at the study's scale: length 1 drops at step 70 (the study: about step 50)")
+    assert second.verdict.startswith("one run at the study's scale: length 2 drops at step 170, length 3 does not drop")
+    assert "length 3: no drop (falls 0.41 decades" in second.book and "one seed, 11 layers" in second.scale
+
+
+def test_rows_at_the_study_scale_fill_a_fifth_column_and_a_later_step_replaces_an_earlier_one():
+    record = {"device": "cuda (a GPU)", "wall_s": 118.5, "date": "2026-11-27T02:09:19+00:00"}
+    steps = {"ch2_first300": (record, _first300({1: 70, 2: 170, 3: None})),
+             "ch2_published": (dict(record, wall_s=9000.0), {**_first300({1: 55, 2: 85, 3: 90}), "final_loss": 0.002,
+                                                                "published": {"final_loss": 0.001623, "n_layers": 11, "n_max": 15,
+                                                                              "phase_steps": [6400, 3200]}})}
+    found = published_rows(steps)
+    assert found["step of length 1's drop (the first phase transition)"].row.book.startswith("length 1: step 55")
+    assert "step ch2_published on cuda (a GPU), 9000 s, 2026-11-27" in found["final loss of the trained transformer"].source
+    results = json.loads((ROOT / "notebooks" / "results" / "02_training.json").read_text())
+    table = reproduced_table(reproduced_rows({"02_training": results}), False, published_rows({"ch2_first300": steps["ch2_first300"]}))
+    assert "| verdict | quantity | the study | this book | at the study's scale |" in table
+    assert "| **one run**: length 1: step 70" in table and ". At the study's scale (one seed, 11 layers" in table
+    without = reproduced_table(reproduced_rows({"02_training": results}), False)
+    assert "at the study's scale" not in without            # no fifth column without such rows
+
+
+def test_every_published_step_has_its_rows_and_smoke_or_unfinished_steps_are_left_out(tmp_path):
+    assert set(PUBLISHED_STEPS) == {step.name for step in published.STEPS}
+    (tmp_path / "ch2_first300").mkdir()
+    (tmp_path / "ch2_first300" / "step.json").write_text(json.dumps({"chapter": "02_training", "smoke": True}))
+    (tmp_path / "ch2_first300" / "02_training.json").write_text("{}")
+    (tmp_path / "ch4_s5_100").mkdir()                       # no step.json: unfinished
+    assert results_table.published_steps(tmp_path) == {}
+
+
+def test_the_s5_sweep_is_judged_by_its_intervals_once_each_group_has_enough_grokkers():
+    def s5(g1, g2, n, ci1, ci2):
+        pair = {"experiment": "s5", "g1": "S5", "g2": "A5xZ2", "count_grokked_g1": g1, "count_grokked_g2": g2,
+                "n_instances": n, "ci_grokked_g1": ci1, "ci_grokked_g2": ci2, "embed_dim": 128, "hidden_dim": 128,
+                "weight_decay": 2e-5, "epochs": 2000, "grok_threshold": 0.999}
+        results = {"intersection_sizes": {}, "published_intersection_sizes": {}, "pairs": [pair], "subsample": [],
+                   "published_notes": {}}
+        return next(r for r in chapter_4(results) if r.quantity.startswith("S5 vs A5xZ2"))
+
+    inside = s5(6, 8, 100, [0.028, 0.125], [0.041, 0.150])
+    assert inside.verdict == "reproduced (the study's fractions lie inside both 95% intervals)"
+    assert inside.book.startswith("6 / 8 of 100 (6% / 8%; 95% intervals 2.8%-12.5% / 4.1%-15%)")
+    outside = s5(20, 8, 100, [0.13, 0.29], [0.041, 0.150])
+    assert outside.verdict.startswith("differs: the study's fraction lies outside the 95% interval of S5")
+    few = s5(1, 2, 16, [0.01, 0.28], [0.03, 0.36])
+    assert few.verdict == "reproduced (both groups grokked); too few events to measure a rate: S5 1, A5xZ2 2"

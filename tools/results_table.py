@@ -1,11 +1,14 @@
 """Write the index page's table of published numbers beside this book's (`make notebooks`).
 
 Reads every chapter's results JSON in `--results` (default results/), builds the rows of
-`lib.book.reproduced`, and writes the table between the markers of `--page` (default
-book/index.md). `make book` does not run this (it leaves the tracked files alone); its HTML
+`lib.book.reproduced`, adds the rows of the published-scale runs committed in `--published`
+(default results/published/, written by tools/published.py: one folder per finished step, with
+its step.json and its chapter's results JSON), and writes the table between the markers of
+`--page` (default book/index.md). `make book` does not run this (it leaves the tracked files alone); its HTML
 build puts the fresh table into the built index page instead (`tools/build_book.py --results`).
 
-    .venv/bin/python tools/results_table.py [--results results] [--page book/index.md]
+    .venv/bin/python tools/results_table.py [--results results] [--published results/published]
+                                            [--page book/index.md]
 """
 
 from __future__ import annotations
@@ -14,28 +17,46 @@ import argparse
 import json
 from pathlib import Path
 
-from lib.book.reproduced import CHAPTERS, reproduced_rows, reproduced_table, with_table
+from lib.book.reproduced import CHAPTERS, PUBLISHED_STEPS, published_rows, reproduced_rows, reproduced_table, with_table
 
 ROOT = Path(__file__).resolve().parents[1]
+PUBLISHED = ROOT / "results" / "published"
 
 
-def index_with_fresh_table(results_dir: Path, page: str) -> str | None:
-    """`page` with the table built from the results JSON in `results_dir`; None when there is
-    none there."""
+def published_steps(folder: Path) -> dict[str, tuple[dict, dict]]:
+    """The finished published-scale steps in `folder` (step name -> (its step.json, its chapter's
+    results JSON)); smoke runs and unknown steps are left out."""
+    steps = {}
+    for name in PUBLISHED_STEPS:
+        record_file = folder / name / "step.json"
+        if not record_file.exists():
+            continue
+        record = json.loads(record_file.read_text())
+        results_file = folder / name / f"{record['chapter']}.json"
+        if not record.get("smoke") and results_file.exists():
+            steps[name] = (record, json.loads(results_file.read_text()))
+    return steps
+
+
+def index_with_fresh_table(results_dir: Path, page: str, published_dir: Path = PUBLISHED) -> str | None:
+    """`page` with the table built from the results JSON in `results_dir` and the published-scale
+    steps in `published_dir`; None when there is no chapter results JSON."""
     results = {name: json.loads((results_dir / f"{name}.json").read_text())
                for name in CHAPTERS if (results_dir / f"{name}.json").exists()}
     if not results:
         return None
     smoke = any(r.get("smoke") for r in results.values())
-    return with_table(page, reproduced_table(reproduced_rows(results), smoke))
+    table = reproduced_table(reproduced_rows(results), smoke, published_rows(published_steps(published_dir)))
+    return with_table(page, table)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--results", type=Path, default=ROOT / "results")
+    parser.add_argument("--published", type=Path, default=PUBLISHED)
     parser.add_argument("--page", type=Path, default=ROOT / "book" / "index.md")
     args = parser.parse_args()
-    text = index_with_fresh_table(args.results, args.page.read_text())
+    text = index_with_fresh_table(args.results, args.page.read_text(), args.published)
     if text is None:
         raise SystemExit(f"no chapter results JSON in {args.results}: execute the chapters first.")
     args.page.write_text(text)

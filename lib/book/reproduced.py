@@ -133,24 +133,74 @@ def chapter_2(results: dict) -> list[Reproduced]:
                        f"{results['final_loss']:.3g}", scale, verdict)]
     study = results.get("transition_study")
     if study and "1" in study.get("drop_step", {}):
-        # The transition study: length 1's drop step over seeds against the study's ~50.
-        steps = study["drop_step"]["1"]
-        dropped = [s for s in steps if s is not None]
-        book = ", ".join("no drop" if s is None else str(s) for s in steps) + f" ({len(steps)} seeds)"
         study_scale = (f"{study['n_layers']} layers, graphs up to {study['n_max']} vertices, batch "
                        f"{study['batch_size']} (study: {published['n_layers']}, {published['n_max']}, "
                        f"{published['batch_size']})")
-        inside = len(dropped) == len(steps) and min(dropped) <= PUBLISHED_LENGTH_1_DROP <= max(dropped)
-        rows.append(Reproduced(
-            2, "step of length 1's drop (the first phase transition)", f"about {PUBLISHED_LENGTH_1_DROP}", book,
-            study_scale, "reproduced (within the seeds' range), though batch and depth differ from the "
-            "study's: the step of a drop is not known to carry over between them" if inside else
-            "differs: outside the seeds' range (this run's batch and depth are not the study's; see chapter 2)"))
+        rows.append(_seed_drops_row(study["drop_step"], (1,), FIRST_DROP, PUBLISHED_LENGTH_1_DROP, study_scale))
+        rows.append(_seed_drops_row(study["drop_step"], (2, 3), SECOND_DROP, PUBLISHED_SECOND_DROP, study_scale))
     return rows
+
+
+def _seed_drops_row(drop_step: dict, lengths: tuple[int, ...], quantity: str, study_step: int,
+                    scale: str) -> Reproduced:
+    """A transition row of chapter 2's multi-seed study: each length's drop step in every seed
+    (`drop_step`: length -> step or None per seed) against the study's step; reproduced when every
+    seed drops at every length and the study's step lies within each length's range of seeds."""
+    texts, inside = [], True
+    for length in lengths:
+        steps = drop_step.get(str(length), [])
+        dropped = [step for step in steps if step is not None]
+        texts.append(", ".join("no drop" if step is None else str(step) for step in steps))
+        inside = inside and bool(steps) and len(dropped) == len(steps) and min(dropped) <= study_step <= max(dropped)
+    seeds = len(drop_step.get(str(lengths[0]), []))
+    book = ("; ".join(f"length {n}: {text}" for n, text in zip(lengths, texts)) if len(lengths) > 1 else texts[0])
+    verdict = ("reproduced (within the seeds' range), though batch and depth differ from the study's: the step of "
+               "a drop is not known to carry over between them" if inside else
+               "differs: outside the seeds' range or not in every seed (this run's batch and depth are not the "
+               "study's; see chapter 2)")
+    return Reproduced(2, quantity, f"about {study_step}", f"{book} ({seeds} seeds)", scale, verdict)
 
 
 #: The study's length-1 transition: a loss near 16 until step 40, 3.9 at step 50, 0.35 at 60.
 PUBLISHED_LENGTH_1_DROP = 50
+#: The study's second transition: lengths 2 and 3 fall together around step 80 (length 2: 6.3 at
+#: step 90 from 12-13 before; length 3: 2.4 at 100 from 7 at 80).
+PUBLISHED_SECOND_DROP = 80
+#: The quantities of chapter 2's two transition rows (the published-scale step gives the same rows).
+FIRST_DROP = "step of length 1's drop (the first phase transition)"
+SECOND_DROP = "steps of lengths 2 and 3's drops (the second phase transition)"
+
+
+def first_transitions(results: dict) -> list[Reproduced]:
+    """Chapter 2's two transition rows from its main run alone (`drop_by_length`: one seed), for
+    a run at the study's scale (`tools/published.py` step ch2_first300: 11 layers, graphs up to 15
+    vertices, batches of 2**15, the first 300 steps)."""
+    config, drops = results["config"], results["drop_by_length"]
+    scale = (f"one seed, {config['n_layers']} layers, graphs up to {config['n_max']} vertices, batch "
+             f"{config['batch_size']:,}, {results['steps']} steps")
+
+    def seen(length: int) -> str:
+        drop = drops.get(str(length))
+        if drop is None:
+            return f"length {length}: not in the evaluation set"
+        if not drop["dropped"]:
+            return f"length {length}: no drop ({drop['reason']})"
+        return (f"length {length}: step {drop['step']} (from {drop['plateau']:.3g} to {drop['after']:.2g} between "
+                f"steps {drop['start']} and {drop['end']})")
+
+    def steps(lengths: tuple[int, ...]) -> list[int | None]:
+        return [drops[str(n)]["step"] if drops.get(str(n), {}).get("dropped") else None for n in lengths]
+
+    def verdict(lengths: tuple[int, ...], study: int) -> str:
+        found = ", ".join(f"length {n} {'does not drop' if s is None else f'drops at step {s}'}"
+                          for n, s in zip(lengths, steps(lengths)))
+        return (f"one run at the study's scale: {found} (the study: about step {study}); how far seeds spread at "
+                "this scale is not measured")
+
+    return [Reproduced(2, FIRST_DROP, f"about {PUBLISHED_LENGTH_1_DROP}", seen(1), scale,
+                       verdict((1,), PUBLISHED_LENGTH_1_DROP)),
+            Reproduced(2, SECOND_DROP, f"about {PUBLISHED_SECOND_DROP}", f"{seen(2)}; {seen(3)}", scale,
+                       verdict((2, 3), PUBLISHED_SECOND_DROP))]
 
 
 def _spread_text(spread: dict) -> str:
@@ -316,15 +366,7 @@ def _other_pairs(results: dict) -> list[Reproduced]:
                                "reproduced (no seed grokked)" if not g1 + g2 else
                                f"differs: {g1 + g2} seed(s) grokked a group"))
     if "s5" in pairs:
-        s5 = pairs["s5"]
-        g1, g2, n = _pair_counts([s5])
-        # Chance that n seeds show no grokker when 10% of seeds grok (the study: ~4% + ~6%).
-        none_by_chance = 0.9 ** n
-        verdict = ("reproduced (both groups grokked)" if g1 and g2 else
-                   f"not comparable at this scale: {n} seeds (study: 100); with 10% grokkers, {n} seeds hold "
-                   f"none with probability {none_by_chance:.0%}")
-        rows.append(Reproduced(4, "S5 vs A5xZ2: grokked S5 / A5xZ2", "about 4% / 6% of 100 seeds",
-                               f"{g1} / {g2} of {n}", f"{n} seeds, {_settings(s5)}, bias", verdict))
+        rows.append(_s5_row(pairs["s5"]))
     for sub in results.get("subsample", []):
         if not sub["name"].startswith("S5"):
             continue
@@ -335,6 +377,36 @@ def _other_pairs(results: dict) -> list[Reproduced]:
             "reproduced" if sub["fraction_intersection_grokked"] == 1 else
             "differs: some seeds did not complete the intersection"))
     return rows
+
+
+#: The study's S5 sweep (100 seeds, d = h = 128, bias): about 4% grokked S5 and 6% A5xZ2.
+STUDY_S5_GROKKED = (0.04, 0.06)
+
+
+def _s5_row(s5: dict) -> Reproduced:
+    """The S5 sweep's row: the study's two fractions against this run's 95% intervals once each
+    group has `FEW_EVENTS` grokkers; with fewer, whether both groups were grokked at all."""
+    g1, g2, n = _pair_counts([s5])
+    study = STUDY_S5_GROKKED
+    book = f"{g1} / {g2} of {n}"
+    if min(g1, g2) >= FEW_EVENTS:
+        (low1, high1), (low2, high2) = s5["ci_grokked_g1"], s5["ci_grokked_g2"]
+        book += f" ({_percent(g1 / n)} / {_percent(g2 / n)}; 95% intervals {_percent(low1)}-{_percent(high1)} / " \
+                f"{_percent(low2)}-{_percent(high2)})"
+        inside = [low1 <= study[0] <= high1, low2 <= study[1] <= high2]
+        verdict = ("reproduced (the study's fractions lie inside both 95% intervals)" if all(inside) else
+                   "differs: the study's fraction lies outside the 95% interval of "
+                   + " and ".join(name for name, ok in zip((s5["g1"], s5["g2"]), inside) if not ok)
+                   + " (cause not measured)")
+    elif g1 and g2:
+        verdict = "reproduced (both groups grokked)" + _few_events({s5["g1"]: g1, s5["g2"]: g2})
+    else:
+        # Chance that n seeds show no grokker when 10% of seeds grok (the study: ~4% + ~6%).
+        verdict = (f"not comparable at this scale: {n} seeds (study: 100); with {_percent(sum(study))} grokkers, "
+                   f"{n} seeds hold none with probability {(1 - sum(study)) ** n:.0%}")
+    return Reproduced(4, "S5 vs A5xZ2: grokked S5 / A5xZ2",
+                      f"about {_percent(study[0])} / {_percent(study[1])} of 100 seeds", book,
+                      f"{n} seeds, {_settings(s5)}, bias", verdict)
 
 
 def chapter_5(results: dict) -> list[Reproduced]:
@@ -569,17 +641,69 @@ CHAPTER_TITLES = {1: "Chapter 1: the hand-built BFS transformer", 2: "Chapter 2:
                   5: "Chapter 5: complexity of the grokked solutions", 6: "Chapter 6: when the choice is made"}
 
 
-def reproduced_table(rows: list[Reproduced], smoke: bool) -> str:
+#: The steps of `tools/published.py` (its STEPS, in priority order) and the rows each gives: the
+#: chapter's rows for what the step ran at the study's scale. A chapter-4 step runs its other
+#: sweeps at a few seeds, so only its own sweep's rows are taken; chapter 2's transition rows at
+#: the study's scale come from its main run (one seed).
+PUBLISHED_STEPS: dict[str, Callable[[dict], list[Reproduced]]] = {
+    "ch2_first300": first_transitions,
+    "ch2_published": lambda results: chapter_2(results)[:1] + first_transitions(results),
+    "ch3_published": lambda results: chapter_3(results),
+    "ch4_s4_10k": lambda results: [r for r in chapter_4(results) if r.quantity.startswith("S4 vs A4xZ2")],
+    "ch4_s5_100": lambda results: [r for r in chapter_4(results) if r.quantity.startswith("S5 vs A5xZ2")],
+}
+
+
+@dataclass(frozen=True)
+class AtStudyScale:
+    """A row judged on a run at the study's scale (a finished `tools/published.py` step): the
+    row, and where it comes from (the step, its device, its wall time and date)."""
+
+    row: Reproduced
+    source: str
+
+
+def published_rows(steps: dict[str, tuple[dict, dict]]) -> dict[str, AtStudyScale]:
+    """The rows at the study's scale by quantity, from finished steps (name -> (its step.json,
+    its chapter's results JSON)); a later step of `PUBLISHED_STEPS` replaces an earlier one's row
+    of the same quantity (the full chapter-2 run replaces its first 300 steps)."""
+    found = {}
+    for name, rows_of in PUBLISHED_STEPS.items():
+        if name not in steps:
+            continue
+        record, results = steps[name]
+        source = (f"`tools/published.py` step {name} on {record['device']}, {record['wall_s']:.0f} s, "
+                  f"{record['date'][:10]}")
+        found.update({row.quantity: AtStudyScale(row, source) for row in rows_of(results)})
+    return found
+
+
+def reproduced_table(rows: list[Reproduced], smoke: bool, published: dict[str, AtStudyScale] | None = None) -> str:
     """The index's tables, one per chapter: the short verdict word first (`verdict_word`), the
-    quantity, the study's number and this book's; then, folded under each table, every row's
-    scale and full verdict. A warning line leads when the results came from smoke runs."""
+    quantity, the study's number and this book's, and, for a chapter with rows run at the study's
+    scale (`published_rows`), their verdict word and number in a fifth column; then, folded
+    under each table, every row's scale and full verdict. A warning line leads when the results
+    came from smoke runs."""
+    published = published or {}
     parts = ["**These numbers come from smoke runs (tests), not from the book's defaults.**"] if smoke else []
-    for chapter in sorted({r.chapter for r in rows}):
+    for chapter in sorted({r.chapter for r in rows} | {p.row.chapter for p in published.values()}):
         mine = [r for r in rows if r.chapter == chapter]
+        mine += [Reproduced(chapter, p.row.quantity, p.row.study, "not run at the book's scale", "-",
+                            "not comparable at this scale: run at the study's scale only (next column)")
+                 for quantity, p in published.items()
+                 if p.row.chapter == chapter and quantity not in {r.quantity for r in mine}]
+        at_scale = [published.get(r.quantity) for r in mine]
+        header = ["verdict", "quantity", "the study", "this book"]
+        cells = [[f"**{verdict_word(r.verdict)}**", r.quantity, r.study, r.book] for r in mine]
+        if any(at_scale):
+            header.append("at the study's scale")
+            for line, p in zip(cells, at_scale):
+                line.append(f"**{verdict_word(p.row.verdict)}**: {p.row.book}" if p else "")
         parts.append(f"### {CHAPTER_TITLES.get(chapter, f'Chapter {chapter}')}")
-        parts.append(markdown_table(["verdict", "quantity", "the study", "this book"],
-                                    [[f"**{verdict_word(r.verdict)}**", r.quantity, r.study, r.book] for r in mine]))
-        notes = "\n".join(f"{i}. *{r.quantity}* ({r.scale}): {r.verdict}" for i, r in enumerate(mine, 1))
+        parts.append(markdown_table(header, cells))
+        notes = "\n".join(f"{i}. *{r.quantity}* ({r.scale}): {r.verdict}"
+                          + (f". At the study's scale ({p.row.scale}; {p.source}): {p.row.verdict}" if p else "")
+                          for i, (r, p) in enumerate(zip(mine, at_scale), 1))
         parts.append(f"<details><summary>Scale and full verdict of each row</summary>\n\n{notes}\n\n</details>")
     return "\n\n".join(parts)
 
@@ -593,5 +717,6 @@ def with_table(page: str, table: str) -> str:
     return f"{head}{START_MARKER}\n\n{table}\n\n{END_MARKER}{tail}"
 
 
-__all__ = ["CHAPTERS", "CHAPTER_TITLES", "END_MARKER", "PENDING", "START_MARKER", "VERDICT_WORDS", "Reproduced", "reproduced_rows",
-           "reproduced_table", "verdict_category", "verdict_word", "with_table"]
+__all__ = ["CHAPTERS", "CHAPTER_TITLES", "END_MARKER", "PENDING", "PUBLISHED_STEPS", "START_MARKER", "VERDICT_WORDS",
+           "AtStudyScale", "Reproduced", "published_rows", "reproduced_rows", "reproduced_table", "verdict_category",
+           "verdict_word", "with_table"]
