@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from lib.book.params import (
-    ChapterParameters, ParameterError, check_writable_directory, parameter, parameter_help,
+    ChapterParameters, ParameterError, check_writable_directory, parameter, parameter_help, passed_parameters,
     read_parameter_comments, read_parameters_cell, validate_parameters,
 )
 from lib.chapters.registry import parameters_class
@@ -60,6 +60,40 @@ def test_a_bad_value_stops_with_one_sentence_naming_it(name, value, message):
     with pytest.raises(ParameterError) as error:
         validate_parameters(Toy, {**TOY, name: value})
     assert message in str(error.value) and "\n" not in str(error.value)
+
+
+def _papermill_run(**values) -> dict:
+    """A notebook namespace as papermill leaves it: the values, and the kernel's input history
+    holding the cell papermill injected (its comment "# Parameters", then one line a value)."""
+    injected = "# Parameters\n" + "".join(f"{name} = {value!r}\n" for name, value in values.items())
+    return {**TOY, **values, "In": ["", "smoke = False\n", injected, "config = validate_parameters(...)"]}
+
+
+def test_the_names_papermill_passed_are_read_from_the_cell_it_injected():
+    assert passed_parameters(_papermill_run(n_max=6, smoke=True)) == ["n_max", "smoke"]
+    assert passed_parameters(TOY) == []                                  # no kernel history: not a papermill run
+    assert passed_parameters({"In": ["x = 1\n", "# Parameters\nbroken = (\n"]}) == []
+
+
+def test_a_name_the_chapter_does_not_have_stops_with_the_closest_one():
+    with pytest.raises(ParameterError) as error:
+        validate_parameters(Toy, _papermill_run(n_mx=6))
+    assert str(error.value) == "Parameter `n_mx` is not a parameter of this chapter; did you mean `n_max`?"
+
+
+def test_smoke_keeps_every_value_passed_and_replaces_only_the_defaults():
+    smoke = validate_parameters(Toy, _papermill_run(smoke=True, n_max=6))
+    assert (smoke.n_max, smoke.steps) == (6, (1,))                       # n_max passed: kept; steps: smoke value
+    everything = validate_parameters(Toy, _papermill_run(smoke=True, n_max=6, steps=[5]))
+    assert everything.steps == (5,)
+    with pytest.raises(ParameterError, match="one entry per rate"):     # a kept value must still fit the rest
+        validate_parameters(Toy, _papermill_run(smoke=True, rates=[0.1, 0.2]))
+
+
+def test_in_a_kernel_the_error_is_its_one_sentence_without_frames():
+    error = ParameterError("Parameter `n_max` must be an integer between 3 and 10; got 99.")
+    assert error._render_traceback_() == ["ParameterError: Parameter `n_max` must be an integer between 3 and 10; "
+                                          "got 99."]
 
 
 def test_a_missing_parameter_is_named():

@@ -102,4 +102,22 @@ def test_a_bad_parameter_stops_the_chapter_with_one_sentence(bad, message, tmp_p
     assert error.value.ename == "ParameterError"
     assert message in error.value.evalue and "\n" not in error.value.evalue
     assert "validate_parameters(" in error.value.source
+    # What papermill prints last is the sentence alone, not the frames that raised it.
+    assert [line for line in error.value.traceback if line.strip()] == [f"ParameterError: {error.value.evalue}"]
     assert not (tmp_path / "results").exists()
+
+
+def test_a_misspelled_name_stops_and_smoke_keeps_what_was_passed(tmp_path):
+    """`-p n_vertex 12` (no such parameter) stops in the parameters cell, naming the closest
+    one; `-p smoke True -p n_vertices 6` runs at 6 vertices, not at the smoke value 5."""
+    notebook = ROOT / "notebooks" / "01_handcrafted_bfs.ipynb"
+    with pytest.raises(papermill.PapermillExecutionError) as error:
+        papermill.execute_notebook(
+            str(notebook), str(tmp_path / "bad.ipynb"), kernel_name="python3", cwd=str(notebook.parent),
+            parameters={"smoke": True, "results_dir": str(tmp_path / "bad"), "n_vertex": 12}, progress_bar=False)
+    assert error.value.evalue == "Parameter `n_vertex` is not a parameter of this chapter; did you mean `n_vertices`?"
+    assert not (tmp_path / "bad").exists()
+    papermill.execute_notebook(
+        str(notebook), str(tmp_path / "kept.ipynb"), kernel_name="python3", cwd=str(notebook.parent),
+        parameters={"smoke": True, "results_dir": str(tmp_path / "kept"), "n_vertices": 6}, progress_bar=False)
+    assert json.loads((tmp_path / "kept" / "01_handcrafted_bfs.json").read_text())["n_vertices"] == 6

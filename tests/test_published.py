@@ -155,7 +155,8 @@ def test_the_first_step_runs_in_smoke_mode_and_is_skipped_the_second_time(tmp_pa
     record = json.loads((folder / "step.json").read_text())
     assert {"command", "device", "wall_s", "code_fingerprint", "machine", "date"} <= record.keys()
     assert record["smoke"] is True and record["device"] == "cpu" and record["wall_s"] > 0
-    assert "-f notebooks/published/02.yaml" in record["command"] and "-p phase_steps '[300]'" in record["command"]
+    # A smoke run is passed neither the published file nor the overrides: a chapter keeps what it is passed.
+    assert "-f notebooks/published/02.yaml" not in record["command"] and "-p smoke True" in record["command"]
     assert record["code_fingerprint"] == published.fingerprint(ROOT / "notebooks" / "02_training.py", ROOT)
     assert not list(tmp_path.glob(".*.partial"))
 

@@ -25,7 +25,10 @@ the time left (a step that does not fit is skipped and the next one considered),
 still running when the budget is spent is stopped, its partial folder removed.
 
 `--smoke` runs every step with `smoke=True` (the chapters' seconds-long test runs) into
-`results/published-smoke/` unless `--out` says otherwise: the tests run it on a CPU.
+`results/published-smoke/` unless `--out` says otherwise: the tests run it on a CPU. A chapter
+keeps every value papermill passes it, smoke or not, so a smoke step is passed neither the
+published YAML nor the step's overrides (both are still validated, smoke and full, before any
+work).
 """
 
 from __future__ import annotations
@@ -172,10 +175,11 @@ def papermill_command(step: Step, notebook: Path, results_dir: Path, device: str
     if Path(results).is_relative_to(ROOT):
         results = os.path.relpath(results, NOTEBOOKS)
     command = [display_path(Path(sys.executable)), "-m", "papermill", "--no-progress-bar", "--log-level",
-               "WARNING", "--cwd", "notebooks", "-k", "python3", display_path(notebook), display_path(notebook),
-               "-f", display_path(step.parameters_file)]
-    for name, value in step.overrides:
-        command += ["-p", name, papermill_text(value)]
+               "WARNING", "--cwd", "notebooks", "-k", "python3", display_path(notebook), display_path(notebook)]
+    if not smoke:   # a smoke run keeps what it is passed (lib.book.params): it gets the smoke values only
+        command += ["-f", display_path(step.parameters_file)]
+        for name, value in step.overrides:
+            command += ["-p", name, papermill_text(value)]
     command += ["-p", "device", device, "-p", "results_dir", results]
     if smoke:
         command += ["-p", "smoke", "True"]

@@ -15,11 +15,17 @@ command, when the two differ). The notebook's second cell calls
 `validate_parameters(Chapter1Parameters, globals())`. A bad value raises `ParameterError` whose
 message is one sentence naming the parameter and what is allowed (`results_dir` included: it
 must be a directory the run can create and write to, checked before any work), so a headless rerun stops with
-a readable reason instead of a traceback deep inside training code. With `smoke=True` the
-fields' smoke values replace the given ones, so tests run each chapter in seconds.
+a readable reason instead of a traceback deep inside training code; in a kernel the error
+shows as that one line, without the frames that raised it. A name papermill was given that the
+chapter does not have (`-p n_vertex 12`) stops the run the same way, naming the closest
+parameter. With `smoke=True` the fields' smoke values replace the defaults, so tests run each
+chapter in seconds; a value passed explicitly (through papermill) is kept.
 
 List parameters also accept their YAML/JSON text ('[0.1, 1.0]'), which is what papermill's
 `-p name value` passes on the command line.
+
+The module runs over 400 lines because every check a chapter parameter can need sits here, beside
+the one function that applies them and the readers of the parameters cell.
 """
 
 from __future__ import annotations
@@ -27,8 +33,10 @@ from __future__ import annotations
 import ast
 import contextlib
 import dataclasses
+import difflib
 import json
 import math
+import re
 import tempfile
 import types
 import typing
@@ -42,6 +50,11 @@ import yaml
 
 class ParameterError(ValueError):
     """A notebook parameter has a value the chapter cannot run with."""
+
+    def _render_traceback_(self) -> list[str]:
+        """What IPython shows for this error: its one sentence, without the frames that raised it
+        (a papermill run then ends with the sentence, not with a long traceback)."""
+        return [f"{type(self).__name__}: {self}"]
 
 
 #: How to pass a list from the command line, appended to every "must be a list" message.
@@ -285,13 +298,22 @@ Parameters = TypeVar("Parameters", bound=ChapterParameters)
 def validate_parameters(spec: type[Parameters], namespace: Mapping[str, Any]) -> Parameters:
     """Check a chapter's parameters, read from `namespace` (the notebook's `globals()`).
 
+    A name papermill was given (`passed_parameters`) that `spec` does not declare is refused.
     Every field of `spec` is looked up by name and checked in declaration order by its type and
     `Rule`; then `spec.check_consistency` runs; with `smoke=True` the smoke values replace the
-    given ones. Returns the frozen `spec` instance the chapter runs with.
+    values not passed through papermill (the consistency check runs again on the result).
+    Returns the frozen `spec` instance the chapter runs with.
 
     Raises:
-        ParameterError: one sentence naming the first bad (or missing) parameter.
+        ParameterError: one sentence naming the first unknown, bad (or missing) parameter.
     """
+    passed = passed_parameters(namespace)
+    known = [field.name for field in dataclasses.fields(spec)]
+    for name in passed:
+        if name not in known:
+            closest = difflib.get_close_matches(name, known, n=1, cutoff=0.0)
+            raise ParameterError(f"Parameter `{name}` is not a parameter of this chapter"
+                                 + (f"; did you mean `{closest[0]}`?" if closest else "."))
     hints = typing.get_type_hints(spec)
     checked: dict[str, Any] = {}
     for field in dataclasses.fields(spec):
@@ -305,8 +327,29 @@ def validate_parameters(spec: type[Parameters], namespace: Mapping[str, Any]) ->
     config = spec(**checked)
     config.check_consistency()
     if config.smoke:
-        config = dataclasses.replace(config, **smoke_values(config))
+        smoke = {name: value for name, value in smoke_values(config).items() if name not in passed}
+        config = dataclasses.replace(config, **smoke)
+        config.check_consistency()
     return config
+
+
+#: The first line of the cell papermill injects after the parameters cell (its Python translator).
+INJECTED_CELL_COMMENT = "# Parameters"
+
+
+def passed_parameters(namespace: Mapping[str, Any]) -> list[str]:
+    """The names papermill was given (`-p`, `-y`, `-f`), read from the cell it injected: the
+    kernel's input history (`In`) holds that cell's source, assignments under the comment
+    "# Parameters". Empty outside a papermill run (no such cell, or no history)."""
+    history = namespace.get("In")
+    if not isinstance(history, list):
+        return []
+    for source in reversed(history):
+        if isinstance(source, str) and source.lstrip().startswith(INJECTED_CELL_COMMENT + "\n"):
+            with contextlib.suppress(SyntaxError):
+                return [target.id for node in ast.parse(source).body if isinstance(node, ast.Assign)
+                        for target in node.targets if isinstance(target, ast.Name)]
+    return []
 
 
 def smoke_values(config: ChapterParameters) -> dict[str, Any]:
@@ -399,5 +442,5 @@ def read_parameter_comments(notebook: str | Path) -> dict[str, str]:
 def _parameters_cell_lines(notebook: str | Path) -> list[str]:
     """The code lines of the cell tagged `parameters` in a chapter's jupytext `.py` source."""
     source = Path(notebook).with_suffix(".py").read_text()
-    cell = next(c for c in source.split("\n# %%") if c.startswith(' tags=["parameters"]'))
+    cell = next(c for c in source.split("\n# %%") if re.match(r' tags=\[[^\]]*"parameters"', c))
     return cell.splitlines()[1:]
