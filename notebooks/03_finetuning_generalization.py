@@ -30,7 +30,9 @@
 # - the five generalization tests in one table next to the published numbers, each split by
 #   where its targets sit relative to vertices 1 and 2, with a histogram per test;
 # - a length-generalization study: loss against graph size and against true distance, inside
-#   and outside the training range, with the training boundary marked.
+#   and outside the training range, with the training boundary marked, over several seeds;
+# - where the predictions fall behind, set against how often each path length occurs in
+#   training: does it begin where the data stops, or where the data gets rare?
 
 # %% tags=["parameters"]
 smoke = False  # tiny run for tests (well under a minute)
@@ -53,6 +55,7 @@ length_batch_size = 256  # fresh graphs per step of the length-study model
 length_learning_rates = [1e-3, 2e-4]  # learning rate of each training phase of the length-study model
 length_phase_steps = [1200, 300]  # steps of each phase
 length_graphs_per_cell = 256  # test graphs per (size, distance) cell, at most
+length_n_seeds = 3  # seeds of the length-study model (the first is the one the figures show; about 1.5 min each more)
 cpu_threads = 1  # torch threads on the CPU (one is fastest for these small models on 2 cores)
 
 # %% tags=["remove-output", "hide-input"]
@@ -67,7 +70,10 @@ from lib.chapters.ch3_figures import (
     confusion_by_test_figure, error_by_target_kind_figure, finetune_loss_figure,
     generalization_bars_figure, length_heatmap_figure, loss_by_distance_figure, loss_by_size_figure,
 )
-from lib.chapters.ch3_length import summarize_length_study
+from lib.chapters.ch3_length import frequency_sentence, frequency_table, summarize_length_study, under_prediction
+from lib.chapters.ch3_seeds import (
+    LengthSeeds, kind_contrast, kind_spread, kind_spread_table, seed_claims, seeds_phrase, size_trends_over_seeds,
+)
 from lib.chapters.ch3_results import (
     chapter_claims, share_with_target, summarize_finetuning_run, summarize_generalization,
 )
@@ -76,11 +82,12 @@ from lib.chapters.ch3_baselines import (
     position_against, size_trend, spread_by_test, vertex_2_table,
 )
 from lib.paths.baselines import onpath_by_graph_size, test_baselines
-from lib.paths.generalization_tests import PUBLISHED_SCALE, TESTS, evaluate_all, scale_for
+from lib.paths.length_frequency import compare_frequency
+from lib.paths.generalization_tests import PUBLISHED_SCALE, TARGET_KINDS, TESTS, evaluate_all, scale_for
 from lib.paths.seed_replicates import replicate_seed, seed_run
 from lib.paths.sampler import describe_filter, sample_with_options
 from lib.paths.length_generalization import (
-    evaluate_cells, own_graphs_by_distance, training_config, vertex_id_coverage,
+    Cell, evaluate_cells, own_graphs_by_distance, training_config, vertex_id_coverage,
 )
 from lib.paths.training import start_training, train
 from lib.book.params import apply_cpu_threads, validate_parameters
@@ -306,14 +313,31 @@ confusion_by_test_figure(results_after, n_labels).show()
 started = time.perf_counter()
 replicate_base = (fallback_base_config(seed=config.seed, device=str(config.device), smoke=True)
                   if config.smoke else base.config)
+
+
+def seed_analysis(sampler):
+    """What each seed's models are measured on beyond the five tests: the fine-tuned model on
+    on-path targets other than vertex 2, one graph size at a time (read below), and the base model
+    on its own largest graphs, one cell per distance (the length study's depth check)."""
+    def analyse(base_model, tuned_model):
+        return {"onpath_by_graph_size": onpath_by_graph_size(tuned_model, TESTS["onpath_target"], scale,
+                                                             config.graphs_per_size, config.seed),
+                "depth_check": [c.record() for c in own_graphs_by_distance(
+                    base_model, sampler, per_cell=config.length_graphs_per_cell, seed=config.seed,
+                    max_proposals=config.length_max_proposals)]}
+    return analyse
+
+
 seed_runs = [seed_run(config.seed, base.source, finetune_run, scale, config.test_graphs, config.seed,
-                      seconds["base_model"] + seconds["finetuning"])]
+                      seconds["base_model"] + seconds["finetuning"], base_model=base.model,
+                      analysis=seed_analysis(base.config.sampler))]
 for extra_seed in config.seeds[1:]:
     seed_runs.append(replicate_seed(
         replicate_base, lambda s: dataclasses.replace(finetune_config, seed=s), extra_seed, scale,
-        config.test_graphs, config.seed))
+        config.test_graphs, config.seed, analysis=seed_analysis(replicate_base.sampler)))
 seconds["seed_replicates"] = time.perf_counter() - started
-spreads = spread_by_test([run.record() for run in seed_runs])
+seed_records = [run.record() for run in seed_runs]
+spreads = spread_by_test(seed_records)
 finetune_spread = SeedSpread(tuple(run.finetune_loss_after for run in seed_runs))
 
 # %%
@@ -321,6 +345,14 @@ finetune_spread = SeedSpread(tuple(run.finetune_loss_after for run in seed_runs)
 for name, spread in spreads.items():
     print(f"{name:>30}: MSE {spread.describe()}; {position_against(spread, TESTS[name].published_mse)}")
 print(f"{'fine-tuning, held-out on-path':>30}: MSE {finetune_spread.describe(3)}")
+
+# %% [markdown]
+# The target-kind table above is one model's. Over the seeds, each cell is the mean MSE (min to
+# max in brackets) of that kind of target:
+
+# %%
+display(Markdown(kind_spread_table(seed_records)))
+contrast = kind_contrast(seed_records, "any_target_large_graphs")
 
 # %% [markdown]
 # ### Against two model-free baselines
@@ -356,13 +388,17 @@ display(Markdown(vertex_2_table(finetune_vertex_2_share, comparisons)))
 # %% [markdown]
 # Does the answer on the *other* on-path targets stay right as graphs grow past the
 # fine-tuning sizes? The fine-tuned model, on on-path targets other than vertex 2 (any target id),
-# one graph size at a time:
+# one graph size at a time. Larger graphs change two things at once: the size, and the target
+# ids, since ids above `small_n_max` (never fine-tuning targets) occur only in graphs that have
+# that many vertices. So each larger size is also split by target id, as in the table above, and
+# the graph size alone is read on the targets whose ids fine-tuning used. (The rows were measured
+# with each seed's models in the seeds cell above.)
 
 # %%
-size_rows = onpath_by_graph_size(finetune_run.model, TESTS["onpath_target"], scale, config.graphs_per_size,
-                                 config.seed)
-sizes = size_trend(size_rows, scale.small_n_max)
+sizes = size_trend(seed_runs[0].analysis["onpath_by_graph_size"], scale.small_n_max)
+size_seeds = size_trends_over_seeds(seed_records, scale.small_n_max)
 display(Markdown(sizes.sentence()))
+display(Markdown(size_seeds.sentence()))
 
 # %%
 # The on-path test with any label and the any-target test on large graphs, read most below.
@@ -383,7 +419,10 @@ display(Markdown(f"""
   (before fine-tuning, on large graphs: MSE {on_path_test.kinds_before.on_path.mse:.3f},
   accuracy {on_path_test.kinds_before.on_path.accuracy:.3f}). Fine-tuning helps on large
   graphs too, with a loss that {"grows" if generalization.on_path_loss_grows else "does not grow"}
-  with the graph; the next point splits that loss by the target's vertex id.
+  with the graph; the next point splits that loss by the target's vertex id, and the per-size
+  check above holds the id to the fine-tuning ones: there the MSE on larger graphs is
+  {size_seeds.growth_small_ids.low:.3g} to {size_seeds.growth_small_ids.high:.3g} times that on the
+  fine-tuning sizes over the {size_seeds.seeds} seeds.
 - *Small target ids against any target.* The post found the small-target test easier than the
   any-target one (0.1020 against 0.1451) and called it good and moderate generalization
   {{cite:p}}`wang2024shortest`. Over the seeds the any-target test is the higher in
@@ -396,8 +435,9 @@ display(Markdown(f"""
 - *Any-target tests fail*, with MSEs of {generalization.any_target_small_graphs.mse_after:.2f},
   {generalization.any_small_target_large_graphs.mse_after:.2f} and {any_target_test.mse_after:.2f}.
   The split by target kind says why. On the last test, targets that happen
-  to lie on a shortest 1-2 path are answered far better than the rest (MSE
-  {any_target_test.kinds_after.on_path.mse:.3f} on {any_target_test.kinds_after.on_path.count} graphs). Reachable targets off the path get a mean
+  to lie on a shortest 1-2 path are answered {"far " if contrast.seeds_far_better == contrast.seeds else ""}better than the rest (MSE
+  {any_target_test.kinds_after.on_path.mse:.3f} on {any_target_test.kinds_after.on_path.count} graphs; more than
+  {contrast.factor:g} times lower than both other kinds {seeds_phrase(contrast.seeds_far_better, contrast.seeds)}). Reachable targets off the path get a mean
   prediction of {any_target_test.kinds_after.off_path.mean_prediction:.2f} against a mean true
   distance of {any_target_test.kinds_after.off_path.mean_label:.2f} (MSE
   {any_target_test.kinds_after.off_path.mse:.2f}), and unreachable targets a mean prediction of
@@ -407,13 +447,16 @@ display(Markdown(f"""
   Often the distance from 1 to 2: its rounded prediction equals that distance (or "unreachable"
   when 2 cannot be reached) for {100 * any_target_test.kinds_after.off_path.answers_1_2_distance:.0f}%
   of the off-path targets and {100 * any_target_test.kinds_after.unreachable.answers_1_2_distance:.0f}%
-  of the unreachable ones. Where fine-tuning taught nothing, the model falls back on its
-  pre-training answer.
+  of the unreachable ones in this model, and {100 * contrast.off_path_answers_1_2.low:.0f}% to
+  {100 * contrast.off_path_answers_1_2.high:.0f}% and {100 * contrast.unreachable_answers_1_2.low:.0f}% to
+  {100 * contrast.unreachable_answers_1_2.high:.0f}% over the {contrast.seeds} seeds. Where fine-tuning taught
+  nothing, the model falls back on its pre-training answer.
 - *What the training explains.* Every fine-tuning target lies on a shortest 1-2 path and is
   reachable, so nothing in fine-tuning rewarded a distance to a vertex off that path or an
   "unreachable" answer for any target but vertex 2. The model learned to answer the question it
   was asked, the position of a vertex along the 1-2 path (on targets other than vertex 2:
-  MSE {sizes.mse_small:.3g} on the fine-tuning sizes, {sizes.mse_large:.3g} on larger graphs);
+  MSE {sizes.mse_small:.3g} on the fine-tuning sizes, {sizes.mse_large_small_ids:.3g} on larger graphs
+  with the same target ids), {"and about as well on larger graphs" if sizes.stays_right_small_ids else "though far less well on larger graphs"};
   it did not become a general distance calculator. Fine-tuning left the
   any-target MSE on large graphs {"higher" if generalization.any_target_large_mse_rose else "lower"}
   than before ({any_target_test.mse_before:.2f} before, {any_target_test.mse_after:.2f} after): it was never
@@ -468,15 +511,56 @@ seconds["length_training"] = time.perf_counter() - started
 started = time.perf_counter()
 cells = evaluate_cells(length_run.model, split, per_cell=config.length_graphs_per_cell, seed=config.seed,
                        max_proposals=config.length_max_proposals)
-depth_cells = own_graphs_by_distance(base.model, base.config.sampler, per_cell=config.length_graphs_per_cell,
-                                     seed=config.seed, max_proposals=config.length_max_proposals)
+# Chapter 2's model on its own largest graphs, one cell per distance (measured in the seeds cell).
+depth_cells_by_seed = [[Cell(**r) for r in run.analysis["depth_check"]] for run in seed_runs]
+depth_cells = depth_cells_by_seed[0]
 seconds["length_evaluation"] = time.perf_counter() - started
 length = summarize_length_study(cells, split, length_labels, depth_cells, base.config)
+
+# %% [markdown]
+# That is one trained model. The same study is run again from `length_n_seeds - 1` further
+# seeds (the same training settings, the same test graphs), so that what follows can say which of
+# its numbers hold in every seed.
+
+# %%
+started = time.perf_counter()
+length_summaries = [length]
+for extra_seed in config.length_seeds[1:]:
+    extra_run = train(start_training(dataclasses.replace(length_config, seed=extra_seed)), progress=False)
+    extra_run.model.eval()
+    extra_cells = evaluate_cells(extra_run.model, split, per_cell=config.length_graphs_per_cell, seed=config.seed,
+                                 max_proposals=config.length_max_proposals)
+    length_summaries.append(summarize_length_study(extra_cells, split, length_labels, depth_cells, base.config))
+length_seeds = LengthSeeds(config.length_seeds, tuple(length_summaries))
+seconds["length_seeds"] = time.perf_counter() - started
+# Chapter 2's model's highest mean prediction in each seed, and in how many seeds it lies more
+# than half a hop above the length-study model's highest (in any of its seeds).
+depth_top = SeedSpread(tuple(max((c.mean_prediction for c in cells_of_seed), default=float("nan"))
+                             for cells_of_seed in depth_cells_by_seed))
+depth_further = sum(top > length_seeds.top_prediction.high + 0.5 for top in depth_top.values)
+# Prediction against training frequency, per true distance (read in the section "Where the data
+# stops, or where it gets rare?"): the training labels of chapter 2's model come from its sampler.
+chapter_2_labels = {}
+for sampler in {base.config.sampler, replicate_base.sampler}:
+    chapter_2_labels[sampler] = sample_with_options(
+        2**17, sampler, make_generator(config.seed + 23, config.device))[1]
+length_models = [under_prediction(f"length study, seed {s}", list(summary.cells), length_labels,
+                                  split.distance_train_max)
+                 for s, summary in zip(length_seeds.seeds, length_seeds.summaries)]
+depth_models = [under_prediction(f"chapter 2's model, seed {run.seed}", cells_of_seed,
+                                 chapter_2_labels[base.config.sampler if k == 0 else replicate_base.sampler],
+                                 (base.config.sampler if k == 0 else replicate_base.sampler).n_max - 1)
+                for k, (run, cells_of_seed) in enumerate(zip(seed_runs, depth_cells_by_seed))]
+frequency = compare_frequency([*length_models, *depth_models])
 
 # %%
 # NBVAL_CHECK_OUTPUT
 for name, group in length.groups():
     print(f"{name:>45}: MSE {group.mse:8.4f}, accuracy {group.accuracy:.3f} on {group.count} graphs")
+print(f"over {len(length_seeds.seeds)} seeds: MSE {length_seeds.training_sizes_mse.describe()} on the training sizes, "
+      f"{length_seeds.larger_graphs_seen_distances_mse.describe()} on larger graphs at seen distances, "
+      f"{length_seeds.longer_distances_mse.describe()} on longer distances; highest mean prediction "
+      f"{length_seeds.top_prediction.describe()}")
 
 # %%
 length_heatmap_figure(cells, split).show()
@@ -497,20 +581,37 @@ display(Markdown(f"""
   training the MSE is {length.larger_graphs_seen_distances.mse:.3f}, against
   {length.training_sizes.mse:.3f} on the training sizes.
 - *Longer distances.* On paths longer than any training path the MSE is
-  {length.longer_distances.mse:.2f} with accuracy {length.longer_distances.accuracy:.3f}. The
+  {length.longer_distances.mse:.2f} with accuracy {length.longer_distances.accuracy:.3f}
+  ({length_seeds.longer_distances_mse.describe()} over the seeds, more than 10 times the training
+  sizes' MSE {seeds_phrase(length_seeds.seeds_longer_ten_times_worse, len(length_seeds.seeds))}). The
   right panel above shows why: the mean prediction levels off and never exceeds
-  {length.top_prediction:.2f}, whatever the true distance, so the model reports "about as far as anything
-  I have seen" for every long path. Even the longest training length, {split.distance_train_max}, is
+  {length.top_prediction:.2f} (over the seeds: {length_seeds.top_prediction.describe()}), whatever the true
+  distance. Even the longest training length, {split.distance_train_max}, is
   {length.longest_training_phrase()}:
   it made up only {100 * length.share_longest_training_distance:.1f}% of the training paths.
-- *Not a matter of depth alone.* Chapter 2's model has the same number of layers
+- *Depth.* Chapter 2's model has the same number of layers
   ({length.depth_n_layers}) and was trained on graphs of up to {length.depth_n_max} vertices, where
-  longer paths occur. On its own largest graphs its mean predictions are {length.depth_phrase()}.
-  {"A model of this depth can output longer distances when they were in its training data; the "
-   "length-study model stops where its data stopped." if length.depth_reaches_further else
-   "Here that model does not reach further than the length-study model, so depth may be the "
-   "limit too."}
+  longer paths occur. On its own largest graphs its mean predictions are {length.depth_phrase()}
+  (its highest mean prediction over the seeds: {depth_top.describe()}).
+  {f"A model of this depth can output longer distances than the length-study model {seeds_phrase(depth_further, len(depth_models))}, so depth alone does not set where the length-study model stops. Chapter 2's model, too, falls more than half a hop short on a distance inside its training range {seeds_phrase(sum(m.starts_inside_range for m in depth_models), len(depth_models))}: the next section reads that." if depth_further else
+   "Here that model does not reach further than the length-study model, so depth may be the limit too."}
 """))
+
+# %% [markdown]
+# ### Where the data stops, or where it gets rare?
+#
+# The levelling off has a rival explanation. The longest training paths are the rarest ones, so a
+# model may fail on them because it saw few of them, not because they are the longest. Where the
+# under-prediction begins tells the two apart: at the first length past the training range (the
+# data stopped), or inside the range at a length whose share of the training paths is small (the
+# data got rare). The table sets each true distance's share of the training paths beside the mean
+# prediction there, pooled over graph sizes, for the length-study model (every seed) and for
+# chapter 2's model on its own largest graphs (every seed of the replicates above); outside a
+# model's training range the share is 0.
+
+# %%
+display(Markdown(frequency_table(length_models, depth_models)))
+display(Markdown(frequency_sentence(length_models, depth_models)))
 
 # %% [markdown]
 # **How this relates to the length-generalization literature.** The RASP-generalization
@@ -522,7 +623,8 @@ display(Markdown(f"""
 # sequential steps grows with the answer, while a trained model has a fixed depth and has only
 # been rewarded for the outputs in its data. The conjecture is thus consistent with the split
 # seen above: short distances carry over to graphs with many more edge tokens, and distances
-# longer than the training paths do not. The hand-built transformer of chapter 1 makes the point from the other side:
+# longer than the training paths do not. It does not by itself explain the failure on the
+# longest, rarest training lengths that the frequency comparison above reports. The hand-built transformer of chapter 1 makes the point from the other side:
 # it is exact, but only because it has one layer per possible hop.
 #
 # The formal framework of {cite:p}`huang2024lengthgen` analyses causal transformers with learnable
@@ -532,8 +634,8 @@ display(Markdown(f"""
 # positional encodings, a longer input also brings positions never trained on. Our model has
 # no positional encodings at all, and the relabelling makes every vertex id familiar, so
 # neither unseen positions nor unseen tokens can explain a failure here. What remains is the
-# need to chain more hops, and to output larger distances, than any training example asked
-# for. The milder growth of the loss with size at a fixed distance is consistent with
+# need to chain more hops, and to output larger distances, than the training examples asked
+# for, or asked for often: the frequency comparison above says which of the two the runs favour. The milder growth of the loss with size at a fixed distance is consistent with
 # attention averaging over more edge tokens in a larger graph, though we have not tested that
 # mechanism directly.
 
@@ -558,12 +660,20 @@ results = {
     "vertex_2_share_of_on_path": {"finetuning": finetune_vertex_2_share,
                                   **{b.test: b.share_vertex_2_of_on_path for b in baselines_book}},
     "onpath_by_graph_size": sizes.record(),
+    "onpath_by_graph_size_over_seeds": size_seeds.record(),
+    "target_kinds_over_seeds": {
+        name: {kind: spread.record() for kind in TARGET_KINDS
+               if (spread := kind_spread(seed_records, name, kind)) is not None} for name in TESTS},
+    "kind_contrast_over_seeds": contrast.record(),
     **length.record(),
+    "length_over_seeds": length_seeds.record(),
+    "length_frequency": frequency.record(),
     "length_config": length_config.to_dict(),
     "seconds": seconds,
     "smoke": config.smoke,
     # The claims of the text, reported and never asserted: each is an outcome of training.
-    "claims": chapter_claims(finetuning, generalization, length),
+    "claims": {**chapter_claims(finetuning, generalization, length),
+               **seed_claims(size_seeds, contrast, length_seeds, frequency)},
 }
 path = write_results(config.results_dir, "03_finetuning_generalization", results)
 print(f"wrote {path}")
@@ -595,10 +705,21 @@ display(Markdown(f"""
   the same baseline at its own scale.
   The split by target kind locates the failure in the two kinds of target that fine-tuning never
   showed: reachable vertices off the shortest 1-2 path, and unreachable targets.
+- On-path targets other than vertex 2, with the target ids held to those fine-tuning used: MSE {size_seeds.mse_small.describe()}
+  on the fine-tuning sizes against {size_seeds.mse_large_small_ids.describe()} on larger graphs
+  (more than twice as high {seeds_phrase(size_seeds.seeds_not_staying_right, size_seeds.seeds)}).
 - A model trained on graphs of up to {split.n_train_max} vertices, with every vertex id seen,
-  keeps short distances right on graphs up to {split.n_test_max} vertices, but its predictions
-  stop near {length.top_prediction:.1f} for longer paths (MSE
-  {length.longer_distances.mse:.2f} beyond the training lengths), as the RASP-generalization conjecture would lead one to expect.
+  tested on graphs of up to {split.n_test_max} vertices over {len(length_seeds.seeds)} seeds: MSE
+  {length_seeds.training_sizes_mse.describe()} on the training sizes,
+  {length_seeds.larger_graphs_seen_distances_mse.describe()} on larger graphs at distances seen in
+  training, and {length_seeds.longer_distances_mse.describe()} beyond the training lengths, where its
+  predictions stop near {length_seeds.top_prediction.describe(2)}. The under-prediction begins inside
+  the training range in {frequency.inside_range_count} of {len(frequency.models)} models (the length
+  study's and chapter 2's, every seed); every under-predicted length had at most
+  {100 * frequency.highest_share_short:.2g}% of its model's training paths. The numbers favour
+  {"*rare data*" if frequency.supports == "rare data" else "*the data stopped*" if frequency.supports == "data stopped" else "neither explanation alone"}
+  {"over the data stopping" if frequency.supports == "rare data" else "over rare data" if frequency.supports == "data stopped" else ""}
+  as the reason the predictions level off.
 """))
 
 # %% [markdown]
@@ -609,6 +730,9 @@ display(Markdown(f"""
 #   held distances to all vertices (and only the readout was missing) or only along the 1-2 path.
 # - Would fine-tuning on any target, including unreachable ones, generalize to larger graphs as
 #   well as on-path fine-tuning does, or is the 1-2 path what makes the on-path task easy?
+# - Would a model whose longest training paths were common stop at the end of its training range?
+#   In both models here the longest training lengths are also the rarest, so the frequency
+#   comparison cannot say; a training filter that keeps long paths often would.
 # - Can a model of fixed depth be made to extrapolate to longer paths, for instance by
 #   training with a curriculum of growing graphs, by sharing weights across layers and running
 #   more layers at test time, or by predicting "farther than k" as a class rather than a number?

@@ -47,3 +47,17 @@ def test_per_size_rows_cover_every_size_and_skip_vertex_2():
     rows = onpath_by_graph_size(model, TESTS["onpath_target"], SMALL, 64, seed=0)
     assert [r["n_vertices"] for r in rows] == [3, 4, 5, 6]
     assert all(0 <= r["count"] <= 64 for r in rows) and any(r["count"] for r in rows)
+
+
+def test_per_size_rows_split_the_targets_by_vertex_id():
+    model = PathTransformer(PathTransformerConfig(n_layers=1, max_vertex_id=SMALL.max_vertex_id))
+    rows = onpath_by_graph_size(model, TESTS["onpath_target"], SMALL, 64, seed=0)
+    for row in rows:
+        assert row["small_id"]["count"] + row["large_id"]["count"] == row["count"]
+        if row["n_vertices"] <= SMALL.small_n_max:   # no id above the cap in a graph this small
+            assert row["large_id"]["count"] == 0 and row["small_id"]["mse"] == row["mse"]
+        if row["count"] and row["large_id"]["count"] and row["small_id"]["count"]:
+            pooled = (row["small_id"]["mse"] * row["small_id"]["count"]
+                      + row["large_id"]["mse"] * row["large_id"]["count"]) / row["count"]
+            assert abs(pooled - row["mse"]) < 1e-9
+    assert sum(r["large_id"]["count"] for r in rows) > 0

@@ -16,8 +16,15 @@ def test_a_replicate_trains_fine_tunes_and_scores_every_test_deterministically(o
         return finetuning_config(base, small_n_max=5, steps=2, batch_size=16, learning_rate=1e-4, weight_decay=0.0,
                                  eval_size=32, seed=seed)
 
-    first = replicate_seed(base, tuning, 3, scale, test_graphs=32, test_seed=0)
+    def analysis(base_model, tuned_model):
+        return {"same_model": base_model is tuned_model, "parameters": sum(p.numel() for p in tuned_model.parameters())}
+
+    first = replicate_seed(base, tuning, 3, scale, test_graphs=32, test_seed=0, analysis=analysis)
     again = replicate_seed(base, tuning, 3, scale, test_graphs=32, test_seed=0)
     assert list(first.test_mse) == list(TESTS) and first.source == "trained" and first.seed == 3
     assert first.test_mse == again.test_mse and first.finetune_loss_after == again.finetune_loss_after
-    assert set(first.record()) >= {"seed", "test_mse", "finetune_loss_before", "finetune_loss_after"}
+    assert set(first.record()) >= {"seed", "test_mse", "finetune_loss_before", "finetune_loss_after", "test_by_kind"}
+    # The analysis sees the seed's base model and its fine-tuned copy; without one it is empty.
+    assert first.analysis["same_model"] is False and first.analysis["parameters"] > 0 and again.analysis == {}
+    assert list(first.test_by_kind) == list(TESTS) and first.test_by_kind == again.test_by_kind
+    assert all(sum(k["count"] for k in kinds.values()) == 32 for kinds in first.test_by_kind.values())

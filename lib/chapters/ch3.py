@@ -64,6 +64,9 @@ class Chapter3Parameters(ChapterParameters):
     length_graphs_per_cell: int = parameter(
         "test graphs per (size, distance) cell, at most", low=1, high=2**16,
         smoke=at_most(32))
+    length_n_seeds: int = parameter(
+        "seeds of the length-study model (the first is the one the figures show; about 1.5 min each more)",
+        low=1, high=20, smoke=at_most(2))
     cpu_threads: int = parameter(
         "torch threads on the CPU (one is fastest for these small models on 2 cores)", low=1, high=256)
 
@@ -75,6 +78,11 @@ class Chapter3Parameters(ChapterParameters):
     def seeds(self) -> tuple[int, ...]:
         """The seeds of pre-training and fine-tuning: `seed`, `seed + 1`, ... (`n_seeds` of them)."""
         return tuple(self.seed + k for k in range(self.n_seeds))
+
+    @property
+    def length_seeds(self) -> tuple[int, ...]:
+        """The seeds of the length-study model: `seed`, `seed + 1`, ... (`length_n_seeds` of them)."""
+        return tuple(self.seed + k for k in range(self.length_n_seeds))
 
     @property
     def length_split(self) -> LengthSplit:

@@ -1,5 +1,9 @@
 """Chapter 3's length-generalization results as a typed summary that the prose reads (chapter 3).
 
+It also reads prediction against training frequency (`under_prediction`, `frequency_table`,
+`frequency_sentence`, over `lib.paths.length_frequency`): does the under-prediction begin where
+the training data stops, or where it gets rare?
+
 `summarize_length_study` turns the scored (graph size, true distance) cells of
 `lib.paths.length_generalization` into a `LengthSummary`: the error by group of cells, by short
 distance, and the depth check on chapter 2's model. A group without cells is a `GroupScore` with
@@ -14,6 +18,10 @@ from collections.abc import Sequence
 
 import torch
 
+from lib.book.tables import markdown_table
+from lib.paths.length_frequency import (
+    FrequencyComparison, UnderPrediction, compare_frequency, label_shares, rows_by_distance,
+)
 from lib.paths.length_generalization import GROUPS, Cell, LengthSplit, summarize_cells
 from lib.paths.training import PathTrainingConfig
 
@@ -169,6 +177,85 @@ def summarize_length_study(cells: Sequence[Cell], split: LengthSplit, training_l
         depth_top_prediction=depth_top,
         depth_reaches_further=bool(depth_top > top_prediction + 0.5),
     )
+
+
+# --- Prediction against training frequency -------------------------------------------------------
+
+def under_prediction(name: str, cells: Sequence[Cell], training_labels: torch.Tensor,
+                     distance_train_max: int) -> UnderPrediction:
+    """`UnderPrediction` of one model's cells, with the training shares of `training_labels`."""
+    distances = sorted({c.distance for c in cells})
+    return UnderPrediction(name, rows_by_distance(cells, label_shares(training_labels, distances),
+                                                   distance_train_max), distance_train_max)
+
+
+def _family_cell(models: Sequence[UnderPrediction], distance: int, field: str) -> str:
+    rows = [r for m in models for r in m.rows if r.distance == distance]
+    if not rows:
+        return "n/a"
+    values = [getattr(r, field) for r in rows]
+    if field == "training_share":
+        share = values[0]
+        return "0 (outside)" if not rows[0].in_training_range else f"{100 * share:.2g}%"
+    if len(values) == 1:
+        return f"{values[0]:.2f}"
+    return f"{sum(values) / len(values):.2f} ({min(values):.2f} to {max(values):.2f})"
+
+
+def frequency_table(length_models: Sequence[UnderPrediction], depth_models: Sequence[UnderPrediction]) -> str:
+    """Markdown table: per true distance, each model family's training share and mean prediction
+    (mean, min to max over its seeds)."""
+    distances = sorted({r.distance for m in (*length_models, *depth_models) for r in m.rows})
+    return markdown_table(
+        ["true distance", "length study: share of training paths", "length study: mean prediction",
+         "chapter 2's model: share of training paths", "chapter 2's model: mean prediction"],
+        [[d, _family_cell(length_models, d, "training_share"), _family_cell(length_models, d, "mean_prediction"),
+          _family_cell(depth_models, d, "training_share"), _family_cell(depth_models, d, "mean_prediction")]
+         for d in distances])
+
+
+def _onsets(models: Sequence[UnderPrediction]) -> str:
+    found = [m.onset for m in models]
+    parts = sorted({(o.distance, o.training_share, o.in_training_range) for o in found if o is not None})
+    text = ", ".join(f"{d} ({100 * share:.2g}% of training paths, {'inside' if inside else 'outside'} the range)"
+                     for d, share, inside in parts)
+    missing = sum(o is None for o in found)
+    return (text or "nowhere") + (f"; no under-prediction in {missing} of {len(found)}" if missing and text else "")
+
+
+def frequency_sentence(length_models: Sequence[UnderPrediction], depth_models: Sequence[UnderPrediction]) -> str:
+    """What the frequency comparison says, from its numbers (chapter 3's prose)."""
+    comparison = compare_frequency([*length_models, *depth_models])
+    n = len(comparison.models)
+    lines = [f"A mean prediction more than {comparison.models[0].tolerance:g} hop short of the true distance "
+             f"first appears at distance {_onsets(length_models)} in the length-study model "
+             f"({len(length_models)} seed{'s' if len(length_models) != 1 else ''}; its training range ends at "
+             f"{length_models[0].distance_train_max}), and at distance {_onsets(depth_models)} in chapter 2's "
+             f"model ({len(depth_models)} seed{'s' if len(depth_models) != 1 else ''}; range ends at "
+             f"{depth_models[0].distance_train_max}). In {comparison.inside_range_count} of {n} models it starts "
+             f"inside the training range, in {comparison.at_range_end_count} at the first distance past it."]
+    if comparison.share_separates:
+        lines.append(f"One training share separates the two: every distance predicted within "
+                     f"{comparison.models[0].tolerance:g} hop had at least {100 * comparison.lowest_share_predicted:.2g}% "
+                     f"of its model's training paths, every under-predicted one at most "
+                     f"{100 * comparison.highest_share_short:.2g}%, inside the range or outside it.")
+    else:
+        lines.append(f"No one training share separates the two: an under-predicted distance had "
+                     f"{100 * comparison.highest_share_short:.2g}% of its model's training paths, a distance "
+                     f"predicted within {comparison.models[0].tolerance:g} hop only "
+                     f"{100 * comparison.lowest_share_predicted:.2g}%.")
+    verdict = {
+        "rare data": "The numbers support the rival, *rare data*: the predictions fall behind where the data gets "
+                     "rare, before it stops. Since in every model the longest training lengths are also the rarest, "
+                     "these runs cannot say whether a model whose longest training paths were common would stop at "
+                     "the end of its range.",
+        "data stopped": "The numbers support *the data stopped*: the predictions fall behind exactly where the "
+                        "training paths end.",
+        "mixed": "Neither explanation fits every model: the under-prediction does not start at the end of the "
+                 "range in every model, nor only at lengths that one training share marks as rare.",
+    }[comparison.supports]
+    lines.append(verdict)
+    return " ".join(lines)
 
 
 # --- The chapter's claims ----------------------------------------------------------------------

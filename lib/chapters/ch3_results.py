@@ -426,7 +426,9 @@ __all__ = [
 #: Keys chapter 3's results JSON must contain (it may write more).
 REQUIRED_KEYS = frozenset({"finetune_loss_before", "finetune_loss_after", "generalization",
                            "length_generalization", "seed_runs", "test_mse_over_seeds", "baselines",
-                           "baseline_comparison", "vertex_2_share_of_on_path", "onpath_by_graph_size"})
+                           "baseline_comparison", "vertex_2_share_of_on_path", "onpath_by_graph_size",
+                           "onpath_by_graph_size_over_seeds", "target_kinds_over_seeds", "kind_contrast_over_seeds",
+                           "length_over_seeds", "length_frequency"})
 
 
 def check_results(results: dict) -> None:
@@ -450,3 +452,12 @@ def check_results(results: dict) -> None:
     assert all(results["seed_runs"][0]["test_mse"][name] == mse for name, mse in first.items())
     assert 0.0 <= results["vertex_2_share_of_on_path"]["finetuning"] <= 1.0
     assert results["onpath_by_graph_size"]["rows"]
+    # The per-size check split by target id, in every seed.
+    assert all({"small_id", "large_id"} <= row.keys() for row in results["onpath_by_graph_size"]["rows"])
+    assert len(results["onpath_by_graph_size_over_seeds"]["per_seed"]) == seeds
+    assert all("test_by_kind" in run and "analysis" in run for run in results["seed_runs"])
+    # Prediction against training frequency: one entry per model (length-study seeds, then chapter 2's seeds).
+    length_seeds = len(results["length_over_seeds"]["seeds"])
+    assert len(results["length_frequency"]["models"]) == length_seeds + seeds
+    assert results["length_frequency"]["supports"] in ("rare data", "data stopped", "mixed")
+    assert all(isinstance(holds, bool) for holds in results["claims"].values())

@@ -93,13 +93,25 @@ def test_baselines(scale: Scale, n_graphs: int, seed: int, device: torch.device 
 test_baselines.__test__ = False  # not a pytest test, despite its name
 
 
+def _scores(predictions: torch.Tensor, labels: torch.Tensor) -> tuple[int, float, float]:
+    """Count, MSE and accuracy (share of rounded predictions equal to the label); NaN when empty."""
+    count = len(labels)
+    if not count:
+        return 0, float("nan"), float("nan")
+    return (count, float(((predictions - labels) ** 2).mean()),
+            float((predictions.round() == labels).double().mean()))
+
+
 def onpath_by_graph_size(model: PathTransformer, test: GeneralizationTest, scale: Scale, n_graphs: int,
                          seed: int) -> list[dict]:
     """The model on `test`'s on-path targets other than vertex 2, one graph size at a time.
 
     For each size n from `scale.n_min` to `scale.large_n_max`, `n_graphs` graphs of exactly n
     vertices are drawn with the test's targets; the rows hold n, the count of targets that are
-    not vertex 2, their MSE and accuracy (NaN without any).
+    not vertex 2, their MSE and accuracy (NaN without any), and the same split by the target's
+    vertex id: `small_id` for ids up to `scale.small_n_max` (ids that fine-tuning used as
+    targets), `large_id` for larger ids (which only graphs of more than `small_n_max` vertices
+    have), each a dict of count, mse and accuracy.
     """
     if test.task != "onpath":
         raise ValueError(f"onpath_by_graph_size needs an on-path test; {test.name!r} is not one.")
@@ -111,13 +123,16 @@ def onpath_by_graph_size(model: PathTransformer, test: GeneralizationTest, scale
                                unreachable_label=scale.unreachable_label)
         generator = held_out_generator(seed + 1000 * n, test, device)
         tokens, labels = sample_with_options(n_graphs, options, generator)
-        other = tokens[:, -1, 0] != 2
-        predictions = predict(model, tokens).double().cpu()[other.cpu()]
-        chosen = labels.double().cpu()[other.cpu()]
-        count = int(other.sum())
-        rows.append({"n_vertices": n, "count": count,
-                     "mse": float(((predictions - chosen) ** 2).mean()) if count else float("nan"),
-                     "accuracy": float((predictions.round() == chosen).double().mean()) if count else float("nan")})
+        targets = tokens[:, -1, 0].cpu()
+        other = targets != 2
+        predictions = predict(model, tokens).double().cpu()[other]
+        chosen, targets = labels.double().cpu()[other], targets[other]
+        count, mse, accuracy = _scores(predictions, chosen)
+        row = {"n_vertices": n, "count": count, "mse": mse, "accuracy": accuracy}
+        for name, ids in (("small_id", targets <= scale.small_n_max), ("large_id", targets > scale.small_n_max)):
+            part_count, part_mse, part_accuracy = _scores(predictions[ids], chosen[ids])
+            row[name] = {"count": part_count, "mse": part_mse, "accuracy": part_accuracy}
+        rows.append(row)
     return rows
 
 
