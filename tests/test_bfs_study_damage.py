@@ -5,7 +5,7 @@ import torch
 from lib.bfs.graphs import bfs_distance, bfs_distance_batch, frontier_distance_batch, sample_graphs
 from lib.bfs.seed_construction import StudyConstruction, seed_construction_distance
 from lib.bfs.study_damage import (
-    WEIGHT_LISTS, Damage, apply_damage, checkpoints, draw_damage, held_out_set, study_protocol,
+    WEIGHT_LISTS, Damage, apply_damage, checkpoints, draw_damage, held_out_set, protocol_on_draws, study_protocol,
 )
 from lib.bfs.transformer import bfs_transformer
 
@@ -68,3 +68,16 @@ def test_the_protocol_pairs_draws_across_constructions_and_is_deterministic(one_
         assert [step for step, _ in a["curve"]] == [0, 1, 2, 3] and a["loss_before"] == a["curve"][0][1]
     held = held_out_set(StudyConstruction(4), 16, 0)
     assert float(held.distance.max()) <= 5.0   # n + 1 is the study's unreachable label
+
+
+def test_given_draws_are_retrained_from_their_own_seeds_on_every_construction(one_thread):
+    draws = [(Damage("answer key", 1), 11), (Damage("answer query", 0), 12)]
+    records = protocol_on_draws({"study": StudyConstruction(4), "book": bfs_transformer(4)}, draws, steps=2,
+                                held_out_seed=3, n_held_out=16, batch_size=8, record_every=1)
+    for name in ("study", "book"):
+        assert [(r["weight_list"], r["index"], r["seed"]) for r in records[name]] == [
+            ("answer key", 1, 11), ("answer query", 0, 12)]
+    # Draw order does not matter: each draw's run depends only on its own seed.
+    alone = protocol_on_draws({"study": StudyConstruction(4)}, draws[1:], steps=2, held_out_seed=3, n_held_out=16,
+                              batch_size=8, record_every=1)
+    assert alone["study"][0] == records["study"][1]

@@ -89,12 +89,24 @@ def test_every_shortest_path_row_has_a_verdict_and_chapter_6_rows_carry_theirs()
     results = {
         "01_handcrafted_bfs": {
             "seed_construction": {"n_vertices": 8, "n_graphs": 2000, "mse": 7.9e-5, "max_abs_error": 0.019},
-            "study_protocol": {"steps": 100, "draws": 5, "batch_size": 512, "learning_rate": 1e-6,
-                               "comparison": {"steps": 100, "points": [point, later], "ratios": {
-                                   "study": [{"step": 100, "published": 0.83, "low": 0.6, "high": 0.99, "draws": 5,
-                                              "within": True}],
-                                   "book": [{"step": 100, "published": 0.83, "low": 0.96, "high": 0.99, "draws": 5,
-                                             "within": False}]}}}},
+            "damage_distribution": {
+                "target": 0.403, "noise_draws": 10, "n_held_out": 500,
+                "percentile": {"k": 49, "n": 480, "share": 0.102, "low": 0.078, "high": 0.132},
+                "answer_key_query": {"k": 48, "n": 160, "share": 0.3, "low": 0.23, "high": 0.38},
+                "other": {"k": 1, "n": 320, "share": 0.003, "low": 0.0006, "high": 0.017},
+                "quantiles": {"0.05": 0.24, "0.5": 13.1, "0.95": 71.8}},
+            "study_protocol": {
+                "steps": 100, "draws": 20, "batch_size": 512, "learning_rate": 1e-6,
+                "selection": {"count": 20, "target": 0.403, "low": 0.38, "high": 0.423},
+                "comparison": {"steps": 100, "points": [point, later], "at_step": {
+                    "step": 100, "published": 0.335, "published_ratio": 0.83, "within": False,
+                    "mse": {"median": 0.36, "min": 0.34, "max": 0.372},
+                    "at_or_below": {"k": 0, "n": 20, "low": 0.0, "high": 0.16},
+                    "ratio": {"median": 0.87, "min": 4.6e-6, "max": 0.92},
+                    "ratio_at_or_below": {"k": 4, "n": 20}},
+                    "pairs": {"step": 100, "pairs": 20, "book_slower": {"k": 20, "n": 20, "low": 0.84, "high": 1.0},
+                              "book_ratio": {"median": 0.981, "min": 0.961, "max": 0.994},
+                              "study_ratio": {"median": 0.873}}}}},
         "03_finetuning_generalization": {
             "scale": {"large_n_max": 8, "small_n_max": 5, "unreachable_label": 8},
             "published_scale": {"large_n_max": 15, "small_n_max": 7, "unreachable_label": 15},
@@ -116,9 +128,16 @@ def test_every_shortest_path_row_has_a_verdict_and_chapter_6_rows_carry_theirs()
     verdicts = {(r.chapter, r.quantity): r.verdict for r in rows}
     chapter_1 = [r for r in rows if r.chapter == 1]
     assert chapter_1[0].verdict.startswith("differs")
-    assert chapter_1[1].verdict.startswith("reproduced") and chapter_1[2].verdict.startswith("differs")
-    assert chapter_1[3].verdict.startswith("reproduced") and "stiff" in chapter_1[4].quantity
-    assert chapter_1[4].verdict.startswith("differs: slower repair")
+    # The study's one draw against the whole damage distribution, then against the draws that started near it.
+    assert chapter_1[1].verdict.startswith("reproduced (inside the damage distribution, in its lower tail: 49 of "
+                                           "480 draws reach it, 48 of 160 answer-head key/query hits, 1 of 320 others)")
+    assert chapter_1[1].book.startswith("percentile 10.2 (95% interval 7.8 to 13.2) of 480 draws")
+    assert chapter_1[2].verdict.startswith("differs: outside the range of the draws that started near it")
+    assert "the 20 draws nearest 0.403 (0.380 to 0.423)" in chapter_1[2].scale
+    assert chapter_1[3].verdict.startswith("reproduced") and "(4.6e-06 to 0.92)" in chapter_1[3].book
+    assert "stiff" in chapter_1[4].quantity
+    assert chapter_1[4].verdict.startswith("differs: slower repair than the same draws on the study's construction "
+                                           "in 20 of 20 pairs (95% interval 84% to 100%)")
     assert "5,000" in chapter_1[5].quantity and chapter_1[5].verdict.startswith("not comparable")
     assert chapter_1[5].book == "not measured"
     chapter_3 = [r for r in rows if r.chapter == 3]

@@ -11,8 +11,9 @@ from lib.chapters.ch1 import (
     Chapter1Parameters, PerturbationRerun, exactness_table, mark_effect, mark_recovered, perturbation_table,
     scales_text, seed_construction_error, sharpness_sweep, summarize_sharpness, verdict_lines,
 )
+from lib.chapters.ch1_damage import summarize_distribution, summarize_selection
 from lib.chapters.ch1_study import (
-    comparison_sentence, index_row_numbers, protocol_table, ratio_sentence, study_points, summarize_construction,
+    index_row_numbers, judge_at_step, judge_pairs, judged_step, protocol_table, study_points,
 )
 
 RECORDS = [
@@ -79,27 +80,91 @@ def draw(what, before, after, curve, effect=True, steps=100):
             "loss_after": after, "damage_had_effect": effect, "steps": steps, "curve": curve}
 
 
-def test_the_protocol_summary_and_the_comparison_with_the_study():
+def test_the_protocol_comparison_with_the_study_and_the_index_numbers():
     study = [draw("K of answer head 5", 0.5, 0.45, [[0, 0.5], [100, 0.45]]),
              draw("Q of answer head 6", 0.3, 0.2, [[0, 0.3], [100, 0.2]]),
              draw("V of reach head 2", 0.0, 0.0, [[0, 0.0], [100, 0.0]], effect=False)]
-    summary = summarize_construction("study", study)
-    assert (summary.draws, summary.no_effect, summary.before, summary.after) == (3, 1, (0.5, 0.3), (0.45, 0.2))
-    assert "2 of 3 draws changed" in summary.sentence() and "after 100 steps" in summary.sentence()
     points = study_points(study)
     assert [(p.step, p.published, p.low, p.high, p.within) for p in points] == [
         (0, 0.403, 0.3, 0.5, True), (100, 0.335, 0.2, 0.45, True)]
-    text = comparison_sentence(points, 100)
-    assert "step 100: the study 0.335, this run 0.2 to 0.45 (inside that range)" in text
-    assert "were not measured here" in text and "5,000" in text
     numbers = index_row_numbers({"study": study, "book": study}, 100)
     assert numbers["points"][1]["within"] is True
     ratio = numbers["ratios"]["study"][0]
     assert ratio["step"] == 100 and math.isclose(ratio["published"], 0.335 / 0.403)
     assert math.isclose(ratio["low"], 0.2 / 0.3) and math.isclose(ratio["high"], 0.9) and ratio["within"]
-    assert "stood at 0.83 after 100 steps" in ratio_sentence({"study": study})
+    assert numbers["at_step"]["step"] == 100 and numbers["at_step"]["at_or_below"]["k"] == 1
+    assert numbers["pairs"]["pairs"] == 2 and numbers["pairs"]["left_out"] == 1
     table = protocol_table({"study": study, "book": study}).splitlines()
     assert len(table) == 5 and table[4].endswith("| no effect |")
+
+
+def test_the_study_construction_is_judged_at_the_studys_last_step_within_the_run_by_counts():
+    study = [draw("a", 0.40, 0.30, [[0, 0.40], [50, 0.35], [100, 0.30]]),
+             draw("b", 0.41, 0.38, [[0, 0.41], [50, 0.40], [100, 0.38]]),
+             draw("c", 0.39, 0.36, [[0, 0.39], [50, 0.37], [100, 0.36]]),
+             draw("d", 0.0, 0.0, [[0, 0.0], [50, 0.0], [100, 0.0]], effect=False)]
+    assert judged_step(study) == 100
+    assert judged_step([draw("a", 0.4, 0.3, [[0, 0.4], [5, 0.3]], steps=5)]) == 5   # no published step: the last
+    judgement = judge_at_step(study, 100)
+    assert judgement.values == (0.30, 0.38, 0.36) and judgement.within
+    assert (judgement.reaching.k, judgement.reaching.n) == (1, 3)          # 0.30 <= 0.335
+    assert math.isclose(judgement.published_ratio, 0.335 / 0.403)
+    assert (judgement.ratio_reaching.k, judgement.ratio_reaching.n) == (1, 3)  # only 0.30 / 0.40 = 0.75 <= 0.83
+    text = judgement.sentence()
+    assert "the study's 0.335 lies inside that range: 1 of 3 draws (33.3%, 95% interval" in text
+    assert "their median is 7% above the study's" in text   # 0.36 / 0.335
+    assert "Their median MSE fell by 7.7% in 100 steps, the study's draw by 16.9%: 2.2 times less" in text
+    outside = judge_at_step(study[1:3], 100)
+    assert not outside.within and outside.reaching.k == 0 and "outside that range: 0 of 2 draws" in outside.sentence()
+    assert judge_at_step(study, 50).published is None   # the study printed nothing at step 50
+
+
+def test_pairs_count_where_the_books_construction_repairs_more_slowly():
+    study = [draw("a", 0.4, 0.3, [[0, 0.4], [100, 0.3]]), draw("b", 0.4, 0.38, [[0, 0.4], [100, 0.38]]),
+             draw("c", 0.4, 0.36, [[0, 0.4], [100, 0.36]])]
+    book = [draw("a", 0.2, 0.19, [[0, 0.2], [100, 0.19]]), draw("b", 0.1, 0.09, [[0, 0.1], [100, 0.09]]),
+            draw("c", 0.0, 0.0, [[0, 0.0], [100, 0.0]], effect=False)]
+    pairs = judge_pairs({"study": study, "book": book}, 100)
+    assert pairs.left_out == 1 and pairs.book_ratios == pytest.approx((0.95, 0.9))
+    assert (pairs.book_slower.k, pairs.book_slower.n) == (1, 2)             # 0.95 > 0.75, 0.9 < 0.95
+    assert (pairs.book_slower_than_published.k, pairs.book_slower_than_published.n) == (2, 2)
+    text = pairs.sentence()
+    assert "more slowly in 1 of 2 pairs (50.0%, 95% interval" in text and "1 pair in which a damage" in text
+    assert pairs.as_dict()["book_slower"]["k"] == 1
+
+
+def distribution_record(weight_list, index, noise_draw, mse, standard_error=0.01):
+    return {"weight_list": weight_list, "index": index, "noise_draw": noise_draw, "mse": mse,
+            "standard_error": standard_error}
+
+
+def test_the_distribution_summary_counts_what_reaches_the_studys_value_per_list_and_matrix():
+    records = [distribution_record(name, index, draw, 0.3 if (name == "answer key" and index == 0) else 5.0)
+               for name in ("reach key", "reach query", "reach value", "answer key", "answer query", "answer value")
+               for index in range(2) for draw in range(2)]
+    records[-1]["mse"] = 0.1                                    # one answer value draw reaches it too
+    summary = summarize_distribution(records, 0.403)
+    assert (summary.draws, summary.matrices, summary.noise_draws) == (24, 12, 2)
+    assert (summary.reaching.k, summary.reaching.n) == (3, 24)
+    assert (summary.reaching_answer_key_query.k, summary.reaching_answer_key_query.n) == (2, 8)
+    assert (summary.reaching_other.k, summary.reaching_other.n) == (1, 16)
+    assert summary.reaching_text() == "answer key: layer 1 (2 of 2); answer value: layer 2 (1 of 2)"
+    assert "lies at percentile **12.5** of this distribution" in summary.sentence()
+    table = summary.table().splitlines()
+    assert table[5] == "| answer key | 4 | 2.65 | 0.3 to 5 | 2 of 4 | layer 1 (2 of 2) |"
+    numbers = summary.as_dict()
+    assert numbers["percentile"]["k"] == 3 and numbers["quantiles"]["0.5"] == 5.0
+    assert [row["k"] for row in numbers["by_list"]] == [0, 0, 0, 2, 0, 1]
+
+
+def test_the_selection_reports_its_band_in_standard_errors_of_the_studys_batch():
+    picked = [distribution_record("answer key", 0, 0, 0.39, 0.02), distribution_record("answer query", 3, 1, 0.42, 0.021)]
+    selection = summarize_selection(picked, 0.403, n_held_out=512)
+    assert (selection.low, selection.high, selection.count) == (0.39, 0.42, 2)
+    assert math.isclose(selection.half_width, 0.42 / 0.403 - 1)
+    assert math.isclose(selection.relative_standard_error, 0.05 * 1.0, rel_tol=0.05)
+    assert selection.hits == {"answer key": 1, "answer query": 1}
+    assert "within two, so the study's own measurement could not tell" in selection.sentence()
 
 
 def test_the_study_construction_error_is_measured_not_quoted():

@@ -9,8 +9,8 @@ import torch
 
 from lib.bfs.transformer import bfs_transformer, reach_by_layer
 from lib.chapters.ch1_figures import (
-    attention_figure, graph_figure, reach_slider_figure, recovery_slider_figure,
-    recovery_summary_figure, sharpness_figure,
+    attention_figure, damage_distribution_figure, graph_figure, reach_slider_figure, recovery_slider_figure,
+    recovery_summary_figure, sharpness_figure, study_protocol_figure,
 )
 
 
@@ -153,3 +153,30 @@ def test_sharpness_figure_plots_each_constant_sorted_and_floored():
     assert same(fig.data[0].x, [1.0, 4.0, 30.0]) and same(fig.data[0].y, [0.4, 0.01, 1e-16])
     assert same(fig.data[1].x, [2.0, 80.0]) and same(fig.data[1].y, [0.2, 1e-9])
     assert [shape.y0 for shape in fig.layout.shapes] == [1e-6]
+
+
+def test_damage_distribution_figure_plots_the_share_at_or_below_and_every_draw_by_matrix():
+    lists = ("reach key", "reach query", "reach value", "answer key", "answer query", "answer value")
+    records = [{"weight_list": name, "index": index, "noise_draw": 0, "what": name, "mse": mse}
+               for name, mse in zip(lists, (10.0, 0.0, 20.0, 0.3, 0.5, 40.0)) for index in range(2)]
+    fig = damage_distribution_figure(records, 0.403)
+    everything = fig.data[0]
+    assert everything.name == "all draws" and len(everything.x) == 12 and everything.y[-1] == 1.0
+    assert everything.x[0] == 1e-6                                       # an MSE of 0 is floored for the log axis
+    strip = [trace for trace in fig.data if trace.mode == "markers"]
+    assert [trace.name for trace in strip] == list(lists)
+    assert list(strip[3].x[1]) == ["L1", "L2"] and list(strip[0].x[1]) == ["v1", "v2"]
+    assert "percentile 33.3" in fig.layout.annotations[-1].text       # 4 of 12 draws at or below 0.403
+
+
+def test_study_protocol_figure_shows_each_draw_absolute_and_relative_with_the_studys_points():
+    def record(name, curve):
+        return {"weight_list": name, "what": name, "damage_had_effect": True, "curve": curve}
+    records = {"study": [record("answer key", [[0, 0.4], [100, 0.3]])],
+               "book": [record("answer key", [[0, 0.2], [100, 0.19]])]}
+    fig = study_protocol_figure(records)
+    lines = [trace for trace in fig.data if trace.mode == "lines"]
+    assert same(lines[0].y, [0.4, 0.3]) and np.allclose(lines[1].y, [1.0, 0.75])
+    assert np.allclose(lines[3].y, [1.0, 0.95])
+    study = [trace for trace in fig.data if trace.mode == "markers"]
+    assert same(study[0].y, [0.403, 0.335]) and len(study) == 3        # absolute on the study's panel only

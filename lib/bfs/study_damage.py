@@ -16,7 +16,9 @@ every step, without gradient clipping. This module runs exactly that:
   the same sampler at chosen steps, beside the mean training-batch loss of each stretch.
 
 A draw is one damage; it is run on both constructions from the same seed, so the two columns of
-chapter 1's table hit the same kind of matrix.
+chapter 1's table hit the same kind of matrix. `protocol_on_draws` retrains given draws (chapter 1
+picks them from the whole damage distribution, `lib.bfs.damage_distribution`); `study_protocol`
+draws them at random as the authors did.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import copy
 from dataclasses import dataclass
 
 import torch
+from tqdm.auto import tqdm
 
 from lib.bfs.graphs import frontier_distance_batch, sample_seed_graphs
 from lib.bfs.perturbation import flush_denormals
@@ -146,7 +149,7 @@ def study_protocol_draw(intact, damage: Damage, steps: int, held_out: HeldOut, s
                         tolerance: float = 1e-6) -> dict:
     """Damage a copy of `intact` as drawn, retrain it as the study did; the record of the draw.
 
-    The record holds `weight_list`, `index`, `what`, `answer_head`, `loss_intact`,
+    The record holds `weight_list`, `index`, `what`, `answer_head`, `seed`, `loss_intact`,
     `loss_before` (held-out MSE right after damage), `loss_after` (after `steps`), `steps`,
     `damage_had_effect` (the damage moved the held-out MSE by more than `tolerance`), `curve`
     and `train_curve` (see `retrain_like_study`).
@@ -157,32 +160,42 @@ def study_protocol_draw(intact, damage: Damage, steps: int, held_out: HeldOut, s
     run = retrain_like_study(model, steps, held_out, generator, batch_size=batch_size, record_every=record_every)
     loss_intact = held_out.mse(intact)
     return {"weight_list": damage.weight_list, "index": damage.index, "what": damage.describe(),
-            "answer_head": damage.hits_answer_head, "loss_intact": loss_intact,
+            "answer_head": damage.hits_answer_head, "seed": seed, "loss_intact": loss_intact,
             "loss_before": run["curve"][0][1], "loss_after": run["curve"][-1][1], "steps": steps,
             "damage_had_effect": abs(run["curve"][0][1] - loss_intact) > tolerance, **run}
 
 
-def study_protocol(constructions: dict, draws: int, steps: int, seed: int, *, n_held_out: int = 1024,
-                   batch_size: int = STUDY_BATCH_SIZE, record_every: int = 50) -> dict[str, list[dict]]:
-    """`draws` damages of the study's distribution, each run on every construction (name -> model).
+def protocol_on_draws(constructions: dict, draws: list[tuple[Damage, int]], steps: int, held_out_seed: int, *,
+                      n_held_out: int = 1024, batch_size: int = STUDY_BATCH_SIZE, record_every: int = 50,
+                      progress: bool = False) -> dict[str, list[dict]]:
+    """Given draws (damage, seed), each damaged and retrained on every construction (name -> model).
 
     Draw i uses the same (list, index) and the same seed on every construction, so the columns
-    are paired; the held-out graphs are the same graphs for all (labelled by each construction's
-    unreachable convention).
+    are paired; the held-out graphs (`n_held_out` graphs of the study's sampler from
+    `held_out_seed`) are the same graphs for all, labelled by each construction's unreachable
+    convention. `progress` shows a progress bar over the (construction, draw) runs.
     """
+    held_out = {name: held_out_set(model, n_held_out, held_out_seed) for name, model in constructions.items()}
+    runs = [(name, damage, seed) for name in constructions for damage, seed in draws]
+    records = {name: [] for name in constructions}
+    for name, damage, seed in tqdm(runs, disable=not progress, desc="the study's protocol", mininterval=5):
+        records[name].append(study_protocol_draw(constructions[name], damage, steps, held_out[name], seed,
+                                                 batch_size=batch_size, record_every=record_every))
+    return records
+
+
+def study_protocol(constructions: dict, draws: int, steps: int, seed: int, *, n_held_out: int = 1024,
+                   batch_size: int = STUDY_BATCH_SIZE, record_every: int = 50) -> dict[str, list[dict]]:
+    """`draws` random damages of the study's distribution, each run on every construction
+    (`protocol_on_draws`, held-out graphs from `seed + 1`, draw i retrained from seed `seed + 2 + i`)."""
     picker = torch.Generator().manual_seed(seed)
     damages = [draw_damage(next(iter(constructions.values())).n_vertices, picker) for _ in range(draws)]
-    records = {}
-    for name, model in constructions.items():
-        held_out = held_out_set(model, n_held_out, seed + 1)
-        records[name] = [study_protocol_draw(model, damage, steps, held_out, seed + 2 + i, batch_size=batch_size,
-                                             record_every=record_every)
-                         for i, damage in enumerate(damages)]
-    return records
+    return protocol_on_draws(constructions, [(damage, seed + 2 + i) for i, damage in enumerate(damages)], steps,
+                             seed + 1, n_held_out=n_held_out, batch_size=batch_size, record_every=record_every)
 
 
 __all__ = [
     "Damage", "HeldOut", "PUBLISHED_RECOVERY", "STUDY_BATCH_SIZE", "STUDY_LEARNING_RATE", "WEIGHT_LISTS",
-    "apply_damage", "checkpoints", "draw_damage", "held_out_set", "retrain_like_study", "study_protocol",
-    "study_protocol_draw", "unreachable_label",
+    "apply_damage", "checkpoints", "draw_damage", "held_out_set", "protocol_on_draws", "retrain_like_study",
+    "study_protocol", "study_protocol_draw", "unreachable_label",
 ]

@@ -78,39 +78,71 @@ def chapter_1(results: dict) -> list[Reproduced]:
             f"n = {seed['n_vertices']}, {seed['n_graphs']:,} graphs of its sampler (the study's)",
             "reproduced" if exact else "differs: its constants (margins 12, 30, 7; squash slope 5) leave "
             "softmax leaks and fractional reach bits (the chapter's constants sweep measures both)"))
+    distribution = results.get("damage_distribution")
+    if distribution:
+        p, q, kq = distribution["percentile"], distribution["quantiles"], distribution["answer_key_query"]
+        inside = 0.025 <= p["share"] <= 0.975
+        rows.append(Reproduced(
+            1, "the study's construction, one matrix replaced by N(0, 1): MSE right after the damage",
+            f"{distribution['target']:g} (one draw)",
+            f"percentile {100 * p['share']:.1f} (95% interval {100 * p['low']:.1f} to {100 * p['high']:.1f}) of "
+            f"{p['n']} draws; median {q['0.5']:.3g}, 5% to 95% {q['0.05']:.3g} to {q['0.95']:.3g}",
+            f"every matrix of the six weight lists x {distribution['noise_draws']} noise draws, "
+            f"{distribution['n_held_out']} held-out graphs",
+            (f"reproduced (inside the damage distribution"
+             + (", in its lower tail" if p["share"] < 0.25 else ", in its upper tail" if p["share"] > 0.75 else "")
+             + f": {p['k']} of {p['n']} draws reach it, "
+             f"{kq['k']} of {kq['n']} answer-head key/query hits, {distribution['other']['k']} of "
+             f"{distribution['other']['n']} others)") if inside else
+            f"differs: in the distribution's extreme tail (percentile {100 * p['share']:.1f})"))
     protocol = results.get("study_protocol")
     if not protocol:
         return rows
-    steps, points = protocol["steps"], protocol["comparison"]["points"]
-    scale = (f"{protocol['draws']} draws of its damage, Adam lr {protocol['learning_rate']:g}, fresh batch of "
-             f"{protocol['batch_size']}, {steps:,} steps")
-    for point in points:
-        if point["step"] not in (0, max(p["step"] for p in points)):
-            continue
-        what = "right after the damage" if point["step"] == 0 else f"after {point['step']:,} retraining steps"
+    steps, comparison, selection = protocol["steps"], protocol["comparison"], protocol.get("selection")
+    near = (f"the {selection['count']} draws nearest {selection['target']:g} ({selection['low']:.3f} to "
+            f"{selection['high']:.3f})" if selection else f"{protocol['draws']} draws")
+    scale = (f"{near}, Adam lr {protocol['learning_rate']:g}, fresh batch of {protocol['batch_size']}, "
+             f"{steps:,} steps")
+    at = comparison.get("at_step")
+    if at and at["published"] is not None:
+        mse, share = at["mse"], at["at_or_below"]
         rows.append(Reproduced(
-            1, f"the study's construction, one matrix replaced by N(0, 1): MSE {what}",
-            f"{point['published']:.3g} (one draw)",
-            f"{point['low']:.3g} to {point['high']:.3g} (median {point['median']:.3g}, {point['draws']} draws "
-            f"with effect)", scale,
-            "reproduced (inside the draws' range)" if point["within"] else
-            "differs: outside the draws' range (the chapter's table gives the matrix each draw hit)"))
-    for name, ratios in protocol["comparison"].get("ratios", {}).items():
-        if not ratios:
-            continue
-        last = ratios[-1]
-        construction = "the study's construction" if name == "study" else "the book's construction (stiff constants)"
-        if last["within"]:
-            verdict = "reproduced (inside the draws' range)"
-        elif name == "book":
-            verdict = ("differs: slower repair than the study's draw, on a construction with a margin of 30 and a "
-                       "squash slope of 80n against the study's 12/30/7 and 5 (the chapter runs both)")
+            1, f"the study's construction, one matrix replaced by N(0, 1): MSE after {at['step']:,} retraining steps",
+            f"{at['published']:.3g} (one draw)",
+            f"{mse['median']:.3g} ({mse['min']:.3g} to {mse['max']:.3g}); {share['k']} of {share['n']} at or below "
+            f"it (95% interval {100 * share['low']:.0f}% to {100 * share['high']:.0f}%)", scale,
+            "reproduced (inside the range of the draws that started near it)" if at["within"] else
+            f"differs: outside the range of the draws that started near it (their median "
+            f"{abs(mse['median'] / at['published'] - 1):.0%} {'above' if mse['median'] > at['published'] else 'below'})"))
+        ratio, share = at["ratio"], at["ratio_at_or_below"]
+        inside = ratio["min"] <= at["published_ratio"] <= ratio["max"]
+        rows.append(Reproduced(
+            1, f"the study's construction, the study's damage: MSE after {at['step']:,} steps / right after the damage",
+            f"{at['published_ratio']:.2f} (one draw)",
+            f"{ratio['median']:.2f} ({ratio['min']:.2g} to {ratio['max']:.2g}); {share['k']} of {share['n']} at or "
+            f"below it", scale,
+            "reproduced (inside the range of the draws that started near 0.403)" if inside else
+            "differs: outside the range of the draws that started near 0.403"))
+    pairs = comparison.get("pairs")
+    if pairs and pairs["pairs"]:
+        slower, book = pairs["book_slower"], pairs["book_ratio"]
+        if slower["low"] > 0.5:
+            verdict = (f"differs: slower repair than the same draws on the study's construction in {slower['k']} of "
+                       f"{slower['n']} pairs (95% interval {100 * slower['low']:.0f}% to {100 * slower['high']:.0f}%), "
+                       "on a construction with a margin of 30 and a squash slope of 80n against the study's "
+                       "12/30/7 and 5 (the chapter runs both)")
+        elif slower["high"] < 0.5:
+            verdict = (f"differs: faster repair than the same draws on the study's construction in "
+                       f"{slower['n'] - slower['k']} of {slower['n']} pairs")
         else:
-            verdict = "differs: outside the draws' range (the chapter's table gives the matrix each draw hit)"
+            verdict = (f"consistent: slower in {slower['k']} of {slower['n']} pairs, an interval that holds one half "
+                       f"({100 * slower['low']:.0f}% to {100 * slower['high']:.0f}%)")
         rows.append(Reproduced(
-            1, f"{construction}, the study's damage: MSE after {last['step']:,} steps / right after the damage",
-            f"{last['published']:.2f} (one draw)", f"{last['low']:.2f} to {last['high']:.2f} ({last['draws']} draws)",
-            scale, verdict))
+            1, f"the book's construction (stiff constants), the study's damage: MSE after {pairs['step']:,} steps / "
+               "right after the damage",
+            f"{at['published_ratio']:.2f} (one draw)" if at and at["published_ratio"] else "n/a",
+            f"{book['median']:.3f} ({book['min']:.3f} to {book['max']:.3f}); the same draws on the study's "
+            f"construction {pairs['study_ratio']['median']:.3f}", scale, verdict))
     if steps < 5000:
         rows.append(Reproduced(
             1, "the study's construction, one matrix replaced by N(0, 1): MSE after 5,000 retraining steps",

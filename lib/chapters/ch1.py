@@ -67,11 +67,14 @@ class Chapter1Parameters(ChapterParameters):
     recovered_below: float = parameter(
         "a run counts as recovered if its held-out MSE ends below this (about 1% of the label variance)",
         low=0.0, low_inclusive=False)
+    damage_noise_draws: int = parameter(
+        "noise draws per matrix of the study's damage (6 lists x n matrices -> N(0, 1)): the distribution of the MSE right after it",
+        low=1, high=1000, smoke=1)
     study_draws: int = parameter(
-        "draws of the study's damage (one of six weight lists, then one matrix -> N(0, 1)), each run on both constructions",
-        low=1, high=100, smoke=2)
+        "draws retrained on both constructions: those whose MSE right after the damage lies nearest the study's 0.403",
+        low=1, high=lambda p: 6 * p.n_vertices * p.damage_noise_draws, smoke=2)
     study_steps: int = parameter(
-        "Adam steps (lr 1e-6, a fresh batch of 512 graphs each) after each draw (the study: 5,000; about 0.3 s each here)",
+        "Adam steps (lr 1e-6, a fresh batch of 512 graphs each) after each retrained draw (the study: 5,000; 0.1-0.3 s each here)",
         low=1, smoke=5)
 
     @property

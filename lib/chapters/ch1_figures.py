@@ -1,7 +1,9 @@
-"""Figures of chapter 1: the example graph, reach sets per layer, attention, recovery curves."""
+"""Figures of chapter 1: the example graph, reach sets per layer, attention, recovery curves, the
+study's damage distribution."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import ipywidgets as widgets
@@ -11,7 +13,7 @@ from plotly.subplots import make_subplots
 import torch
 
 from lib.bfs.perturbation import head_name
-from lib.bfs.study_damage import PUBLISHED_RECOVERY
+from lib.bfs.study_damage import PUBLISHED_RECOVERY, WEIGHT_LISTS
 from lib.bfs.transformer import BFSTransformer
 from lib.book.live import SliderRange, manual_panel
 from lib.book.plotting import PALETTE, finish, slider_over_steps
@@ -155,24 +157,74 @@ def sharpness_figure(rows: list[dict]) -> go.Figure:
 
 
 def study_protocol_figure(records: dict[str, list[dict]]) -> go.Figure:
-    """The study's protocol (chapter 1): held-out MSE against Adam step for every draw, one panel
-    per construction, with the study's published curve on its own construction's panel."""
+    """The study's protocol (chapter 1): held-out MSE against Adam step for every retrained draw
+    (top) and the same relative to right after the damage (bottom), one column per construction,
+    each draw coloured by the weight list it hit, with the study's published curve."""
     names = list(records)
-    fig = make_subplots(rows=1, cols=len(names), shared_yaxes=True,
-                        subplot_titles=[f"{name}'s construction" for name in names])
+    fig = make_subplots(rows=2, cols=len(names), shared_xaxes=True, vertical_spacing=0.08,
+                        subplot_titles=[f"{name}'s construction" for name in names] + ["", ""][:len(names)])
+    colours = dict(zip(WEIGHT_LISTS, PALETTE))
+    shown_lists = set()
     for column, name in enumerate(names, start=1):
         for index, record in enumerate(records[name]):
             steps, losses = zip(*record["curve"])
+            start = losses[0] if losses[0] > 0 else 1.0
+            first = record["weight_list"] not in shown_lists
+            shown_lists.add(record["weight_list"])
             label = f"draw {index + 1}: {record['what']}" + ("" if record["damage_had_effect"] else " (no effect)")
-            fig.add_trace(go.Scatter(x=steps, y=[max(v, 1e-12) for v in losses], mode="lines+markers",
-                                     name=label, legendgroup=f"draw {index + 1}", showlegend=column == 1,
-                                     line={"color": PALETTE[index % len(PALETTE)]}), row=1, col=column)
-        if name == "study":
-            last = max(step for record in records[name] for step, _ in record["curve"])
-            shown = {s: v for s, v in PUBLISHED_RECOVERY.items() if s <= last}
-            fig.add_trace(go.Scatter(x=list(shown), y=list(shown.values()), mode="markers",
-                                     marker={"symbol": "x", "size": 10, "color": "black"},
-                                     name="the study (one draw, training-batch loss)"), row=1, col=column)
-        fig.update_xaxes(title_text="Adam step (lr 1e-6, fresh batch of 512)", row=1, col=column)
+            for row, values in ((1, [max(v, 1e-12) for v in losses]), (2, [v / start for v in losses])):
+                fig.add_trace(go.Scatter(x=steps, y=values, mode="lines", name=record["weight_list"],
+                                         legendgroup=record["weight_list"], showlegend=first and row == 1,
+                                         hovertext=label, line={"color": colours[record["weight_list"]], "width": 1.5},
+                                         opacity=0.8), row=row, col=column)
+        last = max(step for record in records[name] for step, _ in record["curve"])
+        shown = {s: v for s, v in PUBLISHED_RECOVERY.items() if s <= last}
+        for row, values in ((1, list(shown.values())), (2, [v / PUBLISHED_RECOVERY[0] for v in shown.values()])):
+            if row == 1 and name != "study":
+                continue
+            fig.add_trace(go.Scatter(x=list(shown), y=values, mode="markers",
+                                     marker={"symbol": "x", "size": 11, "color": "black"},
+                                     name="the study (one draw, training-batch loss)", legendgroup="study",
+                                     showlegend=column == 1 and row == 1), row=row, col=column)
+        fig.update_xaxes(title_text="Adam step (lr 1e-6, fresh batch of 512)", row=2, col=column)
     fig.update_yaxes(title_text="held-out MSE", type="log", row=1, col=1)
-    return finish(fig, "The study's damage and retraining on both constructions", height=480)
+    fig.update_yaxes(title_text="MSE / MSE right after the damage", row=2, col=1)
+    return finish(fig, "The study's damage and retraining on both constructions", height=720)
+
+
+def damage_distribution_figure(records: list[dict], target: float) -> go.Figure:
+    """The study's damage over every matrix (chapter 1): left, the share of draws at or below each
+    MSE right after the damage (all draws, and per weight list) with the study's value marked;
+    right, every draw by the matrix it hit, so one sees which matrices reach the study's value."""
+    fig = make_subplots(rows=1, cols=2, column_widths=[0.42, 0.58], horizontal_spacing=0.08,
+                        subplot_titles=["share of draws at or below an MSE", "every draw, by the matrix it hit"])
+    floor = 1e-6
+
+    def ecdf(values):
+        ordered = sorted(max(v, floor) for v in values)
+        return ordered, [(i + 1) / len(ordered) for i in range(len(ordered))]
+
+    x, y = ecdf(r["mse"] for r in records)
+    fig.add_trace(go.Scatter(x=x, y=y, mode="lines", line={"color": "black", "width": 3, "shape": "hv"},
+                             name="all draws", legendgroup="all"), row=1, col=1)
+    for colour, name in zip(PALETTE, WEIGHT_LISTS):
+        mine = [r for r in records if r["weight_list"] == name]
+        x, y = ecdf(r["mse"] for r in mine)
+        fig.add_trace(go.Scatter(x=x, y=y, mode="lines", line={"color": colour, "shape": "hv"}, name=name,
+                                 legendgroup=name), row=1, col=1)
+        labels = [f"{'v' if name.startswith('reach') else 'L'}{r['index'] + 1}" for r in mine]
+        fig.add_trace(go.Scatter(
+            x=[[name] * len(mine), labels], y=[max(r["mse"], floor) for r in mine], mode="markers",
+            marker={"color": colour, "size": 6, "opacity": 0.7}, name=name, legendgroup=name, showlegend=False,
+            hovertext=[f"{r['what']}, noise draw {r['noise_draw'] + 1}: MSE {r['mse']:.3g}" for r in mine],
+            hoverinfo="text"), row=1, col=2)
+    share = sum(r["mse"] <= target for r in records) / len(records)
+    fig.add_vline(x=target, line={"color": "grey", "dash": "dash"}, row=1, col=1)
+    fig.add_hline(y=target, line={"color": "grey", "dash": "dash"}, row=1, col=2)
+    fig.add_annotation(x=math.log10(target), y=share, text=f"the study: {target:g} (percentile {100 * share:.1f})",
+                       showarrow=True, ax=60, ay=-40, row=1, col=1)
+    fig.update_xaxes(type="log", title_text="held-out MSE right after the damage", row=1, col=1)
+    fig.update_yaxes(title_text="share of draws", range=[0, 1.02], row=1, col=1)
+    fig.update_yaxes(type="log", title_text="held-out MSE right after the damage", row=1, col=2)
+    fig.update_xaxes(tickangle=-90, tickfont={"size": 9}, row=1, col=2)
+    return finish(fig, "The study's damage over every matrix: MSE right after the damage", height=520)

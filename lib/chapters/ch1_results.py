@@ -9,7 +9,7 @@ from __future__ import annotations
 
 #: Keys the results JSON must contain (a chapter may write more).
 REQUIRED_KEYS = frozenset({"handcrafted_mse", "handcrafted_max_abs_error", "n_graphs", "perturbation",
-                           "draws_per_scale", "study_protocol"})
+                           "draws_per_scale", "damage_distribution", "study_protocol"})
 
 
 def check_results(results: dict) -> None:
@@ -34,3 +34,20 @@ def check_results(results: dict) -> None:
     assert protocol["comparison"]["steps"] == protocol["steps"]
     assert set(protocol["comparison"]["ratios"]) == {"study", "book"}
     assert all(point["step"] <= protocol["steps"] for point in protocol["comparison"]["points"])
+    # The damage distribution: every matrix of the six lists, the same number of noise draws each.
+    distribution = results["damage_distribution"]
+    assert distribution["draws"] == distribution["matrices"] * distribution["noise_draws"] == len(distribution["draws_mse"])
+    assert distribution["matrices"] == 6 * results["n_vertices"]
+    percentile = distribution["percentile"]
+    assert percentile["k"] == sum(d["mse"] <= distribution["target"] for d in distribution["draws_mse"])
+    assert percentile["low"] <= percentile["share"] <= percentile["high"] and percentile["n"] == distribution["draws"]
+    assert sum(row["k"] for row in distribution["by_list"]) == percentile["k"]
+    # The retrained draws are the ones nearest the study's value, and start where the distribution said.
+    selection = protocol["selection"]
+    assert selection["count"] == protocol["draws"]
+    slack = 1e-6 * max(1.0, selection["high"])
+    assert all(selection["low"] - slack <= draw["loss_before"] <= selection["high"] + slack
+               for draw in constructions["study"])
+    comparison = protocol["comparison"]
+    assert comparison["at_step"]["step"] <= protocol["steps"] and comparison["pairs"]["step"] == comparison["at_step"]["step"]
+    assert comparison["pairs"]["pairs"] + comparison["pairs"]["left_out"] == protocol["draws"]

@@ -1,10 +1,14 @@
-"""The study's perturb-and-recover protocol in chapter 1: summaries, the table, the sentences.
+"""The study's perturb-and-recover protocol in chapter 1: summaries, the table, the judgements.
 
-`lib.bfs.study_damage.study_protocol` runs the authors' damage and retraining on the study's
-construction and on the book's; this module turns its records into what the chapter prints and
-what the index page's row reads: per draw, the matrix hit and the held-out MSE before and after;
-per construction, the spread over the draws the damage affected; and the comparison with the
-study's one published curve at every step where both were measured (`StudyPoint`).
+`lib.bfs.study_damage.protocol_on_draws` retrains the draws chapter 1 picks (those nearest the
+study's 0.403 in the damage distribution, `lib.chapters.ch1_damage`) on the study's construction
+and on the book's; this module turns its records into what the chapter prints and what the index
+page's rows read: per draw, the matrix hit and the held-out MSE before and after; the
+comparison with the study's one
+published curve at every step where both were measured (`StudyPoint`, `RatioPoint`); and the
+judgements over all draws, as counts with intervals: the study's construction at the judged step
+against the study's value (`StepJudgement`), and the two constructions draw by draw
+(`PairJudgement`).
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 
+from lib.bfs.damage_distribution import Share, share_at_or_below
 from lib.bfs.study_damage import PUBLISHED_RECOVERY
 from lib.book.tables import markdown_table
 
@@ -31,40 +36,6 @@ def spread_text(values: list[float]) -> str:
     if len(values) == 1:
         return f"{values[0]:.3g}"
     return f"{statistics.median(values):.3g} ({min(values):.3g} to {max(values):.3g})"
-
-
-@dataclass(frozen=True)
-class ConstructionSummary:
-    """The draws on one construction: how many, how many the damage left unchanged, and the
-    held-out MSE before and after retraining of the others (in draw order)."""
-
-    name: str
-    steps: int
-    draws: int
-    no_effect: int
-    before: tuple[float, ...]
-    after: tuple[float, ...]
-
-    @property
-    def relative_after(self) -> tuple[float, ...]:
-        """MSE after retraining over MSE right after damage, per draw with effect."""
-        return tuple(a / b for a, b in zip(self.after, self.before))
-
-    def sentence(self) -> str:
-        effective = self.draws - self.no_effect
-        text = (f"On {CONSTRUCTIONS[self.name]}, {effective} of {self.draws} draws changed the held-out MSE; "
-                f"over those, it was {spread_text(list(self.before))} right after the damage and "
-                f"{spread_text(list(self.after))} after {self.steps:,} steps (median, then range)")
-        if effective:
-            text += f", {spread_text(list(self.relative_after))} times its value after the damage"
-        return text + "."
-
-
-def summarize_construction(name: str, records: list[dict]) -> ConstructionSummary:
-    effective = [r for r in records if r["damage_had_effect"]]
-    return ConstructionSummary(name, records[0]["steps"] if records else 0, len(records),
-                               len(records) - len(effective), tuple(r["loss_before"] for r in effective),
-                               tuple(r["loss_after"] for r in effective))
 
 
 @dataclass(frozen=True)
@@ -127,34 +98,6 @@ def ratio_points(records: list[dict]) -> list[RatioPoint]:
     return points
 
 
-def ratio_sentence(records: dict[str, list[dict]]) -> str:
-    """The speed of repair on each construction against the study's, at the last step both measured."""
-    parts = []
-    for name, runs in records.items():
-        points = ratio_points(runs)
-        if points:
-            p = points[-1]
-            parts.append(f"on {CONSTRUCTIONS[name]} {p.low:.2f} to {p.high:.2f} ({'inside' if p.within else 'outside'})")
-    if not parts:
-        return ""
-    last = ratio_points(next(iter(records.values())))[-1]
-    return (f"Relative to the loss right after the damage, the study's draw stood at {last.published:.2f} after "
-            f"{last.step:,} steps; this run's draws: " + "; ".join(parts) + ".")
-
-
-def comparison_sentence(points: list[StudyPoint], steps: int) -> str:
-    """What the run says about the study's published curve, at the steps both measured."""
-    if not points:
-        return "No draw on the study's construction changed its loss, so nothing compares with the study."
-    parts = [f"step {p.step:,}: the study {p.published:.3g}, this run {p.low:.3g} to {p.high:.3g} "
-             f"({'inside' if p.within else 'outside'} that range)" for p in points]
-    later = [s for s in PUBLISHED_RECOVERY if s > steps]
-    tail = (f" The study's losses after {later[0]:,} steps and more (down to {PUBLISHED_RECOVERY[later[-1]]:.3g} "
-            f"at {later[-1]:,}) were not measured here: that needs `study_steps` of at least {later[-1]:,}."
-            if later else "")
-    return "Against the study's one published curve, on its own construction: " + "; ".join(parts) + "." + tail
-
-
 def protocol_table(records: dict[str, list[dict]]) -> str:
     """Markdown table: one row per draw, the matrix hit and each construction's MSE before and after."""
     names = list(records)
@@ -173,20 +116,181 @@ def protocol_table(records: dict[str, list[dict]]) -> str:
     return markdown_table(header, rows)
 
 
+def judged_step(records: list[dict]) -> int:
+    """The step the retrained draws are judged at: the last step of the study's published curve
+    that every draw recorded (100 at the chapter's defaults), else the run's last step."""
+    recorded = set.intersection(*({step for step, _ in r["curve"]} for r in records)) if records else {0}
+    published = [step for step in PUBLISHED_RECOVERY if step > 0 and step in recorded]
+    return max(published) if published else max(recorded)
+
+
+def _ratio(record: dict, step: int) -> float | None:
+    value = mse_at(record, step)
+    return None if value is None or record["loss_before"] <= 0 else value / record["loss_before"]
+
+
+def _spread(values) -> dict:
+    values = list(values)
+    if not values:
+        return {"values": [], "median": None, "min": None, "max": None}
+    return {"values": values, "median": statistics.median(values), "min": min(values), "max": max(values)}
+
+
+@dataclass(frozen=True)
+class StepJudgement:
+    """The retrained draws on the study's construction at one step against the study's one draw:
+    the MSE (`values`) and the MSE relative to right after the damage (`ratios`), each with how
+    many draws are at or below the study's value (the study's value's percentile among them).
+    `published` is None where the study printed no loss at `step`."""
+
+    step: int
+    published: float | None
+    values: tuple[float, ...]
+    ratios: tuple[float, ...]
+
+    @property
+    def published_ratio(self) -> float | None:
+        return None if self.published is None else self.published / PUBLISHED_RECOVERY[0]
+
+    @property
+    def within(self) -> bool | None:
+        return None if self.published is None else min(self.values) <= self.published <= max(self.values)
+
+    @property
+    def reaching(self) -> Share | None:
+        return None if self.published is None else share_at_or_below(self.values, self.published)
+
+    @property
+    def ratio_reaching(self) -> Share | None:
+        return None if self.published is None else share_at_or_below(self.ratios, self.published_ratio)
+
+    def sentence(self) -> str:
+        if not self.values:
+            return "No retrained draw changed the study's construction's MSE, so nothing compares with the study."
+        text = (f"After {self.step:,} steps on the study's construction the {len(self.values)} draws stand at "
+                f"{spread_text(list(self.values))} (median, then range)")
+        if self.published is None:
+            return text + f"; the study printed no loss at step {self.step:,}."
+        median, ratio_median = statistics.median(self.values), statistics.median(self.ratios)
+        text += (f"; the study's {self.published:.3g} lies {'inside' if self.within else 'outside'} that range: "
+                 f"{self.reaching.text('draws')} are at or below it, and their median is "
+                 f"{_relative(median, self.published)} the study's. Relative to the MSE right after the damage the "
+                 f"study's draw stood at {self.published_ratio:.3f}; these draws at {spread_text(list(self.ratios))}, "
+                 f"{self.ratio_reaching.text('draws')} at or below it (repaired at least as fast as the study's draw). "
+                 f"Their median MSE fell by {100 * (1 - ratio_median):.1f}% in {self.step:,} steps, the study's "
+                 f"draw by {100 * (1 - self.published_ratio):.1f}%: "
+                 f"{_times(1 - ratio_median, 1 - self.published_ratio)}.")
+        return text
+
+    def as_dict(self) -> dict:
+        return {"step": self.step, "published": self.published, "published_ratio": self.published_ratio,
+                "within": self.within, "mse": _spread(self.values), "ratio": _spread(self.ratios),
+                "at_or_below": self.reaching.as_dict() if self.reaching else None,
+                "ratio_at_or_below": self.ratio_reaching.as_dict() if self.ratio_reaching else None}
+
+
+def _relative(value: float, reference: float) -> str:
+    """"12% above" / "5% below" / "equal to": `value` against `reference`."""
+    if value == reference:
+        return "equal to"
+    change = value / reference - 1
+    return f"{100 * abs(change):.0f}% {'above' if change > 0 else 'below'}"
+
+
+def _times(value: float, reference: float) -> str:
+    """How `value` compares with `reference` as a factor: "3.1 times less", "1.2 times more", "as much"."""
+    if value <= 0 or reference <= 0:
+        return "no factor (one of them did not fall)"
+    factor = value / reference
+    if abs(factor - 1) < 0.05:
+        return "about as much"
+    return f"{1 / factor:.1f} times less" if factor < 1 else f"{factor:.1f} times more"
+
+
+def judge_at_step(records: list[dict], step: int) -> StepJudgement:
+    """The draws of the study's construction that the damage changed, at `step` (`StepJudgement`)."""
+    effective = [r for r in records if r["damage_had_effect"] and mse_at(r, step) is not None]
+    return StepJudgement(step, PUBLISHED_RECOVERY.get(step) if step > 0 else None,
+                         tuple(mse_at(r, step) for r in effective), tuple(_ratio(r, step) for r in effective))
+
+
+@dataclass(frozen=True)
+class PairJudgement:
+    """The same draws on both constructions: per pair, the MSE at `step` relative to right after
+    the damage; the book's construction repairs more slowly in a pair where its ratio is higher.
+    Pairs in which either damage changed nothing are left out (`left_out`)."""
+
+    step: int
+    study_ratios: tuple[float, ...]
+    book_ratios: tuple[float, ...]
+    book_before: tuple[float, ...]
+    left_out: int
+
+    @property
+    def book_slower(self) -> Share:
+        return Share(sum(b > s for s, b in zip(self.study_ratios, self.book_ratios)), len(self.book_ratios))
+
+    @property
+    def book_slower_than_published(self) -> Share | None:
+        published = PUBLISHED_RECOVERY.get(self.step)
+        if published is None or self.step == 0:
+            return None
+        return Share(sum(b > published / PUBLISHED_RECOVERY[0] for b in self.book_ratios), len(self.book_ratios))
+
+    def sentence(self) -> str:
+        if not self.book_ratios:
+            return "No draw changed the MSE of both constructions, so no pair compares their repair."
+        study_fall = 1 - statistics.median(self.study_ratios)
+        book_fall = 1 - statistics.median(self.book_ratios)
+        text = (f"The same draws on the book's construction (same matrix, same noise seed) started at "
+                f"{spread_text(list(self.book_before))} and after {self.step:,} steps stood at "
+                f"{spread_text(list(self.book_ratios))} of that, against {spread_text(list(self.study_ratios))} on "
+                f"the study's construction (median, then range): the book's construction repaired more slowly in "
+                f"{self.book_slower.text('pairs')}; its median MSE fell by {100 * book_fall:.1f}% against "
+                f"{100 * study_fall:.1f}% ({_times(book_fall, study_fall)})")
+        against = self.book_slower_than_published
+        if against is not None:
+            text += (f", and it fell less than the study's one draw (ratio "
+                     f"{PUBLISHED_RECOVERY[self.step] / PUBLISHED_RECOVERY[0]:.3f}) in {against.text('draws')}")
+        text += "." + (f" {self.left_out} pair{'s' if self.left_out != 1 else ''} in which a damage changed "
+                       f"nothing {'are' if self.left_out != 1 else 'is'} left out." if self.left_out else "")
+        return text
+
+    def as_dict(self) -> dict:
+        against = self.book_slower_than_published
+        return {"step": self.step, "pairs": len(self.book_ratios), "left_out": self.left_out,
+                "study_ratio": _spread(self.study_ratios), "book_ratio": _spread(self.book_ratios),
+                "book_before": _spread(self.book_before), "book_slower": self.book_slower.as_dict(),
+                "book_slower_than_published": against.as_dict() if against else None}
+
+
+def judge_pairs(records: dict[str, list[dict]], step: int) -> PairJudgement:
+    """Pair draw i of the study's construction with draw i of the book's (`PairJudgement`)."""
+    pairs = [(s, b) for s, b in zip(records["study"], records["book"])]
+    kept = [(s, b) for s, b in pairs if s["damage_had_effect"] and b["damage_had_effect"]
+            and _ratio(s, step) is not None and _ratio(b, step) is not None]
+    return PairJudgement(step, tuple(_ratio(s, step) for s, _ in kept), tuple(_ratio(b, step) for _, b in kept),
+                         tuple(b["loss_before"] for _, b in kept), len(pairs) - len(kept))
+
+
 def index_row_numbers(records: dict[str, list[dict]], steps: int) -> dict:
     """What the index page's rows of chapter 1 read: the step count, the study's construction's
-    losses against the study's (`points`), and each construction's ratios (`ratios`)."""
+    losses against the study's (`points`), each construction's ratios (`ratios`), the judgement of
+    the study's construction at the judged step (`at_step`) and of the pairs (`pairs`)."""
     points = study_points(records["study"])
+    step = judged_step(records["study"])
     return {"steps": steps,
             "points": [{"step": p.step, "published": p.published, "low": p.low, "high": p.high,
                         "median": p.median, "draws": p.draws, "within": p.within} for p in points],
             "ratios": {name: [{"step": p.step, "published": p.published, "low": p.low, "high": p.high,
                                "draws": p.draws, "within": p.within} for p in ratio_points(runs)]
-                       for name, runs in records.items()}}
+                       for name, runs in records.items()},
+            "at_step": judge_at_step(records["study"], step).as_dict(),
+            "pairs": judge_pairs(records, step).as_dict() if "book" in records else None}
 
 
 __all__ = [
-    "CONSTRUCTIONS", "ConstructionSummary", "RatioPoint", "StudyPoint", "comparison_sentence", "index_row_numbers",
-    "mse_at", "protocol_table", "ratio_points", "ratio_sentence", "spread_text", "study_points",
-    "summarize_construction",
+    "CONSTRUCTIONS", "PairJudgement", "RatioPoint", "StepJudgement", "StudyPoint",
+    "index_row_numbers", "judge_at_step", "judge_pairs", "judged_step", "mse_at", "protocol_table", "ratio_points",
+    "spread_text", "study_points",
 ]

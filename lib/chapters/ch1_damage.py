@@ -1,0 +1,198 @@
+"""Where the study's one damage falls among all of its kind, and which draws chapter 1 retrains.
+
+`lib.bfs.damage_distribution.damage_distribution` measures the MSE right after the study's damage
+for every matrix of the six weight lists and several noise draws each; this module turns those
+records into what chapter 1 prints and writes: the quantiles of the distribution, the percentile
+of the study's 0.403 with its Wilson interval, which matrices reach it (`DistributionSummary`),
+and the draws nearest it that the chapter retrains (`Selection`).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections import Counter
+from dataclasses import dataclass
+
+from lib.bfs.damage_distribution import Share, quantile_summary, share_at_or_below
+from lib.bfs.study_damage import STUDY_BATCH_SIZE, WEIGHT_LISTS
+from lib.book.tables import markdown_table
+
+#: The study's draw was damaged in one of these; "answer-head key or query" groups them.
+ANSWER_KEY_QUERY = ("answer key", "answer query")
+
+
+def _matrix_name(weight_list: str, index: int) -> str:
+    return f"vertex {index + 1}" if weight_list.startswith("reach") else f"layer {index + 1}"
+
+
+def _percent(value: float) -> str:
+    return f"{100 * value:.1f}%"
+
+
+@dataclass(frozen=True)
+class ListSummary:
+    """The draws that hit one weight list: their MSE and which of its matrices reach the target."""
+
+    weight_list: str
+    mse: tuple[float, ...]
+    reaching: Share
+    #: (matrix index, draws of it at or below the target, draws of it) for every matrix with one.
+    matrices: tuple[tuple[int, int, int], ...]
+
+    def matrices_text(self) -> str:
+        if not self.matrices:
+            return "none"
+        return ", ".join(f"{_matrix_name(self.weight_list, index)} ({k} of {n})" for index, k, n in self.matrices)
+
+
+def summarize_list(weight_list: str, records: list[dict], target: float) -> ListSummary:
+    mine = [r for r in records if r["weight_list"] == weight_list]
+    by_matrix = {}
+    for record in mine:
+        k, n = by_matrix.get(record["index"], (0, 0))
+        by_matrix[record["index"]] = (k + (record["mse"] <= target), n + 1)
+    return ListSummary(weight_list, tuple(r["mse"] for r in mine), share_at_or_below((r["mse"] for r in mine), target),
+                       tuple((index, k, n) for index, (k, n) in sorted(by_matrix.items()) if k))
+
+
+@dataclass(frozen=True)
+class DistributionSummary:
+    """The MSE right after the damage over every matrix and noise draw, against the study's value."""
+
+    target: float
+    noise_draws: int
+    quantiles: dict[str, float]
+    reaching: Share
+    reaching_answer_key_query: Share
+    reaching_other: Share
+    lists: tuple[ListSummary, ...]
+
+    @property
+    def draws(self) -> int:
+        return self.reaching.n
+
+    @property
+    def matrices(self) -> int:
+        return self.draws // self.noise_draws
+
+    def reaching_text(self) -> str:
+        """Which matrices produce an MSE at or below the target: list by list, with counts."""
+        parts = [f"{summary.weight_list}: {summary.matrices_text()}" for summary in self.lists if summary.matrices]
+        return "; ".join(parts) if parts else "no matrix"
+
+    def sentence(self) -> str:
+        q = self.quantiles
+        low, high = self.reaching.interval
+        return (
+            f"Every one of the {self.matrices} matrices of the six weight lists, each damaged with "
+            f"{self.noise_draws} noise draw{'s' if self.noise_draws != 1 else ''} ({self.draws} draws, every "
+            f"matrix as likely as under the study's "
+            f"draw): right after the damage the MSE has median {q['0.5']:.3g}, 5% and 95% points {q['0.05']:.3g} "
+            f"and {q['0.95']:.3g}, quartiles {q['0.25']:.3g} and {q['0.75']:.3g}. The study's {self.target:g} lies "
+            f"at percentile **{100 * self.reaching.share:.1f}** of this distribution (95% interval "
+            f"{_percent(low)} to {_percent(high)}): {self.reaching.k} of {self.draws} draws reach it (an MSE at "
+            f"or below {self.target:g}). Among hits on an answer head's key or query, "
+            f"{self.reaching_answer_key_query.text('draws')} reach it; among all other draws, "
+            f"{self.reaching_other.k} of {self.reaching_other.n}. The draws that reach it hit "
+            f"{self.reaching_text()} (noise draws at or below {self.target:g}, of {self.noise_draws}).")
+
+    def table(self) -> str:
+        """Markdown table: per weight list, the MSE's median and 5-95% range and how many reach the target."""
+        rows = []
+        for summary in self.lists:
+            q = quantile_summary(summary.mse, (0.05, 0.5, 0.95))
+            rows.append([summary.weight_list, summary.reaching.n, f"{q['0.5']:.3g}",
+                         f"{q['0.05']:.3g} to {q['0.95']:.3g}", f"{summary.reaching.k} of {summary.reaching.n}",
+                         summary.matrices_text()])
+        return markdown_table(["weight list", "draws", "median MSE", "5% to 95% of draws",
+                               f"at or below {self.target:g}", "matrices reaching it (of their noise draws)"], rows)
+
+    def as_dict(self) -> dict:
+        return {"target": self.target, "draws": self.draws, "matrices": self.matrices,
+                "noise_draws": self.noise_draws, "quantiles": self.quantiles,
+                "percentile": self.reaching.as_dict(),
+                "answer_key_query": self.reaching_answer_key_query.as_dict(),
+                "other": self.reaching_other.as_dict(),
+                "by_list": [{"weight_list": s.weight_list, **s.reaching.as_dict(),
+                             "median": statistics.median(s.mse),
+                             "matrices": [{"index": i, "k": k, "n": n} for i, k, n in s.matrices]}
+                            for s in self.lists]}
+
+
+def summarize_distribution(records: list[dict], target: float) -> DistributionSummary:
+    """Quantiles, the target's percentile and which matrices reach it, from `damage_distribution` records."""
+    noise_draws = max(r["noise_draw"] for r in records) + 1
+    answer = [r["mse"] for r in records if r["weight_list"] in ANSWER_KEY_QUERY]
+    other = [r["mse"] for r in records if r["weight_list"] not in ANSWER_KEY_QUERY]
+    return DistributionSummary(
+        target, noise_draws, quantile_summary(r["mse"] for r in records),
+        share_at_or_below((r["mse"] for r in records), target), share_at_or_below(answer, target),
+        share_at_or_below(other, target),
+        tuple(summarize_list(name, records, target) for name in WEIGHT_LISTS))
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The draws retrained: those nearest the target on a log scale, their band and what they hit."""
+
+    target: float
+    low: float
+    high: float
+    #: Median over the picked draws of the standard error of their held-out MSE, relative to it.
+    relative_standard_error: float
+    n_held_out: int
+    hits: dict[str, int]
+
+    @property
+    def count(self) -> int:
+        return sum(self.hits.values())
+
+    @property
+    def half_width(self) -> float:
+        """Largest relative distance of a picked draw from the target, |MSE / target - 1|."""
+        return max(abs(self.low / self.target - 1), abs(self.high / self.target - 1))
+
+    @property
+    def study_standard_error(self) -> float:
+        """The same relative standard error over the study's batch of 512 graphs."""
+        return self.relative_standard_error * math.sqrt(self.n_held_out / STUDY_BATCH_SIZE)
+
+    @property
+    def widths(self) -> float:
+        """The band's half-width in standard errors of one draw's MSE over the study's batch."""
+        return self.half_width / self.study_standard_error
+
+    def sentence(self) -> str:
+        hits = ", ".join(f"{name} {count}" for name, count in self.hits.items())
+        return (
+            f"The {self.count} draws whose MSE lies nearest {self.target:g} (on a log scale) are retrained: right "
+            f"after the damage they lie between {self.low:.3f} and {self.high:.3f}, within "
+            f"{100 * self.half_width:.1f}% of {self.target:g}. One standard error of such a draw's MSE over "
+            f"{self.n_held_out} graphs is {100 * self.relative_standard_error:.1f}% of it (median over these draws; "
+            f"over the study's batch of {STUDY_BATCH_SIZE} graphs, {100 * self.study_standard_error:.1f}%), so the "
+            f"band reaches {self.widths:.1f} standard errors from {self.target:g}"
+            + (": within two, so the study's own measurement could not tell these draws from its value. "
+               if self.widths <= 2 else ", wider than the study's own measurement could resolve. ") +
+            f"They hit: {hits}.")
+
+    def as_dict(self) -> dict:
+        return {"target": self.target, "count": self.count, "low": self.low, "high": self.high,
+                "half_width": self.half_width, "relative_standard_error": self.relative_standard_error,
+                "study_standard_error": self.study_standard_error,
+                "n_held_out": self.n_held_out, "hits": self.hits}
+
+
+def summarize_selection(selected: list[dict], target: float, n_held_out: int) -> Selection:
+    """What `lib.bfs.damage_distribution.nearest_draws` picked, for the prose and the results."""
+    values = [r["mse"] for r in selected]
+    hits = Counter(r["weight_list"] for r in selected)
+    return Selection(target, min(values), max(values),
+                     statistics.median(r["standard_error"] / r["mse"] for r in selected), n_held_out,
+                     {name: hits[name] for name in WEIGHT_LISTS if hits[name]})
+
+
+__all__ = [
+    "ANSWER_KEY_QUERY", "DistributionSummary", "ListSummary", "Selection", "summarize_distribution",
+    "summarize_list", "summarize_selection",
+]
