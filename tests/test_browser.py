@@ -1,5 +1,6 @@
 """The HTML book in headless Chromium: pages load cleanly and ask no other site for anything,
-figures draw, math is typeset, nothing overflows its column, search and sliders work.
+figures draw, math is typeset, nothing overflows its column, every figure keeps its legend and
+texts apart at a desk's and a phone's width and follows the dark theme, search and sliders work.
 
 Builds the book (tools/build_book.py: Sphinx with MyST-NB) from the committed, executed
 notebooks into a temporary folder, serves it on localhost and opens every page in Debian's
@@ -90,7 +91,8 @@ def open_page(browser, book_url, name, width="desktop"):
     page.goto(f"{book_url}/{name}", wait_until="load")
     page.wait_for_function(FIGURES_DRAWN, timeout=60_000)
     page.evaluate(MATH_TYPESET)
-    page.wait_for_timeout(1500)     # the legend script runs on load and relayouts (up to three in a row)
+    # the figure script (tools/sphinx/_static/plotly-figures.js) lays every figure out for the width
+    page.wait_for_function("() => document.documentElement.dataset.figuresFitted === 'true'", timeout=60_000)
     return page, problems
 
 
@@ -104,6 +106,115 @@ def test_page_loads_draws_its_figures_and_typesets_its_math_from_the_site_alone(
     assert page.locator(".math mjx-container").count() == math, "math not typeset"
     assert not problems, problems
     page.close()
+
+
+# --- Figures: one style that fits a desk and a phone, in light and dark ----------------------
+
+#: Every defect of every plotly figure on the page, one string each ("<figure>: <defect>"):
+#: a legend (its box) outside the figure's visible box (the figure's div, clipped by any
+#: scrolling block around it), a legend that scrolls inside itself, a legend entry listed twice,
+#: two text boxes of one figure overlapping (titles, axis titles, tick labels, annotations,
+#: legend and slider texts; rotated text as its rotated box), an axis label over a plot area
+#: (a long tick label under the neighbouring subplot) and a text box reaching past the
+#: figure's visible box. Text drawn inside the plot by a trace (heatmap cells, point labels)
+#: and the hover layer are not counted.
+FIGURE_DEFECTS = """() => {
+    const TOLERANCE = 1.5;   // px: boxes that touch or graze do not count
+    const corners = el => {
+        const b = el.getBBox(), m = el.getScreenCTM();
+        if (!m || b.width < 1 || b.height < 1) return null;
+        return [[b.x, b.y], [b.x + b.width, b.y], [b.x + b.width, b.y + b.height], [b.x, b.y + b.height]]
+            .map(([x, y]) => [m.a * x + m.c * y + m.e, m.b * x + m.d * y + m.f]); };
+    const overlap = (p, q) => {      // separating axes of two convex quadrilaterals
+        for (const poly of [p, q]) for (let i = 0; i < 4; i++) {
+            const [x1, y1] = poly[i], [x2, y2] = poly[(i + 1) % 4], n = [y1 - y2, x2 - x1];
+            const len = Math.hypot(...n); if (len === 0) continue;
+            const project = s => s.map(([x, y]) => (x * n[0] + y * n[1]) / len);
+            const a = project(p), b = project(q);
+            if (Math.min(Math.max(...a), Math.max(...b)) - Math.max(Math.min(...a), Math.min(...b)) <= TOLERANCE)
+                return false; }
+        return true; };
+    const shown = (el, root) => {
+        for (let e = el; e && e !== root; e = e.parentElement) {
+            const style = getComputedStyle(e);
+            if (style.display === 'none' || style.visibility === 'hidden' || style.opacity === '0') return false; }
+        return true; };
+    const label = el => {
+        const kind = el.closest('.legend') ? 'legend' : el.closest('.slider-container') ? 'slider'
+            : el.closest('.annotation') ? 'annotation' : el.closest('.colorbar') ? 'colour bar'
+            : (el.getAttribute('class') || '').endsWith('title') ? el.getAttribute('class')
+            : el.parentElement.getAttribute('class') || 'text';
+        return `${kind} "${el.textContent.slice(0, 40)}"`; };
+    const defects = [];
+    [...document.querySelectorAll('.plotly-graph-div')].forEach((div, index) => {
+        const title = div.layout.title && (div.layout.title.text || div.layout.title);
+        const name = `figure ${index + 1}` + (typeof title === 'string' && title
+            ? ` ("${title.replace(/<[^>]*>/g, ' ').slice(0, 50)}")` : '');
+        let box = div.getBoundingClientRect();
+        box = {left: box.left, top: box.top, right: box.right, bottom: box.bottom};
+        for (let e = div.parentElement; e && e.tagName !== 'BODY'; e = e.parentElement) {
+            const style = getComputedStyle(e);
+            if (style.overflowX !== 'visible' || style.overflowY !== 'visible') {
+                const r = e.getBoundingClientRect();
+                box = {left: Math.max(box.left, r.left), top: Math.max(box.top, r.top),
+                       right: Math.min(box.right, r.left + e.clientWidth), bottom: Math.min(box.bottom, r.top + e.clientHeight)}; } }
+        const inside = points => points.every(([x, y]) => x >= box.left - 1 && x <= box.right + 1
+                                                           && y >= box.top - 1 && y <= box.bottom + 1);
+        for (const legend of div.querySelectorAll('g.legend')) {
+            const bg = legend.querySelector('rect.bg');
+            if (bg && !inside(corners(bg) || [])) defects.push(`${name}: legend outside the figure's visible box`);
+            const bar = legend.querySelector('rect.scrollbar');
+            if (bar && bar.getBBox().height > 0 && bar.getBBox().width > 0) defects.push(`${name}: the legend scrolls`);
+            const entries = [...legend.querySelectorAll('.traces .legendtext')].map(t => t.textContent);
+            const twice = entries.filter((t, i) => entries.indexOf(t) !== i);
+            if (twice.length) defects.push(`${name}: legend entries listed twice: ${[...new Set(twice)].join(', ')}`); }
+        const texts = [...div.querySelectorAll('.main-svg text')]
+            .filter(t => t.textContent.trim() && !t.closest('.hoverlayer, .textpoint, .trace, .plot') && shown(t, div))
+            .map(t => ({el: t, poly: corners(t)})).filter(t => t.poly);
+        texts.forEach(t => { if (!inside(t.poly)) defects.push(`${name}: ${label(t.el)} cut by the figure's edge`); });
+        for (let i = 0; i < texts.length; i++) for (let j = i + 1; j < texts.length; j++)
+            if (overlap(texts[i].poly, texts[j].poly))
+                defects.push(`${name}: ${label(texts[i].el)} overlaps ${label(texts[j].el)}`);
+        // an axis's labels stay off every plot area (a long tick label under a neighbouring subplot)
+        const origin = div.querySelector('.main-svg').getBoundingClientRect();
+        const areas = Object.values(div._fullLayout._plots || {}).map(p => {
+            const l = origin.left + p.xaxis._offset, t = origin.top + p.yaxis._offset,
+                  r = l + p.xaxis._length, b = t + p.yaxis._length;
+            return [[l, t], [r, t], [r, b], [l, b]]; });
+        texts.filter(t => /^[xy]\d*(tick2?|title)$/.test(t.el.parentElement.getAttribute('class') || '')
+                          || /^[xy]\d*title$/.test(t.el.getAttribute('class') || ''))
+            .forEach(t => { if (areas.some(a => overlap(t.poly, a)))
+                defects.push(`${name}: ${label(t.el)} over a plot area`); });
+    });
+    return defects; }"""
+
+#: Each figure, in the theme's dark mode, whose background (the paper or a plot's) is light or
+#: whose axis, title and legend text does not stand out from the page's background (contrast
+#: ratio under 3).
+DARK_DEFECTS = """() => {
+    const rgba = text => { const c = document.createElement('canvas').getContext('2d');
+        c.fillStyle = '#000'; c.fillStyle = text; c.fillRect(0, 0, 1, 1);
+        return [...c.getImageData(0, 0, 1, 1).data].map((v, i) => i < 3 ? v / 255 : v / 255); };
+    const luminance = ([r, g, b]) => [r, g, b].map(v => v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4)
+        .reduce((sum, v, i) => sum + v * [0.2126, 0.7152, 0.0722][i], 0);
+    const transparent = text => /rgba\\(.*,\\s*0\\)$/.test(text.replace(/\\s/g, '')) || text === 'transparent';
+    const page = rgba(getComputedStyle(document.body).backgroundColor), pageLum = luminance(page);
+    const defects = [];
+    [...document.querySelectorAll('.plotly-graph-div')].forEach((div, index) => {
+        const name = `figure ${index + 1}`;
+        const paper = div.querySelector('.main-svg').style.background || getComputedStyle(div.querySelector('.main-svg')).backgroundColor;
+        const backgrounds = [paper, ...[...div.querySelectorAll('.bglayer rect.bg')].map(r => r.style.fill || r.getAttribute('fill'))];
+        for (const bg of backgrounds)
+            if (bg && !transparent(bg) && luminance(rgba(bg)) > 0.5 && rgba(bg)[3] > 0.3)
+                defects.push(`${name}: a white background in dark mode (${bg})`);
+        for (const t of div.querySelectorAll('.xtick text, .ytick text, text.gtitle, text.legendtext, text[class$="title"]')) {
+            const fill = getComputedStyle(t).fill, l = luminance(rgba(fill));
+            const contrast = (Math.max(l, pageLum) + 0.05) / (Math.min(l, pageLum) + 0.05);
+            if (t.textContent.trim() && contrast < 3) { defects.push(`${name}: text "${t.textContent.slice(0, 30)}" unreadable in dark mode (${fill})`); break; } }
+    });
+    return defects; }"""
+
+DARK_MODE = """() => { document.documentElement.dataset.theme = 'dark'; localStorage.setItem('theme', 'dark'); }"""
 
 
 OVERFLOWING = """() => {
@@ -142,12 +253,25 @@ SQUEEZED_PLOTS = """() => [...document.querySelectorAll('.plotly-graph-div')]
 @pytest.mark.browser
 @pytest.mark.parametrize("width", list(WIDTHS))
 @pytest.mark.parametrize("name", ["index.html", *chapter_pages()])
-def test_nothing_overflows_its_column_and_no_legend_squeezes_its_plot(browser, book_url, name, width):
+def test_nothing_overflows_its_column_and_every_figure_keeps_its_legend_and_texts_apart(browser, book_url, name,
+                                                                                        width):
+    """After a normal load (no full-page screenshot, which resizes the page): nothing runs past the
+    column; no figure's legend squeezes its plot, lies outside the figure's visible box or scrolls,
+    lists an entry twice; no two texts of a figure overlap, none is cut by its edge or lies over a
+    plot area (FIGURE_DEFECTS); and at the desk's width in the theme's dark mode (set as its toggle
+    sets it) no figure is a white box and its text is readable (DARK_DEFECTS). One page load for
+    all: the figure checks add no load of their own."""
     page, problems = open_page(browser, book_url, name, width)
     assert page.evaluate(OVERFLOWING) == []
     assert page.evaluate(SQUEEZED_PLOTS) == []
     if width == "phone":   # the sidebar folds away: the text takes the screen's width
         assert page.locator("article.bd-article").bounding_box()["width"] > 0.85 * WIDTHS["phone"]
+    defects = page.evaluate(FIGURE_DEFECTS)
+    if width == "desktop":
+        page.evaluate(DARK_MODE)
+        page.wait_for_function("() => document.documentElement.dataset.figuresFitted === 'true'", timeout=60_000)
+        defects += page.evaluate(DARK_DEFECTS)
+    assert not defects, "\n".join(defects)
     assert not problems, problems
     page.close()
 

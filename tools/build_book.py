@@ -25,6 +25,8 @@ import yaml
 from sphinx.cmd.build import build_main
 
 import results_table  # a sibling script in tools/ (run as `python tools/build_book.py`)
+from lib.book.figure_style import restyle
+from lib.book.sphinx_outputs import PLOTLY_MIME
 
 ROOT = Path(__file__).resolve().parents[1]
 SPHINX_CONF = ROOT / "tools" / "sphinx"
@@ -51,13 +53,18 @@ LAUNCH_HINT = ("```{{tip}}\n**Run this chapter live.** In a clone of the book's 
 
 def staged_chapter(notebook: Path, target: Path) -> None:
     """Copy chapter `notebook` to `target` with `LAUNCH_HINT` as a markdown cell after its title
-    cell and its parameters cell's input hidden behind a toggle (MyST-NB's hide-input; the source
-    keeps the tag list `["parameters"]`, the one `lib.book.params.read_parameters_cell` reads)."""
+    cell, its parameters cell's input hidden behind a toggle (MyST-NB's hide-input; the source
+    keeps the tag list `["parameters"]`, the one `lib.book.params.read_parameters_cell` reads) and
+    every plotly figure in the book's figure style (`lib.book.figure_style.restyle`: the style is
+    presentation, applied here so that it reaches outputs executed before it existed)."""
     content = json.loads(notebook.read_text())
     for cell in content["cells"]:
         tags = cell.get("metadata", {}).get("tags", [])
         if "parameters" in tags and "hide-input" not in tags:
             tags.append("hide-input")
+        for output in cell.get("outputs", []):
+            if PLOTLY_MIME in output.get("data", {}):
+                output["data"][PLOTLY_MIME] = restyle(output["data"][PLOTLY_MIME])
     hint = {"cell_type": "markdown", "id": "launch-hint", "metadata": {},
             "source": LAUNCH_HINT.format(name=notebook.stem)}
     content["cells"].insert(1, hint)
@@ -106,7 +113,7 @@ def mathjax_folder() -> Path:
 
 
 def stage_static(src: Path) -> None:
-    """The book's static files in `src/_static`: its CSS and legend script, plotly.js from the
+    """The book's static files in `src/_static`: its CSS and figure script, plotly.js from the
     installed plotly package and MathJax from npm."""
     static = src / "_static"
     shutil.copytree(SPHINX_CONF / "_static", static)

@@ -48,7 +48,7 @@ html_theme = "sphinx_book_theme"
 html_static_path = ["_static"]
 html_css_files = ["book.css"]
 html_favicon = "_static/favicon.svg"  # (else browsers ask for /favicon.ico, which is not there)
-html_js_files = [("plotly-legends.js", {"defer": "defer"})]
+html_js_files = [("plotly-figures.js", {"defer": "defer"})]
 html_context = {"default_mode": "auto"}   # light or dark as the reader's system is
 html_theme_options = {
     "home_page_in_toc": False,              # the book's title above the list already leads home
