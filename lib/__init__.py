@@ -23,12 +23,14 @@ lib.book       what every chapter uses
   seed_streams           the model-seed streams of chapters 4-6, named in one table, none overlapping [4-6]
   code_fingerprint       which code produced a committed notebook's outputs (make notebooks, tests) [all]
   sphinx_outputs         how the HTML book (Sphinx, MyST-NB) shows plotly figures and widget panels [book]
+  figure_style           the book's one figure style, applied to every figure when the book is staged [book]
 lib.bfs        the hand-built BFS transformer (study 1, part 1)
   transformer            the construction: weights set by hand, n layers of n + 1 heads [1]
   graphs                 adjacency-matrix graph samplers and the plain BFS oracle [1]
   perturbation           damage the weights, retrain, measure the recovery [1]
   seed_construction      the study's own construction: its error, and a trainable copy with the authors' weight lists [1]
   study_damage           the study's perturb-and-recover protocol on the study's construction and the book's [1]
+  damage_distribution    the study's damage over every matrix: MSE right after it, percentiles, draws near a value [1]
 lib.paths      transformers trained on shortest paths (study 1, part 2)
   sampler                edge-token graphs with shortest-path labels, batched: options and the rounds [2, 3]
   tasks                  the sampler's tasks: the target of each graph, which graphs are kept [2, 3]
@@ -39,13 +41,17 @@ lib.paths      transformers trained on shortest paths (study 1, part 2)
   stream                 the sampler in DataLoader worker processes [2]
   model                  the edge-token encoder [2, 3]
   training               training on fresh data, logs, checkpoints, resume [2, 3]
-  phase_transitions      the drop of each path length's loss: plateau, step, size, width; order over seeds [2]
-  transition_study       loss per length on a length-balanced set every few steps, several seeds [2]
+  phase_transitions      the drop of each path length's loss: flat plateau, step, size, width, hold; order over seeds [2]
+  transition_study       loss and mean prediction per length on a length-balanced set every few steps, several seeds [2]
+  evaluation_curves      a run trained as usual, scored per label on its evaluation batch every few steps [2]
+  constant_rival         a drop against one constant prediction for every graph not yet learned [2]
+  drop_sensitivity       the detector and the rival rerun over a range of each setting; what holds at every one [2]
   finetuning             fine-tuning the pre-trained model to new targets [3]
   generalization_tests   the study's five off-distribution tests [3]
   length_generalization  train on small graphs, test on larger ones [3]
   baselines              model-free baselines of the five tests at any scale; on-path error by graph size [3]
   seed_replicates        pre-training and fine-tuning again from other seeds, and the five tests of each [3]
+  length_frequency       prediction against training frequency per path length: where the under-prediction begins [3]
   activations            residual streams and attention weights of a forward pass, by hooks [7]
   graph_set              graphs of a model's training distribution with their BFS facts [7]
   token_graphs           the BFS facts behind each token: distances, shortest-path edges, degrees [7]
@@ -85,15 +91,18 @@ lib.grokking   ambiguous grokking of finite groups (study 2)
 lib.chapters   glue of each chapter: its parameters, runs, summaries and figures
   registry               a chapter's parameters class and results checks, found from its notebook's name (tests, tools)
   ch1, ch1_figures       the hand-built BFS transformer
-  ch1_study              the study's perturb-and-recover protocol: summaries, table, comparison with the study
+  ch1_damage             where the study's damaged draw falls in the damage distribution; the draws retrained
+  ch1_study              the study's perturb-and-recover protocol: table, comparison with the study, judgements by counts
   ch1_results            what chapter 1's results JSON must hold (the notebook tests read it)
   ch2, ch2_figures       training: the main run and the figures
   ch2_transitions        the transition study's table, order of learning over seeds, sentences, results
+  ch2_rival              drops against the constant rival and the detector's settings: tables, sentences, findings
   ch2_results            what chapter 2's results JSON must hold (the notebook tests read it)
   ch3, ch3_figures       fine-tuning and off-distribution generalization
   ch3_results            typed summaries of fine-tuning and the five tests, read by the prose
   ch3_length             typed summary of the length-generalization study
   ch3_baselines          the tests against model-free baselines, over seeds, and by graph size
+  ch3_seeds              the one-model claims (target kinds, per-size check, length study) over the seeds
   ch4, ch4_figures       ambiguous grokking
   ch4_results            typed outcomes of each pair and subsample, tables, the chapter's checks
   ch4_report             published counts beside this run's, like for like; the sweep that feeds 5-6; results JSON

@@ -291,32 +291,62 @@ def _drop(step, plateau=14.0, after=0.01):
             "plateau": plateau, "after": after, "reason": "" if step else "falls 0.41 decades, less than 0.5"}
 
 
-def _first300(drops: dict) -> dict:
+def _first300(drops: dict, held: dict | None = None, beats_rival: tuple[int, ...] = ()) -> dict:
+    held = held or {}
     return {"config": {"n_layers": 11, "n_max": 15, "batch_size": 32768}, "steps": 300,
-            "drop_by_length": {str(n): _drop(step) for n, step in drops.items()}}
+            "drop_by_length": {str(n): _drop(step) for n, step in drops.items()},
+            "main_run": {"held_step": {str(n): held.get(n) for n in drops},
+                         "rival": {str(n): [{"transition": n in beats_rival}] for n in drops}}}
 
 
 def test_a_run_at_the_study_scale_gives_chapter_2s_transition_rows_from_its_one_seed():
-    first, second = first_transitions(_first300({1: 70, 2: 170, 3: None}))
-    assert first.book.startswith("length 1: step 70 (from 14 to 0.01 between steps 60 and 120)")
-    assert first.verdict.startswith("one run at the study's scale: length 1 drops at step 70 (the study: about step 50)")
-    assert second.verdict.startswith("one run at the study's scale: length 2 drops at step 170, length 3 does not drop")
-    assert "length 3: no drop (falls 0.41 decades" in second.book and "one seed, 11 layers" in second.scale
+    first, second = first_transitions(_first300({1: 70, 2: 170, 3: None}, held={1: 70}, beats_rival=(1, 2)))
+    assert first.book == "length 1: a drop at step 70 (from 14 to 0.01) that holds at every setting of the detector (step 70)"
+    assert first.verdict.startswith("one run at the study's scale: length 1 holds at step 70 (the study: about step 50)")
+    assert second.book.startswith("length 2: a drop at step 170 (from 14 to 0.01), beyond the constant rival at the "
+                                  "detector's defaults but not at every setting; length 3: no drop (falls 0.41")
+    assert second.verdict.startswith("one run at the study's scale: length 2 has no transition that holds, length 3 "
+                                     "has no transition that holds (the study: about step 80)")
+    assert "one seed, 11 layers" in second.scale
+    explained = first_transitions(_first300({1: 70, 2: 170}, held={1: 70}))[1]
+    assert "length 2: a drop at step 170 (from 14 to 0.01), explained by one constant prediction" in explained.book
+
+
+def test_the_multi_seed_transition_rows_count_the_seeds_whose_transition_holds():
+    def study(held: dict, drops: dict) -> dict:
+        return {"seeds": list(range(4)), "n_layers": 4, "n_max": 15, "batch_size": 256,
+                "held_step": {str(n): steps for n, steps in held.items()},
+                "drop_step": {str(n): steps for n, steps in drops.items()}}
+
+    results = {"config": {"n_layers": 4, "n_max": 8}, "steps": 100, "final_loss": 0.03,
+               "published": {"n_layers": 11, "n_max": 15, "phase_steps": [6400, 3200], "final_loss": 0.0016,
+                             "batch_size": 32768},
+               "transition_study": study({1: [45, 60, None, 55], 2: [None] * 4, 3: [None, 90, None, None]},
+                                         {1: [45, 60, 30, 55], 2: [100, None, 120, 90], 3: [None, 90, None, None]})}
+    _, first, second = reproduced_rows({"02_training": results})
+    assert first.book == "holds in 3 of 4, at steps 45 to 60 (drops at the detector's defaults: 4)"
+    assert first.verdict.startswith("reproduced (in most seeds a transition that holds at every detector setting")
+    assert second.book.startswith("length 2: holds in 0 of 4 (drops at the detector's defaults: 3); length 3: holds "
+                                  "in 1 of 4, at steps 90 to 90")
+    assert second.verdict.startswith("differs: seeds with a transition that holds at every detector setting and "
+                                     "beyond the constant rival, of 4: length 2: 0, length 3: 1")
+    results["transition_study"]["held_step"]["1"] = [None, None, 70, 80]      # half the seeds, not past 50
+    assert reproduced_rows({"02_training": results})[1].verdict.startswith("differs")
 
 
 def test_rows_at_the_study_scale_fill_a_fifth_column_and_a_later_step_replaces_an_earlier_one():
     record = {"device": "cuda (a GPU)", "wall_s": 118.5, "date": "2026-11-27T02:09:19+00:00"}
-    steps = {"ch2_first300": (record, _first300({1: 70, 2: 170, 3: None})),
+    steps = {"ch2_first300": (record, _first300({1: 70, 2: 170, 3: None}, held={1: 70})),
              "ch2_published": (dict(record, wall_s=9000.0), {**_first300({1: 55, 2: 85, 3: 90}), "final_loss": 0.002,
                                                                 "published": {"final_loss": 0.001623, "n_layers": 11, "n_max": 15,
                                                                               "phase_steps": [6400, 3200]}})}
     found = published_rows(steps)
-    assert found["step of length 1's drop (the first phase transition)"].row.book.startswith("length 1: step 55")
+    assert found["step of length 1's drop (the first phase transition)"].row.book.startswith("length 1: a drop at step 55")
     assert "step ch2_published on cuda (a GPU), 9000 s, 2026-11-27" in found["final loss of the trained transformer"].source
     results = json.loads((ROOT / "notebooks" / "results" / "02_training.json").read_text())
     table = reproduced_table(reproduced_rows({"02_training": results}), False, published_rows({"ch2_first300": steps["ch2_first300"]}))
     assert "| verdict | quantity | the study | this book | at the study's scale |" in table
-    assert "| **one run**: length 1: step 70" in table and ". At the study's scale (one seed, 11 layers" in table
+    assert "| **one run**: length 1: a drop at step 70" in table and ". At the study's scale (one seed, 11 layers" in table
     without = reproduced_table(reproduced_rows({"02_training": results}), False)
     assert "at the study's scale" not in without            # no fifth column without such rows
 

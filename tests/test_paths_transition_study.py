@@ -3,10 +3,13 @@ curves that are the model's loss per length, the same for the same seed."""
 
 import dataclasses
 
+import pytest
 import torch
 
 from lib.paths.training import PathTrainingConfig, start_training
-from lib.paths.transition_study import balanced_evaluation_set, loss_by_length, run_transition_study
+from lib.paths.transition_study import (
+    balanced_evaluation_set, loss_and_mean_by_length, loss_by_length, run_transition_study,
+)
 
 RECIPE = PathTrainingConfig(n_layers=1, n_min=3, n_max=8, batch_size=32, lr_schedule=((12, 1e-3),),
                             log_every=4, snapshot_every=12, eval_size=16)
@@ -29,3 +32,21 @@ def test_curves_start_at_the_untrained_model_and_repeat_with_the_seed():
     again = run_transition_study(RECIPE, (3,), evaluation, 5, progress=False)
     assert torch.equal(again.loss[0], curves.loss[0])
     assert not torch.equal(curves.loss[0], curves.loss[1])
+
+
+def test_curves_log_the_mean_prediction_and_worker_processes_give_the_same_numbers():
+    evaluation = balanced_evaluation_set(RECIPE.sampler, 10, torch.Generator().manual_seed(1), pool_size=2000)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)   # the workers are single-threaded; so is the chapter at its defaults
+    try:
+        in_order = run_transition_study(RECIPE, (3, 4), evaluation, 5, progress=False)
+    finally:
+        torch.set_num_threads(threads)
+    in_workers = run_transition_study(RECIPE, (3, 4), evaluation, 5, progress=False, workers=2)
+    assert torch.equal(in_order.loss, in_workers.loss)
+    assert torch.equal(in_order.mean_prediction, in_workers.mean_prediction)
+    assert in_order.mean_prediction.shape == in_order.loss.shape
+    untrained = start_training(dataclasses.replace(RECIPE, seed=3)).model
+    loss, mean = loss_and_mean_by_length(untrained, evaluation)
+    assert torch.allclose(in_order.mean_prediction[0, 0], mean) and torch.allclose(in_order.loss[0, 0], loss)
+    assert in_order.mean_curve(0, evaluation.lengths[0])[0] == pytest.approx(float(mean[0]))

@@ -17,6 +17,7 @@ import torch
 from lib.book.params import at_most, ChapterParameters, check_schedule, parameter, ParameterError
 from lib.paths.training import PathTrainingConfig, TrainingRun, constant_prediction_loss, predict
 from lib.paths.phase_transitions import Drop, DropSettings, detect_drops
+from lib.paths.evaluation_curves import EvaluationCurves
 
 #: The published run [@wang2024shortest], for comparison in the text.
 PUBLISHED = {
@@ -51,6 +52,9 @@ class Chapter2Parameters(ChapterParameters):
         "most vertices in the graphs of the transition study (the study's size: 15)", low=3, high=62)
     study_seeds: int = parameter("models in the transition study, seeded seed, seed + 1, ...", low=1, high=100,
                                  smoke=at_most(2))
+    study_workers: int = parameter(
+        "worker processes that train the transition study's models at once on a CPU (one per core)",
+        low=1, high=256, smoke=at_most(1))
     study_steps: int = parameter("training steps of each model of the transition study (the study plotted 300)",
                                  low=10, smoke=at_most(30))
     study_batch_size: int = parameter("fresh graphs per step in the transition study", low=1, high=2**20,
@@ -123,7 +127,14 @@ def main_run_drops(run: TrainingRun, settings: DropSettings) -> dict[int, Drop]:
     return detect_drops(run.log.steps, curves, settings)
 
 
-def summarize_run(run: TrainingRun, settings: DropSettings) -> dict:
+def evaluation_drops(curves: EvaluationCurves, settings: DropSettings, min_count: int = 20) -> dict[int, Drop]:
+    """Drops of every label with at least `min_count` examples in the main run's loss on its
+    fixed evaluation batch (`lib.paths.evaluation_curves`)."""
+    kept = [k for k, n in zip(curves.labels, curves.counts) if n >= min_count]
+    return detect_drops(curves.steps, {k: curves.curve(k) for k in kept}, settings)
+
+
+def summarize_run(run: TrainingRun, settings: DropSettings, curves: EvaluationCurves | None = None) -> dict:
     """The chapter's key numbers for a finished run.
 
     Returns:
@@ -131,6 +142,7 @@ def summarize_run(run: TrainingRun, settings: DropSettings) -> dict:
         loss_by_length ({length: that MSE restricted to the length}), count_by_length,
         constant_prediction_loss (MSE of always predicting the mean label on that batch),
         final_training_loss (last logging window), drop_by_length ({length: `Drop.to_dict()` of
+        its loss on the evaluation batch over `curves`, `evaluation_drops`; without `curves`, of
         its logged training loss, `main_run_drops`}), n_parameters,
         steps, examples_per_second, seconds and sampling_share (fraction of the time spent
         drawing graphs).
@@ -143,7 +155,7 @@ def summarize_run(run: TrainingRun, settings: DropSettings) -> dict:
         chosen = labels.long() == length
         loss_by_length[length] = float(squared_error[chosen].mean())
         count_by_length[length] = int(chosen.sum())
-    drops = main_run_drops(run, settings)
+    drops = main_run_drops(run, settings) if curves is None else evaluation_drops(curves, settings)
     return {
         "final_loss": float(squared_error.mean()),
         "loss_by_length": loss_by_length,

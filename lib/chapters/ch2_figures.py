@@ -151,3 +151,39 @@ def checkpoint_panel(steps: Sequence[int], predictions: Sequence[torch.Tensor], 
     slider = checkpoint_slider(len(steps)).int_slider("checkpoint")
     return manual_panel(lambda checkpoint_index: checkpoint_figure(
         steps, predictions, labels, n_labels, checkpoint_index, unreachable_label), checkpoint_index=slider)
+
+
+def evaluation_loss_figure(steps: Sequence[int], curves: dict[int, list[float]], drops: dict[int, Drop], *,
+                           unreachable_label: int, log_steps: bool = True) -> go.Figure:
+    """The main run's loss of each label on its fixed evaluation batch over steps
+    (`lib.paths.evaluation_curves`), the drops given marked (chapter 2 passes those that hold)."""
+    fig = go.Figure()
+    lengths = list(curves)
+    for length, colour in zip(lengths, ordered_colours(len(lengths))):
+        curve = curves[length]
+        fig.add_trace(go.Scatter(x=list(steps), y=curve, mode="lines", name=length_name(length, unreachable_label),
+                                 legendgroup=str(length), line={"color": colour, "width": 1.6}))
+        drop = drops.get(length)
+        if drop is not None and drop.dropped:
+            fig.add_trace(_drop_marker(drop, curve[list(steps).index(drop.step)], colour, length, unreachable_label))
+    fig.update_yaxes(type="log", title="loss on the evaluation batch")
+    fig.update_xaxes(title="step" + (" (log scale)" if log_steps else ""), type="log" if log_steps else "linear")
+    return finish(fig, "Loss by true path length (diamonds: transitions that hold)", height=480)
+
+
+def mean_prediction_figure(steps: Sequence[int], means: dict[int, list[float]], *, unreachable_label: int,
+                           title: str, log_steps: bool = False) -> go.Figure:
+    """The model's mean prediction on the graphs of each label over steps, each label's value as
+    a dotted line of its colour: while one constant stands in for many labels, their lines lie
+    on top of each other."""
+    fig = go.Figure()
+    lengths = list(means)
+    for length, colour in zip(lengths, ordered_colours(len(lengths))):
+        fig.add_trace(go.Scatter(x=list(steps), y=means[length], mode="lines", legendgroup=str(length),
+                                 name=length_name(length, unreachable_label), line={"color": colour, "width": 1.6}))
+        fig.add_trace(go.Scatter(x=[steps[0], steps[-1]], y=[length, length], mode="lines", legendgroup=str(length),
+                                 showlegend=False, hoverinfo="skip",
+                                 line={"color": colour, "width": 1, "dash": "dot"}))
+    fig.update_yaxes(title="mean prediction (dotted: the true value)")
+    fig.update_xaxes(title="step" + (" (log scale)" if log_steps else ""), type="log" if log_steps else "linear")
+    return finish(fig, title, height=480)

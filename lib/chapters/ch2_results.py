@@ -9,7 +9,7 @@ from __future__ import annotations
 
 #: Keys the results JSON must contain (a chapter may write more).
 REQUIRED_KEYS = frozenset({"final_loss", "loss_by_length", "drop_by_length", "n_parameters",
-                           "steps", "examples_per_second", "transition_study"})
+                           "steps", "examples_per_second", "transition_study", "findings", "main_run"})
 
 
 def check_results(results: dict) -> None:
@@ -27,3 +27,22 @@ def check_results(results: dict) -> None:
                    for step, plateau in zip(study["drop_step"][key], study["plateau"][key]))
     assert len(study["loss"]) == seeds and len(study["loss"][0]) == len(study["steps"])
     assert {"groups", "sometimes", "never", "holds_over_seeds"} <= study["order"].keys()
+    # Beside each loss, the mean prediction on the same graphs (seeds, steps, lengths).
+    assert len(study["mean_prediction"]) == seeds and len(study["mean_prediction"][0]) == len(study["steps"])
+    assert len(study["mean_prediction"][0][0]) == len(study["lengths"])
+    for length in study["lengths"]:
+        key = str(length)
+        assert len(study["rival"][key]) == seeds and len(study["held_step"][key]) == seeds
+        # A transition that holds is a transition at the defaults, which is a drop there.
+        for held, transition, drop in zip(study["held_step"][key], study["transition_step"][key],
+                                          study["drop_step"][key]):
+            assert held is None or (transition is not None and drop is not None)
+    for table in (study["sensitivity"], results["main_run"]["sensitivity"]):
+        ranges = table["ranges"]
+        assert len(table["rows"]) == sum(len(values) for values in ranges.values())
+        assert all(row["transitions"] <= row["drops"] for row in table["rows"])
+    curves = results["main_run"]["evaluation_curves"]
+    assert len(curves["loss"]) == len(curves["steps"]) == len(curves["mean_prediction"])
+    # Findings are reported with their counts, never asserted.
+    for found in results["findings"].values():
+        assert isinstance(found["holds"], bool) and 0 <= found["events"] and found["seeds"] >= 1

@@ -13,14 +13,29 @@ such curve into numbers instead of reading them off a plot:
    their difference in decades, its start and end the last point before and the first point
    after it that lie within 10% of the size from those levels, its width end minus start;
 4. the candidate is a drop when it falls by at least `min_decades`, within `max_width` steps,
-   after a plateau: at least `min_plateau` steps of curve before the drop's start. The plateau
-   level is the level before (the top of the smoothed curve before the fall).
+   from a flat plateau, and stays down:
+   - flat plateau: at least `min_plateau` steps of curve before the drop's start, over which
+     the smoothed log-loss stays within `flatness` decades of the level before (a curve
+     that was still falling into the "plateau", or that rose into it shortly before, as in the
+     recovery from a noise blip, has none);
+   - stays down: the curve goes on for at least `min_hold` steps after the drop's end, and over
+     them the smoothed log-loss stays below the level before by at least `min_decades` and at
+     least half the fall (a dip that comes back does not, nor the V that a length's loss
+     (c - d)^2 draws in log scale while a moving prediction c passes through its value d).
+   The plateau level is the level before (the top of the smoothed curve before the fall).
 
 Of the candidates that are drops, the one with the largest fall is the transition (once a
-length is learned its loss still wiggles, by less), dated by its steepest point; when no
-candidate is a drop, the curve has "no drop" and the steepest candidate says why (too small a fall, too slow, or no plateau before it). A slow
-ramp falls too slowly, a flat line not at all, a spike on a plateau is smoothed away, and the
-fall of the first steps (the model learning the mean label) has no plateau before it.
+length is learned its loss still wiggles, by less), dated by the steepest point of the smoothed
+curve between its start and end; when no
+candidate is a drop, the curve has "no drop" and the steepest candidate says why (too small a
+fall, too slow, no flat plateau before it, or it does not stay down). A slow ramp falls too
+slowly, a flat line not at all, a spike on a plateau is smoothed away, and the fall of the
+first steps (the model learning the mean label) has no plateau before it.
+
+A drop in one length's curve is not yet a transition of that length: the loss of a length can
+also fall because one prediction shared by many lengths moves towards it.
+`lib.paths.constant_rival` judges each drop against that rival, and
+`lib.paths.drop_sensitivity` reruns the detector over a range of each setting.
 
 `drop_order` reads the order of learning off several seeds: the lengths are split into groups
 that drop one group after the other in every seed.
@@ -62,14 +77,23 @@ class DropSettings:
             are read.
         min_decades: smallest fall (log10 of the ratio of the levels) that counts.
         max_width: most steps the fall from 10% to 90% of its size may take.
-        min_plateau: fewest steps of curve before the drop's start (the plateau).
+        min_plateau: fewest steps of flat curve before the drop's start (the plateau).
+        flatness: how far (decades) the smoothed log-loss may stray from the level before over
+            the plateau.
+        min_hold: fewest steps after the drop's end over which the fall must hold (the curve
+            stays below the level before by at least `min_decades` and half the fall).
     """
 
     smoothing: int = 5
     window: int = 60
     min_decades: float = 0.5
     max_width: int = 60
-    min_plateau: int = 10
+    min_plateau: int = 20
+    flatness: float = 0.2
+    min_hold: int = 30
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -117,12 +141,21 @@ def _candidate(steps: list[int], smoothed: list[float], i: int, settings: DropSe
     end = min(j for j in after if smoothed[j] <= low + 0.1 * size)
     width = steps[end] - steps[start]
     has_plateau = steps[start] - steps[0] >= settings.min_plateau
+    plateau = [smoothed[j] for j in range(start + 1) if steps[j] >= steps[start] - settings.min_plateau]
+    flat = max(abs(v - high) for v in plateau) <= settings.flatness
+    held = [smoothed[j] for j in range(end, len(steps)) if steps[j] <= steps[end] + settings.min_hold]
     if size < settings.min_decades:
         reason = f"falls {size:.2f} decades, less than {settings.min_decades:g}"
     elif width > settings.max_width:
         reason = f"falls over {width} steps, more than {settings.max_width}"
     elif not has_plateau:
         reason = f"falls from the first steps, with no plateau of {settings.min_plateau} steps before"
+    elif not flat:
+        reason = f"has no flat plateau in the {settings.min_plateau} steps before its fall"
+    elif steps[-1] - steps[end] < settings.min_hold:
+        reason = f"ends before its fall has held for {settings.min_hold} steps"
+    elif max(held) > high - max(settings.min_decades, size / 2):
+        reason = f"comes back up within {settings.min_hold} steps"
     else:
         return Drop(True, t, 10 ** high, 10 ** low, size, width,
                     steps[start], steps[end], "")
@@ -155,7 +188,8 @@ def detect_drop(steps: Sequence[int], losses: Sequence[float], settings: DropSet
     # The largest fall is the transition (a learned length's later wiggles fall less); its
     # step is the steepest point within it.
     largest = max(drops, key=lambda drop: (round(drop.decades, 9), -drop.step))
-    return next(drop for drop in drops if largest.start <= drop.step <= largest.end)
+    steepest = min((i for i in slopes if largest.start <= times[i] <= largest.end), key=lambda i: (slopes[i], i))
+    return dataclasses.replace(largest, step=times[steepest])
 
 
 def detect_drops(steps: Sequence[int], curves: Mapping[int, Sequence[float]],

@@ -7,7 +7,10 @@ vertices, one curve per label, and plotted log MSE against a linear step axis ov
 examples of each length and its per-length loss is noisy. Here instead every `eval_every`
 steps the model is scored on one fixed evaluation set that holds the same number of examples
 of each length (`balanced_evaluation_set`): each length's curve is measured on the same
-graphs at every step, and no length is scored on a handful of examples.
+graphs at every step, and no length is scored on a handful of examples. Beside each length's
+loss the study logs the model's mean prediction on that length's graphs: a loss can fall because
+the model tells that length apart, or because one constant prediction for many lengths moves
+closer to it, and only the mean predictions tell these apart (`lib.paths.constant_rival`).
 
 `run_transition_study` trains one model per seed with `lib.paths.training` (the code of the
 chapter's main run) and returns the curves; `lib.paths.phase_transitions.detect_drops` dates
@@ -17,6 +20,7 @@ the drops.
 from __future__ import annotations
 
 import dataclasses
+import multiprocessing
 import time
 from collections.abc import Sequence
 
@@ -68,11 +72,19 @@ def balanced_evaluation_set(spec: SamplerOptions, per_length: int, generator: to
 
 
 @torch.no_grad()
-def loss_by_length(model: torch.nn.Module, evaluation: BalancedEvaluationSet) -> torch.Tensor:
-    """(len(lengths),) MSE of `model` on the evaluation examples of each length."""
+def loss_and_mean_by_length(model: torch.nn.Module, evaluation: BalancedEvaluationSet
+                            ) -> tuple[torch.Tensor, torch.Tensor]:
+    """(len(lengths),) MSE of `model` on the evaluation examples of each length, and
+    (len(lengths),) its mean prediction on them."""
     prediction = predict(model, evaluation.tokens.to(next(model.parameters()).device)).double().cpu()
     error = (prediction - evaluation.labels.double()) ** 2
-    return error.view(len(evaluation.lengths), evaluation.per_length).mean(dim=1)
+    shape = (len(evaluation.lengths), evaluation.per_length)
+    return error.view(shape).mean(dim=1), prediction.view(shape).mean(dim=1)
+
+
+def loss_by_length(model: torch.nn.Module, evaluation: BalancedEvaluationSet) -> torch.Tensor:
+    """(len(lengths),) MSE of `model` on the evaluation examples of each length."""
+    return loss_and_mean_by_length(model, evaluation)[0]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -84,6 +96,7 @@ class TransitionCurves:
         steps: the steps at which the models were scored (0 first).
         lengths: the labels scored (path lengths, then the unreachable label).
         loss: (seeds, steps, lengths) MSE on the balanced evaluation set.
+        mean_prediction: (seeds, steps, lengths) the mean prediction on the same graphs.
         seconds: wall-clock seconds of each seed's run.
         config: the training recipe (its seed field is the first seed's).
     """
@@ -94,38 +107,76 @@ class TransitionCurves:
     loss: torch.Tensor
     seconds: tuple[float, ...]
     config: PathTrainingConfig
+    mean_prediction: torch.Tensor | None = None
 
     def curve(self, seed_index: int, length: int) -> list[float]:
         """The loss of one length over the steps for the model of `seeds[seed_index]`."""
         return self.loss[seed_index, :, self.lengths.index(length)].tolist()
 
+    def mean_curve(self, seed_index: int, length: int) -> list[float]:
+        """The mean prediction on one length's graphs over the steps (`seeds[seed_index]`)."""
+        return self.mean_prediction[seed_index, :, self.lengths.index(length)].tolist()
 
-def run_transition_study(config: PathTrainingConfig, seeds: Sequence[int], evaluation: BalancedEvaluationSet,
-                         eval_every: int, *, progress: bool = True) -> TransitionCurves:
-    """Train one model per seed with `config` (its seed replaced) and score it on `evaluation`
-    at step 0 and every `eval_every` steps until the end of its schedule."""
+
+def _study_steps(config: PathTrainingConfig, eval_every: int) -> list[int]:
     steps = list(range(0, config.total_steps + 1, eval_every))
     if steps[-1] != config.total_steps:
         steps.append(config.total_steps)
-    losses, seconds = [], []
+    return steps
+
+
+def _one_seed(config: PathTrainingConfig, seed: int, evaluation: BalancedEvaluationSet, eval_every: int,
+              threads: int | None = None, bar=None) -> tuple[torch.Tensor, torch.Tensor, float]:
+    """One model's curves: (steps, lengths) loss and mean prediction, and its seconds."""
+    if threads is not None:
+        torch.set_num_threads(threads)
+    started = time.perf_counter()
+    run = start_training(dataclasses.replace(config, seed=seed))
+    curve, mean = [], []
+    for step in _study_steps(config, eval_every):
+        if step > run.step:
+            done = run.step
+            train(run, until_step=step, progress=False)
+            if bar is not None:
+                bar.update(run.step - done)
+        loss, prediction = loss_and_mean_by_length(run.model, evaluation)
+        curve.append(loss)
+        mean.append(prediction)
+    return torch.stack(curve), torch.stack(mean), time.perf_counter() - started
+
+
+def _one_seed_in_worker(arguments) -> tuple[torch.Tensor, torch.Tensor, float]:
+    return _one_seed(*arguments, threads=1)
+
+
+def run_transition_study(config: PathTrainingConfig, seeds: Sequence[int], evaluation: BalancedEvaluationSet,
+                         eval_every: int, *, progress: bool = True, workers: int = 1) -> TransitionCurves:
+    """Train one model per seed with `config` (its seed replaced) and score it on `evaluation`
+    at step 0 and every `eval_every` steps until the end of its schedule.
+
+    With `workers` > 1 on a CPU, the seeds are trained in that many forked single-threaded
+    worker processes at once (each model's numbers are those of a single-threaded run in
+    order); on a GPU, or where fork is missing, they run here one after the other.
+    """
+    steps = _study_steps(config, eval_every)
     bar = tqdm(total=len(seeds) * config.total_steps, disable=None if progress else True, mininterval=30,
                desc="transition study")
-    for seed in seeds:
-        started = time.perf_counter()
-        run = start_training(dataclasses.replace(config, seed=seed))
-        curve = []
-        for step in steps:
-            if step > run.step:
-                done = run.step
-                train(run, until_step=step, progress=False)
-                bar.update(run.step - done)
-            curve.append(loss_by_length(run.model, evaluation))
-        losses.append(torch.stack(curve))
-        seconds.append(time.perf_counter() - started)
+    parallel = (workers > 1 and len(seeds) > 1 and torch.device(config.device).type == "cpu"
+                and "fork" in multiprocessing.get_all_start_methods())
+    if parallel:
+        results = []
+        with multiprocessing.get_context("fork").Pool(min(workers, len(seeds))) as pool:
+            for result in pool.imap(_one_seed_in_worker, [(config, seed, evaluation, eval_every) for seed in seeds]):
+                results.append(result)
+                bar.update(config.total_steps)
+    else:
+        results = [_one_seed(config, seed, evaluation, eval_every, bar=bar) for seed in seeds]
     bar.close()
+    losses, means, seconds = zip(*results)
     return TransitionCurves(tuple(seeds), tuple(steps), evaluation.lengths, torch.stack(losses),
-                            tuple(seconds), config)
+                            tuple(seconds), config, torch.stack(means))
 
 
-__all__ = ["BalancedEvaluationSet", "TransitionCurves", "balanced_evaluation_set", "loss_by_length",
+__all__ = ["BalancedEvaluationSet", "TransitionCurves", "balanced_evaluation_set", "loss_and_mean_by_length",
+           "loss_by_length",
            "run_transition_study"]

@@ -1,0 +1,65 @@
+"""Chapter 2's drops against their rivals (lib.chapters.ch2_rival) on hand-made study curves: two
+seeds in which length 1 is learned, which moves the constant the model predicts for the rest,
+so that length 6's loss falls with it; length 2 is learned later in one seed only."""
+
+import torch
+
+from lib.chapters.ch2_rival import (
+    analyse_study, common_lengths, held_only, held_steps, order_text, rival_table, sensitivity_table,
+    study_findings, study_sensitivity, study_text,
+)
+from lib.paths.drop_sensitivity import SENSITIVITY_RANGES
+from lib.paths.phase_transitions import DropSettings, drop_order
+from lib.paths.training import PathTrainingConfig
+from lib.paths.transition_study import TransitionCurves
+
+STEPS = tuple(range(0, 301, 5))
+LENGTHS = (1, 2, 6, 10)
+SHARES = {1: 0.25, 2: 0.25, 6: 0.25, 10: 0.25}
+
+
+def ramp(before, after, at, over=10):
+    return [before if s <= at else after if s >= at + over else before + (after - before) * (s - at) / over
+            for s in STEPS]
+
+
+def seed_curves(learn_1_at: int, learn_2_at: int | None):
+    constant = ramp(4.75, 6.0, learn_1_at)
+    means = {1: ramp(4.75, 1.0, learn_1_at), 6: constant, 10: constant,
+             2: constant if learn_2_at is None else [c if s < learn_2_at else 2.0 for c, s in zip(constant, STEPS)]}
+    losses = {k: [(m - k) ** 2 + 1e-3 for m in means[k]] for k in LENGTHS}
+    return ([losses[k] for k in LENGTHS], [means[k] for k in LENGTHS])
+
+
+def make_curves() -> TransitionCurves:
+    seeds = [seed_curves(100, 200), seed_curves(80, None)]
+    loss = torch.tensor([s[0] for s in seeds], dtype=torch.float64).transpose(1, 2)
+    mean = torch.tensor([s[1] for s in seeds], dtype=torch.float64).transpose(1, 2)
+    return TransitionCurves((0, 1), STEPS, LENGTHS, loss, (1.0, 1.0), PathTrainingConfig(n_max=10), mean)
+
+
+def test_the_constant_passing_length_6_is_no_transition_and_length_1_holds_everywhere():
+    curves = make_curves()
+    settings = DropSettings()
+    analyses = analyse_study(curves, SHARES, settings)
+    assert all(a.drops[6].dropped and not a.verdicts[6].transition for a in analyses)
+    assert all(a.verdicts[1].transition for a in analyses)
+    assert analyses[0].verdicts[2].transition and not analyses[1].drops[2].dropped
+    sens = study_sensitivity(curves, SHARES, settings)
+    assert len(sens.rows) == sum(len(v) for v in SENSITIVITY_RANGES.values())
+    assert sens.held_count(1) == 2 and sens.held_count(6) == 0 and sens.held_count(2) == 1
+    common = common_lengths(LENGTHS, SHARES)
+    order = drop_order(held_steps(sens, 2, common))
+    assert order.groups == ((1,),) and order.sometimes == (2,) and order.never == (6, 10)
+    assert order_text(order, 2, 10) == ("In all 2 seeds only length 1 has a transition that holds; length 2: in some "
+                                        "seeds only; length 6 and unreachable targets: in none.")
+    found = study_findings(analyses, sens, order, common, 10)
+    assert found["length_1_transition_holds_in_every_seed"] == {"holds": True, "events": 2, "seeds": 2}
+    assert found["length_2_transition_holds_in_every_seed"] == {"holds": False, "events": 1, "seeds": 2}
+    assert found["one_length_at_a_time"]["holds"] is False
+    assert not held_only(analyses, sens)[0][6].dropped and held_only(analyses, sens)[0][1].dropped
+    table = rival_table(analyses, sens, LENGTHS, SHARES, 10)
+    assert "| 6 | 25.0% | 2 of 2 | 0 of 2 | 0 of 2 |" in table
+    assert len(sensitivity_table(sens).splitlines()) == 2 + len(sens.rows)
+    text = study_text(analyses, sens, order, common, SHARES, 10, None)
+    assert "Length 6: a drop in 2 of 2 seeds, the constant rival ruled out in 0" in text

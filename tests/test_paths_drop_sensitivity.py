@@ -1,0 +1,42 @@
+"""The sensitivity table of chapter 2's drop detector (lib.paths.drop_sensitivity): one row per
+value of each setting, and a transition holds only when every row finds it within its fall."""
+
+import math
+
+from lib.paths.drop_sensitivity import SENSITIVITY_RANGES, sensitivity
+from lib.paths.phase_transitions import DropSettings, detect_drop
+
+STEPS = list(range(0, 301, 5))
+
+
+def step_curve(at: int, high: float, low: float) -> list[float]:
+    top, bottom = math.log10(high), math.log10(low)
+    return [10 ** (top if s <= at else bottom if s >= at + 15 else top + (bottom - top) * (s - at) / 15)
+            for s in STEPS]
+
+
+CURVES = {(0, 1): step_curve(100, 16.0, 0.01),     # two decades and more: found at every setting
+          (0, 2): step_curve(150, 10.0, 10 ** 0.4),   # 0.6 decades: lost where min_decades > 0.6
+          (1, 1): step_curve(120, 16.0, 0.02)}
+
+
+def analyse(settings: DropSettings):
+    found = {}
+    for key, curve in CURVES.items():
+        drop = detect_drop(STEPS, curve, settings)
+        found[key] = (drop.step, drop.dropped, drop.start, drop.end)   # every drop taken as a transition
+    return found
+
+
+def test_the_table_has_one_row_per_value_and_keeps_what_every_row_finds():
+    table = sensitivity(analyse, DropSettings())
+    assert len(table.rows) == sum(len(values) for values in SENSITIVITY_RANGES.values())
+    first = SENSITIVITY_RANGES["min_decades"]
+    assert [(row.setting, row.value) for row in table.rows[:len(first)]] == [("min_decades", v) for v in first]
+    assert set(table.holds) == {(0, 1), (1, 1)}
+    assert table.held_count(1) == 2 and table.held_count(2) == 0
+    lost = {(row["setting"], row["value"]): row["default_transitions_lost"] for row in table.table_rows()}
+    assert lost[("min_decades", 0.75)] == 1 and lost[("min_decades", 0.5)] == 0
+    assert all(low <= table.holds[key] <= high for key, (low, high) in table.step_range.items())
+    data = table.to_dict()
+    assert len(data["rows"]) == len(table.rows) and data["holds"][0][:2] == [0, 1]
