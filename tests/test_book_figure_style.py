@@ -95,3 +95,16 @@ def test_the_build_stages_every_figure_in_the_style(tmp_path):
                for cell in json.loads((tmp_path / notebook.name).read_text())["cells"]
                for output in cell.get("outputs", []) if "application/vnd.plotly.v1+json" in output.get("data", {})]
     assert outputs and all(figure["layout"]["paper_bgcolor"] == TRANSPARENT for figure in outputs)
+
+
+def test_a_legend_of_many_grouped_series_lists_one_entry_per_group_and_keeps_each_name_on_hover():
+    from lib.book.figure_style import MAX_LEGEND_ENTRIES, restyle
+    data = [{"type": "scatter", "name": f"length {n}, seed {s}", "legendgroup": str(n), "x": [0], "y": [1]}
+            for n in (1, 2, 3) for s in range(10)]
+    assert len(data) > MAX_LEGEND_ENTRIES
+    styled = restyle({"data": data, "layout": {}})["data"]
+    shown = [t["name"] for t in styled if t.get("showlegend") is not False]
+    assert shown == ["length 1", "length 2", "length 3"]
+    assert styled[1]["hovertemplate"].startswith("length 1, seed 1<br>")
+    few = restyle({"data": data[:5], "layout": {}})["data"]              # a short legend is left as it is
+    assert [t["name"] for t in few] == [t["name"] for t in data[:5]]
