@@ -52,6 +52,7 @@ recovery_learning_rate = 1e-3  # learning rate of retraining
 recovery_optimizer = "sgd"  # "sgd" or "adam" (the study used Adam at learning rate 1e-6)
 n_eval_graphs = 500  # held-out graphs on which losses before/after are measured
 cpu_threads = 1  # torch threads on the CPU (one is fastest for these small models on 2 cores)
+workers = 2  # worker processes that retrain damaged copies at once on a CPU (one per core)
 recovered_below = 0.05  # a run counts as recovered if its held-out MSE ends below this (about 1% of the label variance)
 damage_noise_draws = 10  # noise draws per matrix of the study's damage (6 lists x n matrices -> N(0, 1)): the distribution of the MSE right after it
 study_draws = 20  # draws retrained on both constructions: those whose MSE right after the damage lies nearest the study's 0.403
@@ -268,7 +269,7 @@ display(Markdown(f"With a constant at 4 or below the MSE reaches **{scientific(w
 
 # %%
 perturbation = perturbation_study(model, list(config.perturbation_modes), config.scales_with_draws,
-                                  config.recovery, config.seed + 3)
+                                  config.recovery, config.seed + 3, workers=config.workers)
 mark_effect(perturbation)
 recovery_slider_figure(perturbation).show()
 recovery_summary_figure(perturbation).show()
@@ -331,7 +332,7 @@ constructions = {"study": study_construction, "book": bfs_transformer(config.n_v
 protocol = protocol_on_draws(constructions, [(Damage(r["weight_list"], r["index"]), r["seed"]) for r in selected],
                              config.study_steps, config.seed + 7, n_held_out=config.n_eval_graphs,
                              batch_size=config.study_batch_size, record_every=max(1, config.study_steps // 4),
-                             progress=True)
+                             progress=True, workers=config.workers)
 # The study's construction starts each retraining from the very damage the distribution measured.
 assert all(abs(r["loss_before"] - d["mse"]) <= 1e-6 * max(1.0, d["mse"]) for r, d in zip(protocol["study"], selected))
 study_protocol_figure(protocol).show()

@@ -57,6 +57,7 @@ length_phase_steps = [1200, 300]  # steps of each phase
 length_graphs_per_cell = 256  # test graphs per (size, distance) cell, at most
 length_n_seeds = 3  # seeds of the length-study model (the first is the one the figures show; about 1.5 min each more)
 cpu_threads = 1  # torch threads on the CPU (one is fastest for these small models on 2 cores)
+workers = 2  # worker processes that train the further seeds at once on a CPU (one per core)
 
 # %% tags=["remove-output", "hide-input"]
 import dataclasses
@@ -94,6 +95,7 @@ from lib.book.params import apply_cpu_threads, validate_parameters
 from lib.book.plotting import configure_notebook_rendering
 from lib.book.reproducibility import make_generator, seed_everything
 from lib.book.results import write_results
+from lib.book.workers import map_in_workers
 from lib.paths.token_graphs import format_example
 from lib.book.confusion import confusion_figure, label_histogram_figure
 
@@ -331,10 +333,11 @@ def seed_analysis(sampler):
 seed_runs = [seed_run(config.seed, base.source, finetune_run, scale, config.test_graphs, config.seed,
                       seconds["base_model"] + seconds["finetuning"], base_model=base.model,
                       analysis=seed_analysis(base.config.sampler))]
-for extra_seed in config.seeds[1:]:
-    seed_runs.append(replicate_seed(
-        replicate_base, lambda s: dataclasses.replace(finetune_config, seed=s), extra_seed, scale,
-        config.test_graphs, config.seed, analysis=seed_analysis(replicate_base.sampler)))
+# The further seeds are independent runs: one worker process each (on one core each).
+seed_runs += map_in_workers(lambda extra_seed: replicate_seed(
+    replicate_base, lambda s: dataclasses.replace(finetune_config, seed=s), extra_seed, scale,
+    config.test_graphs, config.seed, analysis=seed_analysis(replicate_base.sampler)), config.seeds[1:], config.workers,
+    config.device)
 seconds["seed_replicates"] = time.perf_counter() - started
 seed_records = [run.record() for run in seed_runs]
 spreads = spread_by_test(seed_records)
@@ -523,14 +526,19 @@ length = summarize_length_study(cells, split, length_labels, depth_cells, base.c
 # its numbers hold in every seed.
 
 # %%
-started = time.perf_counter()
-length_summaries = [length]
-for extra_seed in config.length_seeds[1:]:
+def length_study_of_seed(extra_seed: int):
+    """The length study again from another seed: train, score every cell, summarize."""
     extra_run = train(start_training(dataclasses.replace(length_config, seed=extra_seed)), progress=False)
     extra_run.model.eval()
     extra_cells = evaluate_cells(extra_run.model, split, per_cell=config.length_graphs_per_cell, seed=config.seed,
                                  max_proposals=config.length_max_proposals)
-    length_summaries.append(summarize_length_study(extra_cells, split, length_labels, depth_cells, base.config))
+    return summarize_length_study(extra_cells, split, length_labels, depth_cells, base.config)
+
+
+started = time.perf_counter()
+# The further seeds are independent runs: one worker process each (on one core each).
+length_summaries = [length, *map_in_workers(length_study_of_seed, config.length_seeds[1:], config.workers,
+                                            config.device)]
 length_seeds = LengthSeeds(config.length_seeds, tuple(length_summaries))
 seconds["length_seeds"] = time.perf_counter() - started
 # Chapter 2's model's highest mean prediction in each seed, and in how many seeds it lies more

@@ -163,3 +163,14 @@ def test_a_study_runs_every_mode_at_every_scale():
         assert (r["loss_before"], r["loss_after"]) == (r["curve"][0][1], r["curve"][-1][1])
         assert r["what"].startswith("all weights") == (r["mode"] == "gaussian")
         assert re.search(f"{r['scale']:g}", r["what"])
+    # Two worker processes on one thread each give every record as one thread here does.
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        here = perturbation_study(bfs_transformer(3), ["replace", "gaussian"], [0.1, 1.0], settings, seed=0,
+                                  progress=False)
+    finally:
+        torch.set_num_threads(threads)
+    forked = perturbation_study(bfs_transformer(3), ["replace", "gaussian"], [0.1, 1.0], settings, seed=0,
+                                progress=False, workers=2)
+    assert forked == here

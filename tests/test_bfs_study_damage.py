@@ -81,3 +81,7 @@ def test_given_draws_are_retrained_from_their_own_seeds_on_every_construction(on
     alone = protocol_on_draws({"study": StudyConstruction(4)}, draws[1:], steps=2, held_out_seed=3, n_held_out=16,
                               batch_size=8, record_every=1)
     assert alone["study"][0] == records["study"][1]
+    # Two worker processes give every draw's record exactly as here on one thread.
+    forked = protocol_on_draws({"study": StudyConstruction(4), "book": bfs_transformer(4)}, draws, steps=2,
+                               held_out_seed=3, n_held_out=16, batch_size=8, record_every=1, workers=2)
+    assert forked == records

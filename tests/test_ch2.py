@@ -10,7 +10,7 @@ import torch
 from lib.chapters.ch2 import Chapter2Parameters, learning_order
 from lib.chapters.ch2_transitions import (
     drop_order, drop_steps, drop_table, mean_label_from, mean_label_loss, plotted_lengths, study_drops,
-    study_results, transition_sentences,
+    study_results,
 )
 from lib.paths.phase_transitions import DropSettings
 from lib.paths.training import PathTrainingConfig
@@ -59,7 +59,7 @@ def test_the_study_parameters_build_its_recipe_and_bad_ones_are_named():
         validate_parameters(Chapter2Parameters, {**DEFAULTS, "study_n_max": 2})
 
 
-def test_the_study_sentences_read_the_drops_of_every_seed():
+def test_the_study_table_and_results_read_the_drops_of_every_seed():
     steps = tuple(range(0, 201, 5))
     lengths = (1, 2, 15)
 
@@ -74,9 +74,6 @@ def test_the_study_sentences_read_the_drops_of_every_seed():
     assert order.groups == ((1,), (2,)) and order.never == (15,)
     mean_loss = mean_label_loss(torch.tensor([1.0, 3.0]), lengths)
     assert mean_loss == {1: 1.0, 2: 0.0, 15: 169.0} and mean_label_from(mean_loss) == 2.0
-    text = transition_sentences(curves, drops, order, mean_loss, 15)
-    assert "length 1, then length 2 drop, in this order; unreachable targets drop in none" in text
-    assert "Length 1 drops in every seed, at steps 40, 60, a spread of 20 steps" in text
     table = drop_table(curves, drops, 15, mean_loss)
     assert "| 1 | 40, 60 | 20 |" in table and "| unreachable | no drop, no drop | – |" in table
     results = study_results(curves, drops, order, DropSettings(), mean_loss, 8)

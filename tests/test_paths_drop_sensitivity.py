@@ -40,3 +40,15 @@ def test_the_table_has_one_row_per_value_and_keeps_what_every_row_finds():
     assert all(low <= table.holds[key] <= high for key, (low, high) in table.step_range.items())
     data = table.to_dict()
     assert len(data["rows"]) == len(table.rows) and data["holds"][0][:2] == [0, 1]
+
+
+def test_a_transition_that_does_not_hold_names_the_rows_that_lose_it_or_date_it_elsewhere():
+    table = sensitivity(analyse, DropSettings())
+    assert table.lost_at((0, 1)) == [] and table.lost_at((1, 1)) == []
+    lost = table.lost_at((0, 2))
+    assert ("min_decades", 0.75, None) in lost and all(step is None for _, _, step in lost)
+    # A row that finds the transition but far outside the default fall does not count either.
+    moved = sensitivity(lambda settings: {**analyse(settings), (0, 1): (
+        (280 if settings.window != DropSettings().window else 100), True, 100, 115)}, DropSettings())
+    assert (0, 1) not in moved.holds
+    assert moved.lost_at((0, 1)) and all(step == 280 for _, _, step in moved.lost_at((0, 1)))

@@ -24,6 +24,7 @@ from tqdm.auto import tqdm
 
 from lib.bfs.graphs import bfs_distance_batch, sample_graphs
 from lib.bfs.transformer import BFSTransformer
+from lib.book.workers import map_in_workers
 
 PERTURBATION_MODES = ("replace", "gaussian")
 RECOVERY_OPTIMIZERS = ("sgd", "adam")
@@ -161,14 +162,19 @@ def perturb_and_recover(
 
 def perturbation_study(
     intact: BFSTransformer, modes: list[str], scales: list[float], settings: RecoverySettings,
-    seed: int, progress: bool = True,
+    seed: int, progress: bool = True, workers: int = 1,
 ) -> list[dict]:
-    """`perturb_and_recover` for every (mode, scale), on one seeded training pool and eval set."""
+    """`perturb_and_recover` for every (mode, scale), on one seeded training pool and eval set;
+    with `workers` > 1 on a CPU, in that many single-threaded worker processes (`lib.book.workers`:
+    each record as a single-threaded run here gives it)."""
     generator = torch.Generator().manual_seed(seed)
     train = GraphSet.sample(settings.n_train_graphs, intact.n_vertices, generator)
     evaluation = GraphSet.sample(settings.n_eval_graphs, intact.n_vertices, generator)
-    runs = [(mode, scale) for mode in modes for scale in scales]
-    records = []
-    for index, (mode, scale) in enumerate(tqdm(runs, disable=not progress, desc="perturb and recover", mininterval=5)):
-        records.append(perturb_and_recover(intact, mode, scale, train, evaluation, settings, seed + 1 + index))
-    return records
+    runs = list(enumerate((mode, scale) for mode in modes for scale in scales))
+
+    def recover_run(run: tuple[int, tuple[str, float]]) -> dict:
+        index, (mode, scale) = run
+        return perturb_and_recover(intact, mode, scale, train, evaluation, settings, seed + 1 + index)
+
+    done = map_in_workers(recover_run, runs, workers, next(intact.parameters()).device)
+    return list(tqdm(done, total=len(runs), disable=not progress, desc="perturb and recover", mininterval=5))

@@ -33,6 +33,7 @@ from lib.bfs.graphs import frontier_distance_batch, sample_seed_graphs
 from lib.bfs.perturbation import flush_denormals
 from lib.bfs.seed_construction import StudyConstruction
 from lib.bfs.transformer import BFSTransformer
+from lib.book.workers import map_in_workers
 
 #: The six weight lists of the authors' `destroy_rand_weights`, in their order.
 WEIGHT_LISTS = ("reach key", "reach query", "reach value", "answer key", "answer query", "answer value")
@@ -167,20 +168,29 @@ def study_protocol_draw(intact, damage: Damage, steps: int, held_out: HeldOut, s
 
 def protocol_on_draws(constructions: dict, draws: list[tuple[Damage, int]], steps: int, held_out_seed: int, *,
                       n_held_out: int = 1024, batch_size: int = STUDY_BATCH_SIZE, record_every: int = 50,
-                      progress: bool = False) -> dict[str, list[dict]]:
+                      progress: bool = False, workers: int = 1) -> dict[str, list[dict]]:
     """Given draws (damage, seed), each damaged and retrained on every construction (name -> model).
 
     Draw i uses the same (list, index) and the same seed on every construction, so the columns
     are paired; the held-out graphs (`n_held_out` graphs of the study's sampler from
     `held_out_seed`) are the same graphs for all, labelled by each construction's unreachable
-    convention. `progress` shows a progress bar over the (construction, draw) runs.
+    convention. `progress` shows a progress bar over the (construction, draw) runs; with
+    `workers` > 1 on a CPU the runs go to that many single-threaded worker processes
+    (`lib.book.workers`; each run's numbers are those of a single-threaded run here).
     """
     held_out = {name: held_out_set(model, n_held_out, held_out_seed) for name, model in constructions.items()}
     runs = [(name, damage, seed) for name in constructions for damage, seed in draws]
+
+    def retrain(run: tuple[str, Damage, int]) -> dict:
+        name, damage, seed = run
+        return study_protocol_draw(constructions[name], damage, steps, held_out[name], seed,
+                                   batch_size=batch_size, record_every=record_every)
+
+    device = next(next(iter(constructions.values())).parameters()).device
     records = {name: [] for name in constructions}
-    for name, damage, seed in tqdm(runs, disable=not progress, desc="the study's protocol", mininterval=5):
-        records[name].append(study_protocol_draw(constructions[name], damage, steps, held_out[name], seed,
-                                                 batch_size=batch_size, record_every=record_every))
+    for (name, _, _), record in zip(runs, tqdm(map_in_workers(retrain, runs, workers, device), total=len(runs),
+                                               disable=not progress, desc="the study's protocol", mininterval=5)):
+        records[name].append(record)
     return records
 
 

@@ -64,6 +64,8 @@ class Chapter1Parameters(ChapterParameters):
     cpu_threads: int = parameter(
         "torch threads on the CPU (one is fastest for these small models on 2 cores)",
         low=1, high=256)
+    workers: int = parameter(
+        "worker processes that retrain damaged copies at once on a CPU (one per core)", low=1, high=256)
     recovered_below: float = parameter(
         "a run counts as recovered if its held-out MSE ends below this (about 1% of the label variance)",
         low=0.0, low_inclusive=False)

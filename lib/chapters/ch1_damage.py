@@ -143,6 +143,8 @@ class Selection:
     relative_standard_error: float
     n_held_out: int
     hits: dict[str, int]
+    #: Per weight list, how many of its matrices the picked draws hit (several noise draws can hit one).
+    matrices: dict[str, int]
 
     @property
     def count(self) -> int:
@@ -164,7 +166,8 @@ class Selection:
         return self.half_width / self.study_standard_error
 
     def sentence(self) -> str:
-        hits = ", ".join(f"{name} {count}" for name, count in self.hits.items())
+        hits = ", ".join(f"{name} {count} (on {self.matrices[name]} of its matrices)"
+                         for name, count in self.hits.items())
         return (
             f"The {self.count} draws whose MSE lies nearest {self.target:g} (on a log scale) are retrained: right "
             f"after the damage they lie between {self.low:.3f} and {self.high:.3f}, within "
@@ -180,16 +183,18 @@ class Selection:
         return {"target": self.target, "count": self.count, "low": self.low, "high": self.high,
                 "half_width": self.half_width, "relative_standard_error": self.relative_standard_error,
                 "study_standard_error": self.study_standard_error,
-                "n_held_out": self.n_held_out, "hits": self.hits}
+                "n_held_out": self.n_held_out, "hits": self.hits, "matrices": self.matrices}
 
 
 def summarize_selection(selected: list[dict], target: float, n_held_out: int) -> Selection:
     """What `lib.bfs.damage_distribution.nearest_draws` picked, for the prose and the results."""
     values = [r["mse"] for r in selected]
     hits = Counter(r["weight_list"] for r in selected)
+    matrices = Counter(weight_list for weight_list, _ in {(r["weight_list"], r["index"]) for r in selected})
     return Selection(target, min(values), max(values),
                      statistics.median(r["standard_error"] / r["mse"] for r in selected), n_held_out,
-                     {name: hits[name] for name in WEIGHT_LISTS if hits[name]})
+                     {name: hits[name] for name in WEIGHT_LISTS if hits[name]},
+                     {name: matrices[name] for name in WEIGHT_LISTS if hits[name]})
 
 
 __all__ = [

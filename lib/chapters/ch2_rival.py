@@ -16,6 +16,7 @@ import statistics
 from collections.abc import Mapping, Sequence
 
 from lib.book.tables import format_value, markdown_table
+from lib.chapters.ch2_transitions import join_words, length_name, lengths_phrase
 from lib.paths.constant_rival import RivalVerdict, judge_drops
 from lib.paths.drop_sensitivity import Found, Sensitivity, sensitivity
 from lib.paths.evaluation_curves import EvaluationCurves
@@ -105,23 +106,6 @@ def held_steps(sens: Sensitivity, n_seeds: int, lengths: Sequence[int]) -> list[
     return [{k: sens.holds.get((i, k)) for k in lengths} for i in range(n_seeds)]
 
 
-def _name(length: int, unreachable_label: int) -> str:
-    return "unreachable" if length == unreachable_label else str(length)
-
-
-def _names(lengths, unreachable_label: int) -> str:
-    names = [("unreachable targets" if k == unreachable_label else str(k)) for k in lengths]
-    reachable = [n for n in names if n != "unreachable targets"]
-    text = ("length " if len(reachable) == 1 else "lengths ") + _join(reachable) if reachable else ""
-    if len(reachable) < len(names):
-        text = _join([t for t in (text, "unreachable targets") if t])
-    return text
-
-
-def _join(items: list[str]) -> str:
-    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
-
-
 def _median(values, digits: int = 3) -> str:
     values = [v for v in values if v is not None]
     return format_value(statistics.median(values), digits) if values else "–"
@@ -139,7 +123,7 @@ def rival_table(analyses: Sequence[Analysis], sens: Sensitivity, lengths: Sequen
         dropped = [a.verdicts[k] for a in analyses if a.drops[k].dropped]
         held = [sens.holds[(i, k)] for i in range(n) if (i, k) in sens.holds]
         rows.append([
-            _name(k, unreachable_label), f"{100 * shares.get(k, 0.0):.1f}%",
+            length_name(k, unreachable_label), f"{100 * shares.get(k, 0.0):.1f}%",
             f"{len(dropped)} of {n}", f"{sum(v.transition for v in dropped)} of {n}", f"{len(held)} of {n}",
             _median(held, 3), _median([v.loss_after for v in dropped]), _median([v.mean_after for v in dropped]),
             _median([v.best_constant_loss for v in dropped]), _median([v.model_constant_loss for v in dropped])])
@@ -163,18 +147,18 @@ def order_text(order: DropOrder, n_seeds: int, unreachable_label: int) -> str:
         text = f"No length has a transition that holds in all {n_seeds} seeds"
     elif len(order.groups) == 1:
         group = order.groups[0]
-        text = (f"In all {n_seeds} seeds only {_names(group, unreachable_label)} "
+        text = (f"In all {n_seeds} seeds only {lengths_phrase(group, unreachable_label)} "
                 f"{'has a transition that holds' if len(group) == 1 else 'have transitions that hold'}"
                 + ("" if len(group) == 1 else ", in an order that changes between seeds"))
     else:
-        parts = [_names(g, unreachable_label) + (" (in an order that changes between seeds)" if len(g) > 1 else "")
+        parts = [lengths_phrase(g, unreachable_label) + (" (in an order that changes between seeds)" if len(g) > 1 else "")
                  for g in order.groups]
         text = f"In every one of the {n_seeds} seeds, " + ", then ".join(parts) + " have transitions that hold, in this order"
     extras = []
     if order.sometimes:
-        extras.append(f"{_names(order.sometimes, unreachable_label)}: in some seeds only")
+        extras.append(f"{lengths_phrase(order.sometimes, unreachable_label)}: in some seeds only")
     if order.never:
-        extras.append(f"{_names(order.never, unreachable_label)}: in none")
+        extras.append(f"{lengths_phrase(order.never, unreachable_label)}: in none")
     return text + ("; " + "; ".join(extras) if extras else "") + "."
 
 
@@ -255,7 +239,7 @@ def study_text(analyses: Sequence[Analysis], sens: Sensitivity, order: DropOrder
     transitions = sum(a.verdicts[k].transition for a in analyses for k in lengths)
     held = sum(1 for (_, k) in sens.holds if k in lengths)
     lines = [f"**Over {n} seeds and the {len(lengths)} labels with at least {100 * MIN_SHARE:.0f}% of the training "
-             f"graphs** ({_names(lengths, unreachable_label)}), the detector at its defaults finds {drops} drops; "
+             f"graphs** ({lengths_phrase(lengths, unreachable_label)}), the detector at its defaults finds {drops} drops; "
              f"the constant rival is ruled out for {transitions} of them, and {held} of those transitions hold at "
              f"every row of the sensitivity table. {order_text(order, n, unreachable_label)}"]
     if chance is not None and len(order.groups) > 1:
@@ -277,9 +261,10 @@ def main_run_text(analysis: Analysis, sens: Sensitivity, lengths: Sequence[int],
         elif not verdict.transition:
             parts.append(f"{name}: a drop at step {drop.step}, but not a transition ({verdict.reason})")
         elif (0, k) not in sens.holds:
-            lost = [f"{row.setting} = {format_value(row.value, 3)}" for row in sens.rows if (0, k) not in row.transitions]
+            lost = [f"{setting} = {format_value(value, 3)}" + (" (none)" if step is None else f" (step {step})")
+                    for setting, value, step in sens.lost_at((0, k))]
             parts.append(f"{name}: a transition at step {drop.step} ({drop.decades:.1f} decades in {drop.width} steps) "
-                         f"that does not hold across the table (lost at {', '.join(lost[:4])}"
+                         f"that does not hold across the table (missing or dated elsewhere at {', '.join(lost[:4])}"
                          + (", ..." if len(lost) > 4 else "") + ")")
         else:
             low, high = sens.step_range[(0, k)]
@@ -288,7 +273,7 @@ def main_run_text(analysis: Analysis, sens: Sensitivity, lengths: Sequence[int],
     held = [k for k in lengths if (0, k) in sens.holds]
     return (f"**Main run (graphs of up to {n_max} vertices).** Among the labels with at least "
             f"{100 * MIN_SHARE:.0f}% of the evaluation examples, "
-            + (f"{_names(held, unreachable_label)} {'has a transition that holds' if len(held) == 1 else 'have transitions that hold'}"
+            + (f"{lengths_phrase(held, unreachable_label)} {'has a transition that holds' if len(held) == 1 else 'have transitions that hold'}"
                if held else "none has a transition that holds")
             + ": " + "; ".join(parts) + ".")
 
@@ -326,7 +311,7 @@ def summary_text(summary: dict, training, curves: TransitionCurves, analyses: Se
         + (f"{len(order.groups)} lengths have transitions that hold, each in its own place in every seed." if one_at_a_time
            else "it would need at least two lengths with transitions that hold in every seed, in one order."),
         f"- In the main run, on graphs of up to {training.n_max} vertices, "
-        + (f"{_names(main_held, main_unreachable_label)} {'has a transition that holds' if len(main_held) == 1 else 'have transitions that hold'}"
+        + (f"{lengths_phrase(main_held, main_unreachable_label)} {'has a transition that holds' if len(main_held) == 1 else 'have transitions that hold'}"
            if main_held else "no length has a transition that holds") + ".",
         f"- At the end of the main run the largest remaining loss is on {main_order.hardest_name} "
         f"({main_order.hardest_loss:.3f}, on {main_order.hardest_count} of {training.eval_size} evaluation "

@@ -69,6 +69,8 @@ class Chapter3Parameters(ChapterParameters):
         low=1, high=20, smoke=at_most(2))
     cpu_threads: int = parameter(
         "torch threads on the CPU (one is fastest for these small models on 2 cores)", low=1, high=256)
+    workers: int = parameter(
+        "worker processes that train the further seeds at once on a CPU (one per core)", low=1, high=256)
 
     def check_consistency(self) -> None:
         check_schedule("length_learning_rates", self.length_learning_rates,

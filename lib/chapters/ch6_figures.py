@@ -190,8 +190,9 @@ def jacobian_figure(study: JacobianStudy) -> go.Figure:
     fig.update_xaxes(title_text="rank", row=1, col=1)
     fig.update_xaxes(title_text="training step", row=1, col=2)
     fig.update_yaxes(title_text="singular value", type="log", row=1, col=1)
-    fig.update_yaxes(title_text="largest singular value", type="log", row=1, col=2)
-    fig.update_yaxes(title_text="accuracy", range=[0, 1.02], row=1, col=2, secondary_y=True)
+    # secondary_y=False: without it the update reaches the accuracy axis too and makes it logarithmic.
+    fig.update_yaxes(title_text="largest singular value", type="log", row=1, col=2, secondary_y=False)
+    fig.update_yaxes(title_text="accuracy", type="linear", range=[0, 1.02], row=1, col=2, secondary_y=True)
     return finish(fig, f"Training Jacobian ({study.n_parameters} x {study.n_parameters}), composed over "
                        f"segments of {study.segment} steps", height=440)
 
@@ -204,7 +205,7 @@ def sketched_jacobian_figure(run: SketchRun) -> go.Figure:
     study = run.study
     fig = make_subplots(rows=1, cols=2, subplot_titles=("largest and typical singular value",
                                                         f"the {study.sketch_size} largest singular values"),
-                        specs=[[{"secondary_y": True}, {}]])
+                        specs=[[{"secondary_y": True}, {}]], horizontal_spacing=0.2)
     steps = study.boundaries.tolist()
     for dtype, dash in (("float64", "solid"), ("float32", "dot")):
         # a float32 run whose tangents overflowed has no bound there: a gap in its line
@@ -224,8 +225,9 @@ def sketched_jacobian_figure(run: SketchRun) -> go.Figure:
     fig.add_hline(y=1.0, line={"color": "#999999", "dash": "dot", "width": 1}, row=1, col=2)
     fig.update_xaxes(title_text="training step", row=1, col=1)
     fig.update_xaxes(title_text="rank", row=1, col=2)
-    fig.update_yaxes(title_text="singular value", type="log", row=1, col=1)
-    fig.update_yaxes(title_text="accuracy", range=[0, 1.02], row=1, col=1, secondary_y=True)
+    # secondary_y=False: without it the update reaches the accuracy axis too and makes it logarithmic.
+    fig.update_yaxes(title_text="singular value", type="log", row=1, col=1, secondary_y=False)
+    fig.update_yaxes(title_text="accuracy", type="linear", range=[0, 1.02], row=1, col=1, secondary_y=True)
     fig.update_yaxes(title_text="singular value (estimate)", type="log", row=1, col=2)
     return finish(fig, f"Training Jacobian at P = {study.n_parameters:,}, read through {study.sketch_size} "
                        "directions", height=440)

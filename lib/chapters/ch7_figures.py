@@ -96,17 +96,23 @@ def attention_fraction_figure(fractions: AttentionFractions) -> go.Figure:
                         horizontal_spacing=0.08)
     panels = ((fractions.from_edges, fractions.edge_chance, EDGE_QUERY_CATEGORIES),
               (fractions.from_target, fractions.target_chance, TARGET_QUERY_CATEGORIES))
+    # One colour and one legend entry per category, whichever panel shows it ("itself" is in both).
+    colours = {name: PALETTE[i % len(PALETTE)]
+               for i, name in enumerate(dict.fromkeys(EDGE_QUERY_CATEGORIES + TARGET_QUERY_CATEGORIES))}
+    shown = set()
     for col, (shares, chance, categories) in enumerate(panels, start=1):
         heads = _head_names(shares)
         for index, category in enumerate(categories):
             fig.add_trace(go.Bar(x=heads, y=shares[..., index].flatten().tolist(), name=category,
-                                 marker_color=PALETTE[index + 4 * (col - 1)],
+                                 marker_color=colours[category], legendgroup=category,
+                                 showlegend=category not in shown,
                                  hovertemplate=f"{category}: %{{y:.3f}}<extra>%{{x}}</extra>"), row=1, col=col)
             fig.add_trace(go.Scatter(x=heads, y=[float(chance[index])] * len(heads), mode="markers",
                                      marker={"symbol": "line-ew-open", "size": 14, "color": "black"},
                                      name="uniform attention", legendgroup="chance",
                                      showlegend=col == 1 and index == 0,
                                      hovertemplate=f"uniform: %{{y:.3f}}<extra>{category}</extra>"), row=1, col=col)
+            shown.add(category)
     fig.update_layout(barmode="group", legend={"orientation": "h", "y": -0.25})
     fig.update_yaxes(title_text="share of attention", range=[0, 1], row=1, col=1)
     fig.update_yaxes(range=[0, 1], row=1, col=2)

@@ -63,6 +63,7 @@ class Sensitivity:
         holds: (seed, length) of the default transitions found at every row within the
             default drop's fall, with their default step.
         step_range: for each of `holds`, the earliest and latest step over the rows.
+        slack: steps by which a row's transition may lie outside the default drop's fall.
     """
 
     base: DropSettings
@@ -70,6 +71,18 @@ class Sensitivity:
     default: dict
     holds: dict[tuple[int, int], int]
     step_range: dict[tuple[int, int], tuple[int, int]]
+    slack: int = 10
+
+    def same_transition(self, key: tuple[int, int], step: int | None) -> bool:
+        """Whether a row's transition at `step` is the default transition `key` (within its fall)."""
+        _, _, start, end = self.default[key]
+        return step is not None and start - self.slack <= step <= end + self.slack
+
+    def lost_at(self, key: tuple[int, int]) -> list[tuple[str, float, int | None]]:
+        """(setting, value, the row's step or None) of every row where the default transition
+        `key` is missing (None) or dated outside its fall: why it does not hold."""
+        return [(row.setting, row.value, row.transitions.get(key)) for row in self.rows
+                if not self.same_transition(key, row.transitions.get(key))]
 
     def held_count(self, length: int) -> int:
         """In how many seeds the transition of `length` holds across the table."""
@@ -118,15 +131,13 @@ def sensitivity(analyse: Callable[[DropSettings], Found], base: DropSettings = D
             rows.append(SensitivityRow(
                 setting, value, tuple(sorted(key for key, f in found.items() if f[0] is not None)),
                 {key: f[0] for key, f in sorted(found.items()) if f[1]}))
-    holds, step_range = {}, {}
-    for key, (step, transition, start, end) in sorted(default.items()):
-        if not transition:
-            continue
-        steps = [row.transitions.get(key) for row in rows]
-        if all(s is not None and start - slack <= s <= end + slack for s in steps):
-            holds[key] = step
-            step_range[key] = (min(steps), max(steps))
-    return Sensitivity(base, tuple(rows), default, holds, step_range)
+    table = Sensitivity(base, tuple(rows), default, {}, {}, slack)
+    for key, (step, transition, _, _) in sorted(default.items()):
+        if transition and not table.lost_at(key):
+            steps = [row.transitions[key] for row in rows]
+            table.holds[key] = step
+            table.step_range[key] = (min(steps), max(steps))
+    return table
 
 
 __all__ = ["SENSITIVITY_RANGES", "Sensitivity", "SensitivityRow", "sensitivity"]

@@ -20,13 +20,13 @@ the drops.
 from __future__ import annotations
 
 import dataclasses
-import multiprocessing
 import time
 from collections.abc import Sequence
 
 import torch
 from tqdm.auto import tqdm
 
+from lib.book.workers import can_fork, map_in_workers
 from lib.paths.sampler import SamplerOptions, sample_with_options
 from lib.paths.training import PathTrainingConfig, predict, start_training, train
 
@@ -126,10 +126,8 @@ def _study_steps(config: PathTrainingConfig, eval_every: int) -> list[int]:
 
 
 def _one_seed(config: PathTrainingConfig, seed: int, evaluation: BalancedEvaluationSet, eval_every: int,
-              threads: int | None = None, bar=None) -> tuple[torch.Tensor, torch.Tensor, float]:
+              bar=None) -> tuple[torch.Tensor, torch.Tensor, float]:
     """One model's curves: (steps, lengths) loss and mean prediction, and its seconds."""
-    if threads is not None:
-        torch.set_num_threads(threads)
     started = time.perf_counter()
     run = start_training(dataclasses.replace(config, seed=seed))
     curve, mean = [], []
@@ -145,10 +143,6 @@ def _one_seed(config: PathTrainingConfig, seed: int, evaluation: BalancedEvaluat
     return torch.stack(curve), torch.stack(mean), time.perf_counter() - started
 
 
-def _one_seed_in_worker(arguments) -> tuple[torch.Tensor, torch.Tensor, float]:
-    return _one_seed(*arguments, threads=1)
-
-
 def run_transition_study(config: PathTrainingConfig, seeds: Sequence[int], evaluation: BalancedEvaluationSet,
                          eval_every: int, *, progress: bool = True, workers: int = 1) -> TransitionCurves:
     """Train one model per seed with `config` (its seed replaced) and score it on `evaluation`
@@ -161,14 +155,11 @@ def run_transition_study(config: PathTrainingConfig, seeds: Sequence[int], evalu
     steps = _study_steps(config, eval_every)
     bar = tqdm(total=len(seeds) * config.total_steps, disable=None if progress else True, mininterval=30,
                desc="transition study")
-    parallel = (workers > 1 and len(seeds) > 1 and torch.device(config.device).type == "cpu"
-                and "fork" in multiprocessing.get_all_start_methods())
-    if parallel:
+    if can_fork(min(workers, len(seeds)), config.device):
         results = []
-        with multiprocessing.get_context("fork").Pool(min(workers, len(seeds))) as pool:
-            for result in pool.imap(_one_seed_in_worker, [(config, seed, evaluation, eval_every) for seed in seeds]):
-                results.append(result)
-                bar.update(config.total_steps)
+        for result in map_in_workers(lambda seed: _one_seed(config, seed, evaluation, eval_every), seeds, workers):
+            results.append(result)
+            bar.update(config.total_steps)
     else:
         results = [_one_seed(config, seed, evaluation, eval_every, bar=bar) for seed in seeds]
     bar.close()
