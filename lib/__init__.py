@@ -13,6 +13,7 @@ Module map (chapters in brackets):
 lib.book       what every chapter uses
   params                 papermill parameters: declared once, validated by one function [all]
   results                atomic JSON and checkpoint writes [all]
+  record                 numbers recorded once for the prose and the results JSON; the words that flip with the data [5]
   plotting               plotly conventions and the static slider over precomputed steps [all]
   live                   the live ipywidgets panels: a slider's range, a panel with a run button [1, 2, 6]
   tables                 markdown tables from rows of numbers [all]
@@ -24,6 +25,7 @@ lib.book       what every chapter uses
   code_fingerprint       which code produced a committed notebook's outputs (make notebooks, tests) [all]
   sphinx_outputs         how the HTML book (Sphinx, MyST-NB) shows plotly figures and widget panels [book]
   figure_style           the book's one figure style, applied to every figure when the book is staged [book]
+  workers                independent runs mapped over forked single-threaded worker processes [1-3]
 lib.bfs        the hand-built BFS transformer (study 1, part 1)
   transformer            the construction: weights set by hand, n layers of n + 1 heads [1]
   graphs                 adjacency-matrix graph samplers and the plain BFS oracle [1]
@@ -107,11 +109,11 @@ lib.chapters   glue of each chapter: its parameters, runs, summaries and figures
   ch4_results            typed outcomes of each pair and subsample, tables, the chapter's checks
   ch4_report             published counts beside this run's, like for like; the sweep that feeds 5-6; results JSON
   ch5, ch5_figures       complexity of the grokked solution
-  ch5_results            summaries per outcome, correlations, AUCs, the S5 LLC course beside the study's; results JSON
+  ch5_results            summaries per outcome, their comparisons, correlations, AUCs, the S5 LLC course beside the study's; results JSON
   ch5_trajectory         the LLC along training: S4 seeds per outcome, S5 seeds as in the study
   ch5_chain_length       the LLC estimate against the SGLD chain length, and where it settles
   ch5_population         end-of-training correlations over the sweep's population; the study's circuit efficiency
-  ch5_measures           the study's S5 measures over time: the run, rankings of the measures, table, sentences, results
+  ch5_measures           the study's S5 measures over time: the run, rankings of the measures, table, the claim, results
   ch6, ch6_figures       determination: parameters, seeds per outcome, transplant and Jacobian runs; figures
   ch6_results            decision epochs by noise shape, flips by both definitions, ungrok criteria, tables, results JSON
   ch6_jacobian           the Jacobian at the authors' scale: rows, growth per seed, verdicts on the study's two claims

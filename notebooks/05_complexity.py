@@ -83,34 +83,36 @@ from IPython.display import Markdown, display
 
 from lib.book.params import apply_cpu_threads, validate_parameters
 from lib.book.plotting import configure_notebook_rendering
+from lib.book.record import Record, direction, share, verdict
 from lib.book.reproducibility import seed_everything
 from lib.book.results import write_results
 from lib.chapters.ch5 import (
     GROUPS, Chapter5Parameters, first_seed_per_outcome, measure_end_of_training, regression_check,
 )
 from lib.chapters.ch5_measures import (
-    measure_s5_run, measures_results, run_summary, s5_measures_sweep, tracking_rows,
-    tracking_sentence, tracking_table,
+    MEASURE_LABELS, claim_comparison, measure_s5_run, measures_results, run_summary, s5_measures_sweep,
+    tracking_rows, tracking_table,
 )
 from lib.chapters.ch5_population import (
-    efficiency_auc, efficiency_sentence, efficiency_summaries, efficiency_table, population_results,
+    efficiency_auc, efficiency_summaries, efficiency_table, grid_step, population_results,
     study_efficiency, sweep_correlations,
 )
 from lib.chapters.ch5_chain_length import (
-    chain_length_results, chain_length_sentence, chain_length_table, end_of_training_rows,
+    chain_length_results, chain_length_summary, chain_length_table, end_of_training_rows,
     trajectory_rows,
 )
 from lib.chapters.ch5_figures import (
     llc_spread_figure, llc_trajectory_figure, measure_scatter_figure, measures_over_time_figure,
     rescaling_figure,
 )
-from lib.chapters.ch5_trajectory import llc_over_training, s5_llc_over_training
+from lib.chapters.ch5_trajectory import course_table, llc_over_training, s5_llc_over_training
 from lib.chapters.ch5_results import (
-    MEASURE_NAMES, auc_table, chapter_results, compare_outcomes, measure_correlations, outcome_aucs,
-    outcome_summaries, s5_comparison_sentence, strongest_separator, summary_table,
+    MEASURE_NAMES, auc_table, chapter_results, measure_correlations, outcome_aucs, outcome_comparison,
+    outcome_summaries, s5_comparison, s5_course_table, strongest_separator, summary_table,
 )
 from lib.grokking.circuit_efficiency import loss_along_rescaling
 from lib.grokking.mlp import select_instances
+from lib.grokking.study import PUBLISHED_S5_LLC, S5_MEASURES_CLAIM
 from lib.grokking.study_sweep import choose_seeds, load_s4_sweep, outcome_groups
 from lib.book.tables import markdown_table
 
@@ -120,6 +122,7 @@ apply_cpu_threads(config.cpu_threads, config.device)
 seed_everything(config.seed)
 configure_notebook_rendering()
 seconds = {}
+record = Record()  # the numbers the prose cites as {{key}}; they also go to the results JSON
 print(config.sgld)
 
 # %% [markdown]
@@ -163,10 +166,17 @@ print(config.sgld)
 # %%
 # NBVAL_CHECK_OUTPUT
 check = regression_check(torch.Generator().manual_seed(config.seed))
-print(f"linear regression, d = 4: LLC estimate {check.estimate:.3f} +- {check.sem:.3f} (standard "
-      f"error over chains); exact mean at these SGLD settings {check.expected:.3f}; d / 2 = "
-      f"{check.learning_coefficient}")
+record("check.estimate", check.estimate, ".3f")
+record("check.sem", check.sem, ".3f")
+record("check.expected", check.expected, ".3f")
+record("check.learning_coefficient", check.learning_coefficient, "g")
 assert check.passes, "the estimator misses a known learning coefficient"
+
+# %% [markdown]
+# On linear regression with $d = 4$ the estimate is {{check.estimate}} +- {{check.sem}} (standard
+# error over chains), where the exact mean of the estimator at these SGLD settings is
+# {{check.expected}} and $d/2$ = {{check.learning_coefficient}}; the cell asserts that it lies
+# within 4 standard errors of the first and within 10% of the second.
 
 # %% [markdown]
 # ## Chapter 4's seeds
@@ -183,11 +193,21 @@ sweep = load_s4_sweep(config)
 result = sweep.result
 groups = outcome_groups(result, config.grok_threshold)
 counts = {name: int((groups == code).sum()) for code, name in enumerate(GROUPS)}
-print(f"S4 sweep: {sweep.source}" + (f" ({sweep.path})" if sweep.path else "")
-      + f", {result.n_instances} seeds, {result.training_config.epochs} epochs; outcomes: {counts}")
+print(f"S4 sweep: {sweep.source}" + (f" ({sweep.path})" if sweep.path else ""))
 chosen = choose_seeds(groups, config.neither_sample, torch.Generator().manual_seed(config.seed))
-print(f"measured: {len(chosen)} seeds (every grokker and {int((groups[chosen] == 2).sum())} of the "
-      f"{counts['neither']} that grokked neither)")
+record("sweep.source", {"checkpoint": "loaded from chapter 4's file", "trained": "trained here"}.get(sweep.source, sweep.source))
+record("sweep.seeds", result.n_instances, ",")
+record("sweep.epochs", result.training_config.epochs, ",")
+for name, key in zip(GROUPS, ("grokked_s4", "grokked_a4", "neither")):
+    record(f"sweep.{key}", counts[name], ",")
+record("sweep.measured", len(chosen), ",")
+record("sweep.neither_measured", int((groups[chosen] == 2).sum()), ",")
+
+# %% [markdown]
+# The S4 sweep was {{sweep.source}}: {{sweep.seeds}} seeds trained {{sweep.epochs}} epochs, of
+# which {{sweep.grokked_s4}} grokked S4, {{sweep.grokked_a4}} grokked A4 x Z2 and
+# {{sweep.neither}} neither. Measured here: {{sweep.measured}} seeds, every grokker and
+# {{sweep.neither_measured}} of the {{sweep.neither}} that grokked neither.
 
 # %% [markdown]
 # ## At the end of training
@@ -205,13 +225,29 @@ started = time.perf_counter()
 end = measure_end_of_training(result, chosen, groups, config, torch.Generator().manual_seed(config.seed + 1))
 seconds["end_of_training"] = time.perf_counter() - started
 print(f"LLC of {len(chosen)} seeds x {config.llc_chains} chains x {config.llc_steps} steps in "
-      f"{end.llc_seconds:.0f} s; common norm for efficiency: {end.efficiency_norm:.2f}")
+      f"{end.llc_seconds:.0f} s")
+record("end.efficiency_norm", end.efficiency_norm, ".2f")
 
 # %%
 summaries = outcome_summaries(end, resamples=config.bootstrap_resamples,
                               generator=torch.Generator().manual_seed(config.seed + 2))
 display(Markdown(summary_table(summaries)))
 measure_scatter_figure(end).show()
+# Two outcomes compared on every measure (the summary cites these).
+compared = {f"{measure}.s4_vs_neither": outcome_comparison(summaries, measure, "grokked S4", "neither")
+            for measure in MEASURE_NAMES}
+compared["llc.s4_vs_a4"] = outcome_comparison(summaries, "llc", "grokked S4", "grokked A4xZ2")
+for name, c in compared.items():
+    for side, estimate, count in (("first", c.first, c.first_count), ("second", c.second, c.second_count)):
+        record(f"compare.{name}.{side}", estimate.value, ".3g")
+        record(f"compare.{name}.{side}_low", estimate.low, ".3g")
+        record(f"compare.{name}.{side}_high", estimate.high, ".3g")
+        record(f"compare.{name}.{side}_seeds", count, ",")
+    record(f"compare.{name}.relation", direction(c.first.value, c.second.value, above="higher than",
+                                                 below="lower than", equal="equal to",
+                                                 undefined="not measured beside"))
+    record(f"compare.{name}.intervals", verdict(c.apart, yes="are apart", no="overlap",
+                                                undefined="cannot be compared"))
 
 # %% [markdown]
 # How much does one estimate move between chains? The figure shows every chain's estimate
@@ -221,10 +257,18 @@ measure_scatter_figure(end).show()
 
 # %%
 spread, sem = float(end.llc.std.mean()), float(end.llc.sem.mean())
-print(f"mean spread of the LLC over chains: {spread:.2f}; mean standard error with "
-      f"{config.llc_chains} chains: {sem:.2f}; with 100 chains it would be about "
-      f"{spread / 10:.2f}")
+record("end.llc_spread", spread, ".2f")
+record("end.llc_sem", sem, ".2f")
+record("end.llc_chains", config.llc_chains, ",")
+record("end.llc_steps", config.llc_steps, ",")
+record("end.llc_sem_at_100_chains", spread / 10, ".2f")
+record("end.llc_sem_shrink_at_100_chains", (100 / config.llc_chains) ** 0.5, ".1f")
 llc_spread_figure(end).show()
+
+# %% [markdown]
+# The mean spread of the LLC over chains is {{end.llc_spread}}; the mean standard error with
+# {{end.llc_chains}} chains is {{end.llc_sem}}, and with 100 chains it would be about
+# {{end.llc_sem_at_100_chains}}.
 
 # %% [markdown]
 # ## Correlations and prediction
@@ -246,6 +290,15 @@ for c in population:
           f"Spearman {c.spearman:.3f}")
 for c in correlations:
     print(f"{c.first} vs {c.second}, measured seeds unweighted: Pearson {c.pearson:.3f}, Spearman {c.spearman:.3f}")
+loss_norm, loss_llc = population[0], population[1]
+record("corr.loss_llc_pearson", loss_llc.pearson, ".2f")
+record("corr.loss_llc_spearman", loss_llc.spearman, ".2f")
+record("corr.loss_llc_seeds", loss_llc.n_seeds, ",")
+record("corr.loss_norm_pearson", loss_norm.pearson, ".2f")
+record("corr.loss_norm_spearman", loss_norm.spearman, ".2f")
+record("corr.loss_norm_seeds", loss_norm.n_seeds, ",")
+record("corr.loss_norm_against_loss_llc", direction(loss_norm.spearman, loss_llc.spearman, above="the higher",
+                                                    below="the lower", equal="as high as the first"))
 
 # %% [markdown]
 # Which measure tells the outcomes apart? The ROC AUC of a measure is the probability that a
@@ -258,12 +311,20 @@ for c in correlations:
 aucs = outcome_aucs(end, resamples=config.bootstrap_resamples,
                     generator=torch.Generator().manual_seed(config.seed + 3))
 display(Markdown(auc_table(aucs)))
+best_auc = strongest_separator(aucs)
+record("auc.best_measure", MEASURE_NAMES[best_auc.measure])
+record("auc.best", best_auc.either_vs_neither.value, ".2f")
+record("auc.best_low", best_auc.either_vs_neither.low, ".2f")
+record("auc.best_high", best_auc.either_vs_neither.high, ".2f")
+record("auc.best_side", direction(best_auc.either_vs_neither.value, 0.5))
+record("auc.best_marks", direction(best_auc.either_vs_neither.value, 0.5, above="higher", below="lower",
+                                   equal="neither higher nor lower", undefined="undetermined"))
 
 # %% [markdown]
 # ## Circuit efficiency
 #
-# The rescaling curves of one seed per outcome, and the common norm at which the efficiency of
-# every seed is read.
+# The rescaling curves of one seed per outcome, and the common norm, {{end.efficiency_norm}}, at which
+# the efficiency of every seed is read.
 
 # %%
 positions = first_seed_per_outcome(end)
@@ -291,9 +352,25 @@ efficiency_rows = efficiency_summaries(efficiency, resamples=config.bootstrap_re
 efficiency_separation = efficiency_auc(efficiency, resamples=config.bootstrap_resamples,
                                        generator=torch.Generator().manual_seed(config.seed + 10))
 display(Markdown(markdown_table(*efficiency_table(efficiency_rows))))
-efficiency_text = efficiency_sentence(efficiency_rows, efficiency_separation,
-                                      float(efficiency.optimum.excess.max()))
-display(Markdown(efficiency_text + "."))
+record("efficiency.grid_step", grid_step(), ".1%")
+record("efficiency.largest_excess", float(efficiency.optimum.excess.max()), ".2g")
+record("efficiency.fewest_seeds", min(r.count for r in efficiency_rows), ",")
+record("efficiency.auc", efficiency_separation.value, ".2f")
+record("efficiency.auc_low", efficiency_separation.low, ".2f")
+record("efficiency.auc_high", efficiency_separation.high, ".2f")
+record("efficiency.auc_side", direction(efficiency_separation.value, 0.5))
+record("efficiency.s4_side", direction(efficiency_separation.value, 0.5, above="higher", below="lower",
+                                       equal="neither higher nor lower", undefined="undetermined"))
+
+# %% [markdown]
+# Along the rescaling curve (factors {{efficiency.grid_step}} apart) every trained seed sits at
+# the minimum of its own training objective (the largest excess over it is
+# {{efficiency.largest_excess}}), so the study's quantity tells the outcomes apart only by that
+# minimum, cross-entropy plus wd/2 times the squared norm: its median per outcome is in the last
+# column (the smallest outcome holds {{efficiency.fewest_seeds}} seed(s); under 10 a comparison is
+# not firm). The AUC of the seeds that grokked S4 against the others is {{efficiency.auc}} (95%
+# interval {{efficiency.auc_low}} to {{efficiency.auc_high}}), {{efficiency.auc_side}} 0.5: the
+# S4 grokkers' minimum objectives are {{efficiency.s4_side}}.
 
 # %% [markdown]
 # ## The LLC along training
@@ -312,10 +389,15 @@ display(Markdown(efficiency_text + "."))
 started = time.perf_counter()
 trajectory = llc_over_training(result, groups, config, torch.Generator().manual_seed(config.seed + 4))
 seconds["llc_over_training"] = time.perf_counter() - started
-print(f"retrained seeds end with the outcome they had in the sweep: {trajectory.same_outcome}")
-for k in range(len(trajectory.labels)):
-    print(trajectory.describe(k))
+record("s4_course.same_outcome", verdict(trajectory.same_outcome, yes="end with", no="do not all end with"))
+display(Markdown(markdown_table(*course_table(trajectory))))
 llc_trajectory_figure(trajectory, "The LLC along training, one S4 seed per outcome").show()
+
+# %% [markdown]
+# The retrained seeds {{s4_course.same_outcome}} the outcome they had in the sweep. The table
+# gives each seed's LLC from the snapshot at which it fits its training set, at its highest and at
+# the end, and for a seed that groks, at the snapshots before and after grokking: the change
+# across grokking beside the change from its highest value to the snapshot before.
 
 # %% [markdown]
 # Then the study's own setting: S5 vs A5 x Z2 with $d = h = 128$ and the unembedding bias,
@@ -333,11 +415,44 @@ llc_trajectory_figure(trajectory, "The LLC along training, one S4 seed per outco
 started = time.perf_counter()
 s5_trajectory = s5_llc_over_training(config, torch.Generator().manual_seed(config.seed + 8))
 seconds["s5_llc_over_training"] = time.perf_counter() - started
-for k in range(len(s5_trajectory.labels)):
-    print(s5_trajectory.describe(k))
-s5_peak, s5_end = s5_trajectory.peak_and_end()
-display(Markdown(s5_comparison_sentence(s5_trajectory)))
+s5 = s5_comparison(s5_trajectory)
+s5_model = s5_trajectory.result.model_config
+record("s5.dim", s5_model.embed_dim, "d")
+record("s5.bias", verdict(s5_model.unembed_bias, yes="with", no="without"))
+record("s5.chains", s5_trajectory.sgld.chains, "d")
+record("s5.steps", s5_trajectory.sgld.steps, ",")
+record("s5.chains_as_study", verdict(s5.same_chains, yes="as in", no="against"))
+record("s5.model_as_study", verdict(s5.same_model, yes="as in", no="against"))
+record("s5.seeds", s5.seeds, "d")
+record("s5.fitted", s5.fitted, "d")
+record("s5.snapshots", ", ".join(str(int(e)) for e in s5_trajectory.epochs))
+record("s5.peak", s5.peak, ",.0f")
+record("s5.final", s5.final, ",.0f")
+record("s5.peak_ratio", s5.peak_ratio, ".2f")
+record("s5.final_ratio", s5.final_ratio, ".2f")
+record("s5.study_peaks", f"{s5.study_peak_low:,}-{s5.study_peak_high:,}")
+record("s5.study_peak_epochs", "-".join(str(e) for e in PUBLISHED_S5_LLC["peak_epochs"]))
+record("s5.study_finals", f"{s5.study_final_low:,}-{s5.study_final_high:,}")
+record("s5.study_instances", PUBLISHED_S5_LLC["instances"], "d")
+record("s5.study_chains", PUBLISHED_S5_LLC["chains"], "d")
+record("s5.study_steps", PUBLISHED_S5_LLC["steps"], ",")
+record("s5.study_every", PUBLISHED_S5_LLC["checkpoint_every"], "d")
+display(Markdown(markdown_table(*s5_course_table(s5_trajectory))))
 llc_trajectory_figure(s5_trajectory, f"The LLC along training of S5 vs A5 x Z2 seeds (d = h = {config.s5_dim})").show()
+
+# %% [markdown]
+# S5 vs A5 x Z2 (d = h = {{s5.dim}}, {{s5.bias}} the unembedding bias, {{s5.chains}} chains of
+# {{s5.steps}} SGLD steps per snapshot): {{s5.fitted}} of the {{s5.seeds}} seed(s) fit the
+# training set, and only their snapshots from then on have a meaningful LLC. The table sets each
+# such seed beside the study's instance with its outcome, one seed against one instance. The
+# study's run peaked at {{s5.study_peaks}} near epochs {{s5.study_peak_epochs}} and ended at
+# {{s5.study_finals}} {cite:p}`wu2025ambiguous`: the mean highest value here, {{s5.peak}}, is
+# {{s5.peak_ratio}} times the middle of their range and the mean final one, {{s5.final}},
+# {{s5.final_ratio}} times. What differs: {{s5.seeds}} seed(s) against the study's
+# {{s5.study_instances}}; snapshots at epochs {{s5.snapshots}} against every {{s5.study_every}};
+# the chains ({{s5.chains}} of {{s5.steps}} steps) {{s5.chains_as_study}} the study's
+# ({{s5.study_chains}} of {{s5.study_steps}}); the model (d = h = {{s5.dim}}, {{s5.bias}} the
+# bias) {{s5.model_as_study}} the study's (128, with the bias).
 
 # %% [markdown]
 # ## How long must a chain be?
@@ -354,7 +469,30 @@ chain_rows = (trajectory_rows(s5_trajectory, tuple(config.chain_lengths), "S5")
               + trajectory_rows(trajectory, tuple(config.chain_lengths), "S4")
               + end_of_training_rows(end, config.sgld, tuple(config.chain_lengths)))
 display(Markdown(markdown_table(*chain_length_table(chain_rows))))
-display(Markdown(chain_length_sentence(chain_rows) + "."))
+chains = chain_length_summary(chain_rows)
+record("chains.shortest", chains.shortest, ",")
+record("chains.longest", chains.longest, ",")
+record("chains.second", chains.second, ",")
+record("chains.rows", chains.rows, ",")
+record("chains.higher", chains.higher, ",")
+record("chains.excess_low", chains.excess_low, "+.0%")
+record("chains.excess_high", chains.excess_high, "+.0%")
+record("chains.short_chains", share(chains.higher, chains.rows, every="overestimate, they are not lower bounds",
+                                    some="do not err in one direction", none="underestimate"))
+record("chains.within", chains.within, ".0%")
+record("chains.settled_low", chains.settled_low, ",")
+record("chains.settled_high", chains.settled_high, ",")
+record("chains.unsettled", chains.unsettled, ",")
+
+# %% [markdown]
+# Chains of {{chains.shortest}} steps give estimates {{chains.excess_low}} to
+# {{chains.excess_high}} off the {{chains.longest}}-step ones over the {{chains.rows}} estimates of
+# the table ({{chains.higher}} of {{chains.rows}} higher: short chains {{chains.short_chains}}).
+# The estimates stay within {{chains.within}} of the {{chains.longest}}-step value from
+# {{chains.settled_low}} to {{chains.settled_high}} steps on, and {{chains.unsettled}} of
+# {{chains.rows}} still move by more than {{chains.within}} between {{chains.second}} and
+# {{chains.longest}} steps (the longest length is where the comparison ends, not proof that an
+# estimate settled).
 
 # %% [markdown]
 # ## Measures over time, as the study followed them
@@ -382,18 +520,56 @@ s5_run = s5_measures_sweep(config)
 over_time = measure_s5_run(s5_run, config, torch.Generator().manual_seed(config.seed + 5))
 seconds["measures_over_time"] = time.perf_counter() - started
 s5_summary = run_summary(s5_run, config.grok_threshold)
-print(f"S5, d = h = {config.measures_dim}, no bias, {s5_run.train_left.numel()} of 14,400 pairs, "
-      f"{config.measures_epochs} epochs: fits its training set at epoch {s5_summary['fitted_epoch']}, "
-      f"groks S5 at epoch {s5_summary['grok_epoch']} (-1: never); final accuracy on the whole table "
-      f"{s5_summary['final_test_accuracy']:.3f}")
+record("over_time.dim", config.measures_dim, "d")
+record("over_time.n_train", s5_run.train_left.numel(), ",")
+record("over_time.train_fraction", config.measures_train_fraction, ".0%")
+record("over_time.epochs", config.measures_epochs, ",")
+record("over_time.fitted_epoch", s5_summary["fitted_epoch"], "d")
+record("over_time.grok_epoch", s5_summary["grok_epoch"], "d")
+record("over_time.final_test_accuracy", s5_summary["final_test_accuracy"], ".3f")
 costs = over_time.seconds_per_checkpoint()
 print(f"{len(over_time.epochs)} checkpoints, {len(over_time.sparse)} on the sparse grid; seconds per "
       f"checkpoint: cheap measures {costs['cheap_measures']:.3f}, PAC-Bayes search {costs['pac_bayes']:.1f}, "
       f"LLC ({over_time.sgld.chains} x {over_time.sgld.steps} steps) {costs['llc']:.1f}")
 tracking = tracking_rows(over_time)
 display(Markdown(markdown_table(*tracking_table(tracking))))
-display(Markdown(tracking_sentence(tracking, over_time, config) + "."))
 measures_over_time_figure(over_time).show()
+claim = claim_comparison(tracking)
+dense = tracking["dense"]
+record("over_time.dense_checkpoints", dense[0].checkpoints, ",")
+record("over_time.dense_every", config.measures_every, "d")
+record("over_time.dense_best", MEASURE_LABELS[dense[0].measure])
+record("over_time.dense_best_spearman", dense[0].spearman, ".2f")
+record("over_time.inverse_margin_infinite", {r.measure: r for r in dense}["inverse_margin"].infinite, ",")
+record("over_time.sparse_checkpoints", claim.checkpoints, ",")
+record("over_time.sparse_every", config.measures_sparse_every, "d")
+record("over_time.llc_chains", over_time.sgld.chains, "d")
+record("over_time.llc_steps", over_time.sgld.steps, ",")
+record("over_time.sparse_best", MEASURE_LABELS[claim.best])
+record("over_time.sparse_best_spearman", claim.best_spearman, ".2f")
+record("over_time.llc_rank", claim.llc_rank, "d")
+record("over_time.measures", claim.n_measures, "d")
+record("over_time.llc_spearman", claim.llc_spearman, ".2f")
+record("over_time.study_also_good", " and the ".join(MEASURE_LABELS[m] for m in S5_MEASURES_CLAIM["also_good"]))
+record("over_time.claim", verdict(claim.reproduced, yes="reproduced", no="not reproduced"))
+
+# %% [markdown]
+# The S5 model (d = h = {{over_time.dim}}, no bias, {{over_time.n_train}} of 14,400 pairs,
+# {{over_time.epochs}} epochs) fits its training set at epoch {{over_time.fitted_epoch}} and groks
+# S5 at epoch {{over_time.grok_epoch}} (-1: never); its final accuracy on the whole table is
+# {{over_time.final_test_accuracy}}.
+#
+# Over all {{over_time.dense_checkpoints}} checkpoints (every {{over_time.dense_every}} epochs) the
+# cheap measure that follows the gap most closely is the {{over_time.dense_best}} (Spearman
+# {{over_time.dense_best_spearman}}; the inverse margin is infinite at
+# {{over_time.inverse_margin_infinite}} of them, kept as tied top ranks). Over the
+# {{over_time.sparse_checkpoints}} checkpoints of the sparse grid (every {{over_time.sparse_every}}
+# epochs), where the PAC-Bayes sharpness and the LLC ({{over_time.llc_chains}} chains of
+# {{over_time.llc_steps}} steps) are computed too, the best is the {{over_time.sparse_best}}
+# ({{over_time.sparse_best_spearman}}) and the LLC ranks {{over_time.llc_rank}} of
+# {{over_time.measures}} ({{over_time.llc_spearman}}). The study found the LLC the best tracker,
+# with the {{over_time.study_also_good}} also doing well {cite:p}`wu2025ambiguous`: on the sparse
+# grid here that claim is {{over_time.claim}}.
 
 # %% [markdown]
 # ## Numbers and checks
@@ -411,6 +587,7 @@ settings = {"sgld": {k: getattr(config.sgld, k) for k in ("step_size", "n_beta",
             "smoke": config.smoke, "seed": config.seed}
 results = chapter_results(end, summaries, correlations, aucs, trajectory, s5_trajectory,
                           measures_results(s5_run, over_time, tracking, config), settings)
+results["recorded"] = record.results()
 path = write_results(config.results_dir, "05_complexity", results)
 print(f"results written to {path}")
 
@@ -418,33 +595,70 @@ print(f"results written to {path}")
 # ## Summary
 #
 # What this run measured (every number from the cells above):
-
-# %%
-best_auc = strongest_separator(aucs)
-loss_norm, loss_llc = population[0], population[1]
-display(Markdown("\n".join([
-    f"- The batched SGLD estimator gives {check.estimate:.3f} +- {check.sem:.3f} on linear regression "
-    f"with d = 4 (exact mean at its settings {check.expected:.3f}, d / 2 = {check.learning_coefficient}).",
-    *(f"- {compare_outcomes(summaries, key, 'grokked S4', 'neither')}." for key in MEASURE_NAMES),
-    f"- {compare_outcomes(summaries, 'llc', 'grokked S4', 'grokked A4xZ2')}.",
-    f"- Over the {loss_llc.n_seeds} measured seeds weighted to the sweep's outcome shares the "
-    f"training loss and the LLC correlate with Pearson {loss_llc.pearson:.2f} (Spearman "
-    f"{loss_llc.spearman:.2f}); over all {loss_norm.n_seeds} seeds of the sweep the training loss "
-    f"and the weight norm correlate with {loss_norm.pearson:.2f} ({loss_norm.spearman:.2f}). The "
-    "study describes the first as high and the second as moderate from scatter plots "
-    f"{{cite:p}}`wu2025ambiguous`; here the second is {'the higher' if loss_norm.spearman > loss_llc.spearman else 'the lower'} "
-    "of the two by rank.",
-    f"- {efficiency_text}.",
-    f"- The measure that best separates grokkers from the rest is the "
-    f"{MEASURE_NAMES[best_auc.measure]}: AUC {best_auc.either_vs_neither.value:.2f} "
-    f"(95% interval {best_auc.either_vs_neither.low:.2f} to {best_auc.either_vs_neither.high:.2f}; "
-    f"{'below 0.5: lower values mark the grokkers' if best_auc.either_vs_neither.value < 0.5 else 'above 0.5: higher values mark the grokkers'}).",
-    f"- Measures over time (one S5 model on {config.measures_train_fraction:.0%} of its table). "
-    f"{tracking_sentence(tracking, over_time, config)}.",
-    f"- {s5_comparison_sentence(s5_trajectory)}",
-    f"- {chain_length_sentence(chain_rows)}.",
-    *(f"- {line}." for line in trajectory.grokking_summaries() + s5_trajectory.grokking_summaries()),
-    f"- The S4 LLC estimates of this run use {config.llc_chains} chains of {config.llc_steps} steps; "
-    f"their standard errors (mean {sem:.2f}) would shrink about {(100 / config.llc_chains) ** 0.5:.1f} "
-    "times with the published 100 chains.",
-])))
+#
+# - The batched SGLD estimator gives {{check.estimate}} +- {{check.sem}} on linear regression with
+#   d = 4 (exact mean at its settings {{check.expected}}, d / 2 = {{check.learning_coefficient}}).
+# - Training loss {{compare.train_loss.s4_vs_neither.first}}
+#   ({{compare.train_loss.s4_vs_neither.first_low}} to {{compare.train_loss.s4_vs_neither.first_high}})
+#   for grokked S4 ({{compare.train_loss.s4_vs_neither.first_seeds}} seeds),
+#   {{compare.train_loss.s4_vs_neither.relation}} {{compare.train_loss.s4_vs_neither.second}}
+#   ({{compare.train_loss.s4_vs_neither.second_low}} to {{compare.train_loss.s4_vs_neither.second_high}})
+#   for neither ({{compare.train_loss.s4_vs_neither.second_seeds}}); the 95% intervals
+#   {{compare.train_loss.s4_vs_neither.intervals}}.
+# - Weight norm {{compare.weight_norm.s4_vs_neither.first}}
+#   ({{compare.weight_norm.s4_vs_neither.first_low}} to {{compare.weight_norm.s4_vs_neither.first_high}})
+#   for grokked S4 ({{compare.weight_norm.s4_vs_neither.first_seeds}} seeds),
+#   {{compare.weight_norm.s4_vs_neither.relation}} {{compare.weight_norm.s4_vs_neither.second}}
+#   ({{compare.weight_norm.s4_vs_neither.second_low}} to {{compare.weight_norm.s4_vs_neither.second_high}})
+#   for neither ({{compare.weight_norm.s4_vs_neither.second_seeds}}); the 95% intervals
+#   {{compare.weight_norm.s4_vs_neither.intervals}}.
+# - LLC {{compare.llc.s4_vs_neither.first}} ({{compare.llc.s4_vs_neither.first_low}} to
+#   {{compare.llc.s4_vs_neither.first_high}}) for grokked S4 ({{compare.llc.s4_vs_neither.first_seeds}}
+#   seeds), {{compare.llc.s4_vs_neither.relation}} {{compare.llc.s4_vs_neither.second}}
+#   ({{compare.llc.s4_vs_neither.second_low}} to {{compare.llc.s4_vs_neither.second_high}}) for
+#   neither ({{compare.llc.s4_vs_neither.second_seeds}}); the 95% intervals
+#   {{compare.llc.s4_vs_neither.intervals}}.
+# - Loss at the common norm {{compare.efficiency_loss.s4_vs_neither.first}}
+#   ({{compare.efficiency_loss.s4_vs_neither.first_low}} to
+#   {{compare.efficiency_loss.s4_vs_neither.first_high}}) for grokked S4
+#   ({{compare.efficiency_loss.s4_vs_neither.first_seeds}} seeds),
+#   {{compare.efficiency_loss.s4_vs_neither.relation}} {{compare.efficiency_loss.s4_vs_neither.second}}
+#   ({{compare.efficiency_loss.s4_vs_neither.second_low}} to
+#   {{compare.efficiency_loss.s4_vs_neither.second_high}}) for neither
+#   ({{compare.efficiency_loss.s4_vs_neither.second_seeds}}); the 95% intervals
+#   {{compare.efficiency_loss.s4_vs_neither.intervals}}.
+# - LLC {{compare.llc.s4_vs_a4.first}} ({{compare.llc.s4_vs_a4.first_low}} to
+#   {{compare.llc.s4_vs_a4.first_high}}) for grokked S4 ({{compare.llc.s4_vs_a4.first_seeds}} seeds),
+#   {{compare.llc.s4_vs_a4.relation}} {{compare.llc.s4_vs_a4.second}} ({{compare.llc.s4_vs_a4.second_low}}
+#   to {{compare.llc.s4_vs_a4.second_high}}) for grokked A4xZ2 ({{compare.llc.s4_vs_a4.second_seeds}});
+#   the 95% intervals {{compare.llc.s4_vs_a4.intervals}}.
+# - Over the {{corr.loss_llc_seeds}} measured seeds weighted to the sweep's outcome shares the
+#   training loss and the LLC correlate with Pearson {{corr.loss_llc_pearson}} (Spearman
+#   {{corr.loss_llc_spearman}}); over all {{corr.loss_norm_seeds}} seeds of the sweep the training
+#   loss and the weight norm correlate with {{corr.loss_norm_pearson}} ({{corr.loss_norm_spearman}}).
+#   The study describes the first as high and the second as moderate from scatter plots
+#   {cite:p}`wu2025ambiguous`; here the second is {{corr.loss_norm_against_loss_llc}} of the two by
+#   rank.
+# - The study's circuit efficiency: every trained seed sits at the minimum of its own training
+#   objective (largest excess {{efficiency.largest_excess}}); by that minimum, the AUC of the S4
+#   grokkers against the other seeds is {{efficiency.auc}} ({{efficiency.auc_low}} to
+#   {{efficiency.auc_high}}): their minimum objectives are {{efficiency.s4_side}}.
+# - The measure that best separates grokkers from the rest is the {{auc.best_measure}}: AUC
+#   {{auc.best}} (95% interval {{auc.best_low}} to {{auc.best_high}}; {{auc.best_side}} 0.5:
+#   {{auc.best_marks}} values mark the grokkers).
+# - Measures over time (one S5 model on {{over_time.train_fraction}} of its table): on the sparse
+#   grid the best tracker of the generalization gap is the {{over_time.sparse_best}}
+#   ({{over_time.sparse_best_spearman}}) and the LLC ranks {{over_time.llc_rank}} of
+#   {{over_time.measures}} ({{over_time.llc_spearman}}); the study's claim that the LLC tracks it
+#   best is {{over_time.claim}}.
+# - S5 LLC along training: the mean highest value is {{s5.peak_ratio}} times the middle of the
+#   study's range and the mean final one {{s5.final_ratio}} times ({{s5.fitted}} of {{s5.seeds}}
+#   seed(s) fit, snapshots at epochs {{s5.snapshots}}).
+# - Chains of {{chains.shortest}} steps are {{chains.excess_low}} to {{chains.excess_high}} off the
+#   {{chains.longest}}-step estimates: short chains {{chains.short_chains}}.
+# - Across grokking, the LLC of each seed that groks moves as the course tables of the two
+#   LLC-along-training sections give it (change across grokking beside the change from its
+#   highest value).
+# - The S4 LLC estimates of this run use {{end.llc_chains}} chains of {{end.llc_steps}} steps; their
+#   standard errors (mean {{end.llc_sem}}) would shrink about {{end.llc_sem_shrink_at_100_chains}}
+#   times with the published 100 chains.

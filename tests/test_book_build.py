@@ -14,6 +14,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
 
 import build_book  # noqa: E402  (a script folder, not a package)
+from lib.book.record import RECORD_MIME  # noqa: E402
 from lib.book.sphinx_outputs import WIDGET_NOTE  # noqa: E402
 import sync_notebooks  # noqa: E402
 
@@ -67,6 +68,13 @@ def tagged_notebook() -> nbformat.NotebookNode:
         "application/vnd.plotly.v1+json": {"data": [{"type": "bar", "y": [1, 2]}], "layout": {"width": 500}},
         "text/plain": "Figure()"})]
     notebook.cells.append(figure)
+    # A number recorded by lib.book.record (its display bundle) and a markdown cell that cites it.
+    recorded = nbformat.v4.new_code_cell('record("tiny.share", 0.1234, ".1%")')
+    recorded.outputs = [nbformat.v4.new_output("display_data", data={
+        RECORD_MIME: {"key": "tiny.share", "value": 0.1234, "format": ".1%", "text": "12.3%"},
+        "text/plain": "tiny.share = 12.3%"})]
+    notebook.cells.append(recorded)
+    notebook.cells.append(nbformat.v4.new_markdown_cell("The recorded share is {{ tiny.share }} of the seeds."))
     # A live panel and a tqdm bar, as ipywidgets saves them: views in outputs, models in metadata.
     state = {"panel": {"model_name": "VBoxModel", "state": {"children": []}},
              "bar": {"model_name": "HBoxModel", "state": {"children": ["IPY_MODEL_progress"]}},
@@ -105,6 +113,26 @@ def test_the_build_honours_remove_output_input_and_cell_tags(tiny_book):
     assert not tiny_book[1], tiny_book[1]
     # Every chapter page opens with how to run it live and where its source is.
     assert "Run this chapter live." in body and "notebooks/01_tags.ipynb" in body and "notebooks/01_tags.py" in body
+
+
+def test_markdown_cites_recorded_numbers_and_the_page_shows_their_text(tiny_book):
+    """A `{{key}}` of a markdown cell becomes the text its record gave; the record's own output
+    (key = text, for the reader of the .ipynb) is not on the page."""
+    body = tiny_book[0]["01_tags"]
+    assert "The recorded share is 12.3% of the seeds." in body
+    assert "{{ tiny.share }}" not in body and "tiny.share = 12.3%" not in body
+
+
+def test_a_markdown_cell_citing_an_unrecorded_key_stops_the_staging(tmp_path):
+    notebook = tagged_notebook()
+    notebook.cells.append(nbformat.v4.new_markdown_cell("A number nobody recorded: {{tiny.missing}}."))
+    nbformat.write(notebook, tmp_path / "01_tags.ipynb")
+    with pytest.raises(SystemExit) as stopped:
+        build_book.staged_chapter(tmp_path / "01_tags.ipynb", tmp_path / "staged.ipynb")
+    message = str(stopped.value)
+    assert message == ("01_tags.ipynb cites {{tiny.missing}} in a markdown cell, but no record() call of "
+                       "its notebook recorded 'tiny.missing'.")
+    assert not (tmp_path / "staged.ipynb").exists()
 
 
 def test_numbered_equation_references_resolve_on_the_page_and_across_pages(tiny_book):

@@ -12,20 +12,20 @@ from lib.chapters.ch5 import (
 )
 from lib.chapters.ch5_measures import (
     TrackingRow, claim_comparison, measure_s5_run, measures_results, s5_measures_sweep, sparse_epochs,
-    tracking_rows, tracking_sentence, tracking_table,
+    tracking_rows, tracking_table,
 )
 from lib.chapters.ch5_chain_length import (
-    ChainLengthRow, chain_length_results, chain_length_sentence, chain_length_table,
+    ChainLengthRow, chain_length_results, chain_length_summary, chain_length_table,
     end_of_training_rows, trajectory_rows,
 )
 from lib.chapters.ch5_population import (
-    efficiency_auc, efficiency_seeds, efficiency_sentence, efficiency_summaries, efficiency_table,
+    efficiency_auc, efficiency_seeds, efficiency_summaries, efficiency_table,
     grid_step, study_efficiency, sweep_correlations,
 )
 from lib.grokking.study import S4_PAIR
 from lib.grokking.study_sweep import S4_BIAS_SWEEP_FILE, S4_SWEEP_FILE, choose_seeds, load_s4_sweep, outcome_groups
 from lib.chapters.ch5_trajectory import (
-    Trajectory, llc_over_training, representative_seeds, s5_llc_over_training,
+    Trajectory, course_table, llc_over_training, representative_seeds, s5_llc_over_training,
 )
 from lib.chapters.ch5_figures import (
     llc_spread_figure, llc_trajectory_figure, measure_scatter_figure, measures_over_time_figure,
@@ -33,9 +33,10 @@ from lib.chapters.ch5_figures import (
 )
 from lib.book.statistics import Estimate
 from lib.chapters.ch5_results import (
-    MeasureAuc, strongest_separator, auc_table, chapter_results, compare_outcomes, measure_correlations, outcome_aucs, outcome_summaries,
-    s5_comparison_sentence, summary_table,
+    MeasureAuc, strongest_separator, auc_table, chapter_results, measure_correlations, outcome_aucs,
+    outcome_comparison, outcome_summaries, s5_comparison, s5_course_table, summary_table,
 )
+from lib.book.record import direction, share, verdict
 from lib.grokking.measures_over_time import MeasuresOverTime
 from lib.grokking.llc import LLCEstimate, SGLDConfig
 from lib.grokking.mlp import MLPConfig
@@ -207,12 +208,16 @@ def test_trajectory_measures_over_time_results_and_figures(tmp_path):
     assert list(trajectory.labels) == [f"neither (seed {int(result.seeds[i])})" for i in chosen]
     assert trajectory.same_outcome is False
     assert trajectory.loss_trace.shape == (config.llc_steps, 3, 3)
-    assert trajectory.describe(0) == "neither (seed 0): never fits its training set, so no snapshot has a meaningful LLC"
+    course = trajectory.course(0)
+    assert course["fitted_epoch"] == -1 and course["highest"] is None and course["before"] is None
+    assert course_table(trajectory)[1][0][1:4] == ["-", "-", "-"]
     s5 = s5_llc_over_training(config, torch.Generator().manual_seed(0), progress=False)
     assert (config.s5_epochs, config.s5_snapshots) == (20, (10, 20)) and s5.epochs.tolist() == [10, 20]
     assert s5.result.model_config.hidden_dim == config.s5_dim and s5.sgld.chains == config.s5_llc_chains
     assert s5.result.model_config.unembed_bias and int(s5.result.seeds[0]) == 70_000
-    assert s5_comparison_sentence(s5) == "None of the 1 S5 seed(s) fit its training set, so no snapshot has a meaningful LLC."
+    compared = s5_comparison(s5)
+    assert (compared.seeds, compared.fitted) == (1, 0) and compared.peak != compared.peak  # NaN: none fits
+    assert s5_course_table(s5)[1] == []
     assert s5.group_names == ("S5", "A5xZ2") and s5.same_outcome is None
     s5_run = s5_measures_sweep(config, progress=False)
     assert s5_run.train_left.numel() == round(0.4 * 14_400) and int(s5_run.seeds[0]) == 60_000
@@ -223,7 +228,7 @@ def test_trajectory_measures_over_time_results_and_figures(tmp_path):
     assert set(over_time.sparse_measures) >= {"llc", "path_norm", "train_loss", "pac_bayes_sharpness"}
     assert over_time.sgld.steps == config.measures_llc_steps and over_time.search.bisection_draws == 8
     ranked = tracking_rows(over_time)
-    assert "LLC ranks" in tracking_sentence(ranked, over_time, config)
+    assert claim_comparison(ranked).n_measures == len(ranked["sparse"])
     over_time_json = measures_results(s5_run, over_time, ranked, config)
     assert over_time_json["settings"]["n_train"] == 5760 and over_time_json["sparse"]["checkpoints"] == 3
     end = measure_end_of_training(result, torch.arange(6), groups, config, torch.Generator().manual_seed(1))
@@ -245,6 +250,13 @@ def test_trajectory_measures_over_time_results_and_figures(tmp_path):
                measures_over_time_figure(over_time)]
     for fig in figures:
         assert fig.layout.title.text and len(fig.data) > 0
+    # Two snapshots are shown as two estimates, not joined into a course; more are joined.
+    two, three = figures[3], figures[2]
+    assert s5.epochs.tolist() == [10, 20] and two.data[0].mode == "markers"
+    assert "two snapshots" in two.layout.annotations[0].text and three.data[0].mode == "lines+markers"
+    # The two stacked y-axis titles are short enough to fit their rows (issue 36).
+    for fig in (two, three):
+        assert [fig.layout.yaxis.title.text, fig.layout.yaxis2.title.text] == ["LLC", "accuracy"]
 
 
 def test_a_trajectory_reads_its_course_from_the_fitting_epoch_on():
@@ -263,13 +275,15 @@ def test_a_trajectory_reads_its_course_from_the_fitting_epoch_on():
     epochs, values = trajectory.after_fitting(0)
     assert epochs.tolist() == [10, 20, 30, 40] and values.tolist() == [100.0, 400.0, 200.0, 150.0]
     assert trajectory.around_grokking(0) == (20, 400.0, 30, 200.0) and trajectory.around_grokking(1) is None
-    assert trajectory.describe(0) == ("grokked S4 (seed 7): fits its training set at epoch 10; LLC 100.0 "
-                                      "at epoch 10, highest 400.0 at epoch 20, 150.0 at the end (epoch 40); "
-                                      "groks at epoch 30: LLC 400.0 at epoch 20, 200.0 at epoch 30")
+    assert trajectory.course(0) == {
+        "fitted_epoch": 10, "grok_epoch": 30, "first": 100.0, "first_epoch": 10, "highest": 400.0,
+        "highest_epoch": 20, "final": 150.0, "final_epoch": 40, "before": 400.0, "before_epoch": 20,
+        "after": 200.0, "after_epoch": 30, "change_across_grokking": -0.5, "highest_before": 400.0,
+        "change_from_highest": 0.0}
+    assert trajectory.course(1)["before"] is None and trajectory.course(1)["final"] == 320.0
+    header, rows = course_table(trajectory)
+    assert len(header) == len(rows[0]) and rows[0][-2:] == ["-50%", "+0%"] and rows[1][7] == "-"
     assert trajectory.peak_and_end() == (375.0, 235.0)
-    assert trajectory.grokking_summaries() == [
-        "grokked S4 (seed 7) groks at epoch 30: its LLC goes from 400.0 (epoch 20) to 200.0 (epoch 30), "
-        "-50% in one snapshot (before that it had moved +0% from its highest value, 400.0)"]
     # seed 0: (3 - 2) / (3 - 1) = 0.5; seed 1: 0
     assert trajectory.last_snapshot_drift() == pytest.approx(0.25)
 
@@ -283,10 +297,19 @@ def test_the_regression_check_finds_half_the_dimension():
 def test_comparisons_name_the_lower_group_and_whether_intervals_are_apart():
     end = hand_end([1.0, 1.1, 1.2, 5.0, 5.1, 5.2], [0, 0, 0, 2, 2, 2])
     summaries = outcome_summaries(end, resamples=200, generator=torch.Generator().manual_seed(0))
-    text = compare_outcomes(summaries, "llc", "grokked S4", "neither")
-    assert text.startswith("LLC 1.1 (") and "for grokked S4 (3 seeds), lower than 5.1 (" in text
-    assert text.endswith("the 95% intervals are apart")
-    assert compare_outcomes(summaries, "llc", "grokked S4", "grokked A4xZ2").endswith("not measured for both grokked S4 and grokked A4xZ2")
+    c = outcome_comparison(summaries, "llc", "grokked S4", "neither")
+    assert c.first.value == pytest.approx(1.1) and c.second.value == pytest.approx(5.1)
+    assert (c.first_count, c.second_count, c.first_lower, c.apart) == (3, 3, True, True)
+    assert direction(c.first.value, c.second.value, above="higher than", below="lower than") == "lower than"
+    assert verdict(c.apart, yes="are apart", no="overlap") == "are apart"
+    absent = outcome_comparison(summaries, "llc", "grokked S4", "grokked A4xZ2")
+    assert (absent.second_count, absent.first_lower, absent.apart) == (0, None, None)
+    assert direction(absent.first.value, absent.second.value, undefined="not measured beside") == "not measured beside"
+    assert verdict(absent.apart, undefined="cannot be compared") == "cannot be compared"
+    close = hand_end([1.0, 3.0, 5.0, 1.2, 3.2, 5.2], [0, 0, 0, 2, 2, 2])
+    near = outcome_comparison(outcome_summaries(close, resamples=200, generator=torch.Generator().manual_seed(0)),
+                              "llc", "grokked S4", "neither")
+    assert near.first_lower is True and near.apart is False
 
 
 def test_the_chain_length_study_reads_where_estimates_settle():
@@ -308,10 +331,16 @@ def test_the_chain_length_study_reads_where_estimates_settle():
     assert rows[0].lengths == (4, 8, 10) and rows[0].estimates == (300.0, 100.0, 100.0)
     assert rows[0].settled_at() == 8 and rows[0].excess(0) == pytest.approx(2.0)
     assert chain_length_table(rows)[1][0][-1] == "8 steps"
-    sentence = chain_length_sentence(rows)
-    assert sentence.startswith("Chains of 4 steps give estimates +200% to +200% off the 10-step ones")
-    assert "2 of 2 higher: short chains overestimate, they are not lower bounds" in sentence
-    assert "0 of 2 still move by more than 5% between 8 and 10 steps" in sentence
+    summary = chain_length_summary(rows)
+    assert (summary.shortest, summary.second, summary.longest) == (4, 8, 10)
+    assert (summary.rows, summary.higher, summary.unsettled) == (2, 2, 0)
+    assert summary.excess_low == pytest.approx(2.0) and summary.excess_high == pytest.approx(2.0)
+    assert (summary.settled_low, summary.settled_high, summary.within) == (8, 8, 0.05)
+    words = {"every": "overestimate", "some": "do not err in one direction", "none": "underestimate"}
+    assert share(summary.higher, summary.rows, **words) == "overestimate"
+    mixed = chain_length_summary(rows + [ChainLengthRow("low", (4, 8, 10), (50.0, 90.0, 100.0))])
+    assert (mixed.higher, mixed.rows, mixed.unsettled) == (2, 3, 1) and mixed.excess_low == pytest.approx(-0.5)
+    assert share(mixed.higher, mixed.rows, **words) == "do not err in one direction"
     flat = ChainLengthRow("flat", (1, 2, 3), (1.0, 1.2, 1.0))
     assert flat.settled_at() == 3
 
@@ -336,9 +365,7 @@ def test_population_correlations_and_the_study_efficiency():
     lowest = study.optimum.lowest
     assert summaries[0].lowest_median == pytest.approx(float(lowest[study.group == 0].median()))
     auc = efficiency_auc(study, resamples=100, generator=torch.Generator().manual_seed(0))
-    sentence = efficiency_sentence(summaries, auc, 0.0)
-    assert "grokked A4xZ2" in sentence and "(1 seed; only 1: too few for a firm comparison)" in sentence
-    assert f"factors {100 * grid_step():.1f}% apart" in sentence and f"{auc.value:.2f}" in sentence
+    assert min(r.count for r in summaries) == 1 and 0.0 <= auc.value <= 1.0
     assert grid_step() == pytest.approx(2 ** (9 / 499) - 1)
 
 
@@ -363,12 +390,14 @@ def test_the_s5_course_sits_beside_the_published_one_with_what_differs():
         {"neither (seed 70000)": 0}, torch.tensor([2]), ("S5", "A5xZ2"), SimpleNamespace(model_config=S5_MODEL),
         torch.tensor([80, 1000, 2000]), llc, torch.ones(3, 1), torch.tensor([60]), torch.tensor([-1]),
         SGLDConfig(steps=3000, chains=3), torch.zeros(1, 3, 1), torch.zeros(3, 1))
-    sentence = s5_comparison_sentence(trajectory)
-    assert sentence.startswith("S5 vs A5 x Z2 (d = h = 128, with the unembedding bias, 3 chains of 3,000 SGLD "
-                               "steps per snapshot): neither (seed 70000): highest 5,000 at epoch 80, 600 at epoch 2000 "
-                               "(the study's instance with the same outcome: 4,601 and 598, one seed against one "
-                               "instance).")
-    assert "peaked at 4,558-4,601 near epochs 80-90 and ended at 505-598" in sentence
-    assert f"{5000 / 4579.5:.2f} times theirs" in sentence
-    assert sentence.endswith("What differs: 1 seed(s) against the study's 3; snapshots at epochs 80, 1000, 2000 "
-                             "against every 10.")
+    compared = s5_comparison(trajectory)
+    assert (compared.seeds, compared.fitted, compared.peak, compared.final) == (1, 1, 5000.0, 600.0)
+    assert compared.peak_ratio == pytest.approx(5000 / 4579.5) and compared.final_ratio == pytest.approx(600 / 551.5)
+    assert (compared.study_peak_low, compared.study_peak_high, compared.study_final_low,
+            compared.study_final_high) == (4558, 4601, 505, 598)
+    assert compared.same_chains and compared.same_model
+    assert verdict(compared.same_chains, yes="as in", no="against") == "as in"
+    header, rows = s5_course_table(trajectory)
+    # the seed beside the study's instance with its outcome (neither: the third)
+    assert rows == [["neither (seed 70000)", "5,000", 80, "600", 2000, "4,601", 598]]
+    assert len(header) == len(rows[0])

@@ -26,6 +26,7 @@ from sphinx.cmd.build import build_main
 
 import results_table  # a sibling script in tools/ (run as `python tools/build_book.py`)
 from lib.book.figure_style import restyle
+from lib.book.record import UnknownKey, resolve_notebook
 from lib.book.sphinx_outputs import PLOTLY_MIME
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -56,8 +57,15 @@ def staged_chapter(notebook: Path, target: Path) -> None:
     cell, its parameters cell's input hidden behind a toggle (MyST-NB's hide-input; the source
     keeps the tag list `["parameters"]`, the one `lib.book.params.read_parameters_cell` reads) and
     every plotly figure in the book's figure style (`lib.book.figure_style.restyle`: the style is
-    presentation, applied here so that it reaches outputs executed before it existed)."""
+    presentation, applied here so that it reaches outputs executed before it existed), and every
+    `{{key}}` of its markdown cells replaced by the text its `lib.book.record.Record` calls
+    recorded (their display bundles dropped: the prose shows the values). A key no call recorded
+    stops the staging with one sentence naming it."""
     content = json.loads(notebook.read_text())
+    try:
+        resolve_notebook(content, where=notebook.name)
+    except UnknownKey as error:
+        raise SystemExit(str(error)) from None
     for cell in content["cells"]:
         tags = cell.get("metadata", {}).get("tags", [])
         if "parameters" in tags and "hide-input" not in tags:

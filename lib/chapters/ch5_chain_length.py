@@ -7,7 +7,7 @@ L steps of a longer one (`lib.grokking.llc.estimates_at_chain_lengths`), so the 
 shorter lengths cost nothing: `trajectory_rows` reads them at an early and the final snapshot
 of each seed followed along training, `end_of_training_rows` per outcome group of the seeds
 measured at the end of training. `settled_at` says from which length an estimate stays within a
-tolerance of the longest chains' value; `chain_length_sentence` puts it in words.
+tolerance of the longest chains' value; `chain_length_summary` gives the numbers the prose cites.
 """
 
 from __future__ import annotations
@@ -102,24 +102,45 @@ def chain_length_table(rows: list[ChainLengthRow]) -> tuple[list[str], list[list
     return header, [[r.what, *r.estimates, f"{r.settled_at():,} steps"] for r in rows]
 
 
-def chain_length_sentence(rows: list[ChainLengthRow]) -> str:
-    """What the study shows: how far the shortest chains overestimate, and from which length the
-    estimates settle (the longest length is where the comparison ends, not proof it settled)."""
-    shortest, longest = rows[0].lengths[0], rows[0].lengths[-1]
+@dataclass(frozen=True)
+class ChainLengthSummary:
+    """What the chain-length study shows, over its rows.
+
+    Attributes:
+        shortest, longest: the shortest and the longest chain length; second: the one before the
+            longest.
+        rows: how many estimates; higher: how many of them are higher at the shortest length
+            than at the longest.
+        excess_low, excess_high: the smallest and largest relative excess at the shortest length.
+        settled_low, settled_high: the shortest and the longest length from which estimates stay
+            within `SETTLED_WITHIN` of the longest chains' value (the longest length is where
+            the comparison ends, not proof that it settled).
+        unsettled: how many estimates still move by more than `SETTLED_WITHIN` between `second`
+            and `longest`.
+    """
+
+    shortest: int
+    longest: int
+    second: int
+    rows: int
+    higher: int
+    excess_low: float
+    excess_high: float
+    settled_low: int
+    settled_high: int
+    unsettled: int
+    within: float = SETTLED_WITHIN
+
+
+def chain_length_summary(rows: list[ChainLengthRow]) -> ChainLengthSummary:
+    """`ChainLengthSummary` of the rows (all read at the same lengths)."""
+    lengths = rows[0].lengths
     excesses = [r.excess(0) for r in rows]
     settled = [r.settled_at() for r in rows]
-    second = rows[0].lengths[-2] if len(rows[0].lengths) > 1 else longest
-    unsettled = sum(abs(r.estimates[-2] / r.estimates[-1] - 1) > SETTLED_WITHIN for r in rows)
-    higher = sum(e > 0 for e in excesses)
-    return (f"Chains of {shortest:,} steps give estimates {min(excesses):+.0%} to {max(excesses):+.0%} "
-            f"off the {longest:,}-step ones over the {len(rows)} estimates of the study ({higher} of "
-            f"{len(rows)} higher: short chains "
-            + ("overestimate, they are not lower bounds" if higher == len(rows) else
-               "do not err in one direction" if higher else "underestimate")
-            + f"); the estimates stay within "
-            f"{SETTLED_WITHIN:.0%} of the {longest:,}-step value from {min(settled):,} to {max(settled):,} "
-            f"steps on, and {unsettled} of {len(rows)} still move by more than {SETTLED_WITHIN:.0%} "
-            f"between {second:,} and {longest:,} steps")
+    second = lengths[-2] if len(lengths) > 1 else lengths[-1]
+    unsettled = sum(abs(r.estimates[-2] / r.estimates[-1] - 1) > SETTLED_WITHIN for r in rows) if len(lengths) > 1 else 0
+    return ChainLengthSummary(lengths[0], lengths[-1], second, len(rows), sum(e > 0 for e in excesses),
+                              min(excesses), max(excesses), min(settled), max(settled), unsettled)
 
 
 def chain_length_results(rows: list[ChainLengthRow]) -> list[dict]:
@@ -127,5 +148,5 @@ def chain_length_results(rows: list[ChainLengthRow]) -> list[dict]:
     return [asdict(r) | {"settled_at": r.settled_at(), "settled_within": SETTLED_WITHIN} for r in rows]
 
 
-__all__ = ["ChainLengthRow", "SETTLED_WITHIN", "chain_length_results", "chain_length_sentence",
-           "chain_length_table", "end_of_training_rows", "trajectory_rows"]
+__all__ = ["ChainLengthRow", "ChainLengthSummary", "SETTLED_WITHIN", "chain_length_results",
+           "chain_length_summary", "chain_length_table", "end_of_training_rows", "trajectory_rows"]

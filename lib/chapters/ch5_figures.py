@@ -64,25 +64,38 @@ def llc_spread_figure(end: EndOfTraining) -> go.Figure:
             customdata=end.index[chosen].tolist(),
             hovertemplate="seed %{customdata}<br>LLC %{y:.4g}<extra></extra>"))
     fig.update_xaxes(title_text="seeds, by estimated LLC")
-    fig.update_yaxes(title_text="LLC estimate (chains, and mean +- standard error)")
-    return finish(fig, "How much the LLC estimate varies between chains", height=420)
+    fig.update_yaxes(title_text="LLC estimate")
+    return finish(fig, "How much the LLC estimate varies between chains: each chain, and each seed's mean "
+                       "+- standard error", height=420)
 
 
 def llc_trajectory_figure(trajectory: Trajectory, title: str) -> go.Figure:
     """The LLC of each seed of `trajectory` along training (top, from the epoch the seed fits
     its training set), coloured by outcome, and its accuracy on all pairs against each of the
-    pair's groups (bottom)."""
-    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.55, 0.45],
-                        vertical_spacing=0.08)
-    metrics, logged = trajectory.result.metrics, trajectory.result.log_epochs.tolist()
+    pair's groups (bottom).
+
+    With more than two snapshots each seed's estimates are joined by a line; with two or fewer
+    (the S5 seeds at the defaults) they are markers with their error bars only, and the title
+    names the snapshots, so that two estimates do not read as a course. The axis titles are
+    short and the detail is in the subplot titles, so that the two stacked y-axis titles fit
+    their rows."""
     g1, g2 = trajectory.group_names
+    few = len(trajectory.epochs) <= 2
+    snapshots = " and ".join(str(int(e)) for e in trajectory.epochs)
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.55, 0.45], vertical_spacing=0.1,
+                        subplot_titles=(
+                            f"LLC at epochs {snapshots} only (two snapshots, not a course)" if few
+                            else "LLC, from the epoch each seed fits its training set",
+                            f"accuracy on all pairs: solid against {g1}, dotted against {g2}"))
+    metrics, logged = trajectory.result.metrics, trajectory.result.log_epochs.tolist()
     for label, k in trajectory.labels.items():
         colour = GROUP_COLOURS[GROUPS[int(trajectory.outcome[k])]]
         # Before the seed fits its training set the estimate is meaningless (not a minimum).
         epochs, llc = trajectory.after_fitting(k)
         shown = (trajectory.epochs[:, None] == epochs[None, :]).any(dim=1)
-        fig.add_trace(go.Scatter(x=epochs.tolist(), y=llc.tolist(), mode="lines+markers", name=label,
-                                 legendgroup=label, line={"color": colour},
+        fig.add_trace(go.Scatter(x=epochs.tolist(), y=llc.tolist(), mode="markers" if few else "lines+markers",
+                                 name=label, legendgroup=label, line={"color": colour},
+                                 marker={"color": colour, "size": 10 if few else 6},
                                  error_y={"type": "data", "array": trajectory.llc_sem[shown, k].tolist()}),
                       row=1, col=1)
         for metric, dash, group in (("acc_g1", "solid", g1), ("acc_g2", "dot", g2)):
@@ -91,8 +104,8 @@ def llc_trajectory_figure(trajectory: Trajectory, title: str) -> go.Figure:
                                      showlegend=False, line={"color": colour, "dash": dash},
                                      hovertemplate=f"accuracy vs {group}: %{{y:.3f}}<extra>{label}</extra>"),
                           row=2, col=1)
-    fig.update_yaxes(title_text="LLC (from the epoch the seed fits)", row=1, col=1)
-    fig.update_yaxes(title_text=f"accuracy, all pairs (solid {g1}, dotted {g2})", range=[0, 1.02], row=2, col=1)
+    fig.update_yaxes(title_text="LLC", row=1, col=1)
+    fig.update_yaxes(title_text="accuracy", range=[0, 1.02], row=2, col=1)
     fig.update_xaxes(title_text="epoch", row=2, col=1)
     return finish(fig, title, height=560)
 

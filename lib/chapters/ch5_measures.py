@@ -1,5 +1,5 @@
 """Chapter 5's measures over time: the study's S5 experiment, its rank correlations, table and
-sentences, and what goes to the results JSON.
+the study's claim against them, and what goes to the results JSON.
 
 The study trained ONE S5 model (d = h = 128, no bias, 40% of the S5 table, weight decay 2e-5,
 2,000 epochs), computed Jiang et al.'s measures, the training loss and the LLC at a checkpoint
@@ -159,24 +159,6 @@ def run_summary(result: SweepResult, threshold: float) -> dict:
             "grok_epoch": int(first_epoch_at_or_above(result.metrics["acc_test"], logged, threshold)[0])}
 
 
-def tracking_sentence(rows: dict[str, list[TrackingRow]], run: MeasuresOverTime, config) -> str:
-    """What the run found, in the study's terms, with both grids named."""
-    claim = claim_comparison(rows)
-    dense = rows["dense"]
-    every_sparse = config.measures_sparse_every
-    also = " and ".join(MEASURE_LABELS[m] for m in S5_MEASURES_CLAIM["also_good"])
-    inverse = next(r for r in dense if r.measure == "inverse_margin")
-    return (f"Over all {dense[0].checkpoints} checkpoints (every {config.measures_every} epochs) the cheap "
-            f"measure that follows the gap most closely is the {MEASURE_LABELS[dense[0].measure]} "
-            f"(Spearman {dense[0].spearman:.2f}; the inverse margin is infinite at {inverse.infinite} of "
-            f"them, kept as tied top ranks). Over the {claim.checkpoints} checkpoints of the sparse grid "
-            f"(every {every_sparse} epochs), where the PAC-Bayes sharpness and the LLC "
-            f"({run.sgld.chains} chains of {run.sgld.steps:,} steps) are computed too, the best is the "
-            f"{MEASURE_LABELS[claim.best]} ({claim.best_spearman:.2f}) and the LLC ranks {claim.llc_rank} of "
-            f"{claim.n_measures} ({claim.llc_spearman:.2f}). The study found the LLC the best tracker, with "
-            f"the {also} also doing well {{cite:p}}`wu2025ambiguous`")
-
-
 def measures_results(result: SweepResult, run: MeasuresOverTime, rows: dict[str, list[TrackingRow]],
                      config) -> dict:
     """The run's settings, the study's, and every measure's Spearman on both grids."""
@@ -208,4 +190,4 @@ def measures_results(result: SweepResult, run: MeasuresOverTime, rows: dict[str,
 
 __all__ = ["ClaimComparison", "MEASURE_LABELS", "TrackingRow", "claim_comparison", "measure_s5_run",
            "measures_results", "run_summary", "s5_measures_sweep", "sparse_epochs", "tracking_rows",
-           "tracking_sentence", "tracking_table"]
+           "tracking_table"]

@@ -11,7 +11,7 @@ population than the study's scatter plots of all seeds. Here:
   plus (wd / 2) ||theta||^2) along each seed's rescaling curve, for up to `per_outcome` seeds of
   each outcome (the study: 20), and `efficiency_summaries` per outcome with intervals. Every
   seed sits at the minimum of its own curve (training with weight decay lands there), so the
-  outcomes are compared by that minimum objective (`efficiency_auc`, `efficiency_sentence`).
+  outcomes are compared by that minimum objective (`efficiency_auc`).
 """
 
 from __future__ import annotations
@@ -146,23 +146,6 @@ def efficiency_table(rows: list[EfficiencySummary]) -> tuple[list[str], list[lis
               f"{r.lowest_median:.4g}"] for r in rows])
 
 
-def efficiency_sentence(rows: list[EfficiencySummary], auc: Estimate, largest_excess: float) -> str:
-    """Where the trained seeds sit on their rescaling curves, and the outcomes compared by the
-    lowest objective of their curves (medians, counts, the S4-vs-others AUC); an outcome of
-    fewer than `FEW_SEEDS` seeds is flagged."""
-    parts = [f"{r.group} {r.lowest_median:.4g} ({r.count} seed{'s' if r.count != 1 else ''}"
-             + (f"; only {r.count}: too few for a firm comparison" if r.count < FEW_SEEDS else "") + ")"
-             for r in rows]
-    side = "lower" if auc.value < 0.5 else "higher"
-    return (f"Along the rescaling curve (factors {100 * grid_step():.1f}% apart) every trained seed sits "
-            f"at the minimum of its own training objective (the largest excess over it is "
-            f"{largest_excess:.2g}), so the study's quantity tells the outcomes apart only by that "
-            "minimum, cross-entropy plus wd/2 times the squared norm: median " + "; ".join(parts)
-            + f". AUC of the seeds that grokked S4 against the others: {auc.value:.2f} (95% interval "
-            f"{auc.low:.2f} to {auc.high:.2f}; {'below' if auc.value < 0.5 else 'above'} 0.5: the S4 "
-            f"grokkers' minimum objectives are {side})")
-
-
 def population_results(correlations: list[PopulationCorrelation], study: StudyEfficiency,
                        summaries: list[EfficiencySummary], auc: Estimate) -> dict:
     """The correlations and the study's circuit efficiency, for the results JSON."""
@@ -176,5 +159,5 @@ def population_results(correlations: list[PopulationCorrelation], study: StudyEf
 
 
 __all__ = ["EfficiencySummary", "FEW_SEEDS", "PopulationCorrelation", "StudyEfficiency", "efficiency_auc",
-           "efficiency_seeds", "efficiency_sentence", "grid_step", "efficiency_summaries", "efficiency_table", "population_results",
+           "efficiency_seeds", "grid_step", "efficiency_summaries", "efficiency_table", "population_results",
            "study_efficiency", "sweep_correlations"]

@@ -1,14 +1,19 @@
 """What chapter 5 (complexity of the grokked solution) reports, as typed results built from its runs.
 
 * `outcome_summaries`: per outcome (grokked S4, grokked A4 x Z2, neither) the number of seeds and
-  the mean of each measure with a bootstrap interval; `summary_table` shows them.
+  the mean of each measure with a bootstrap interval; `summary_table` shows them and
+  `outcome_comparison` compares two outcomes (which is lower, whether the intervals are apart).
 * `measure_correlations`: Pearson and Spearman correlations between the measures over the seeds.
 * `outcome_aucs`: how well each measure tells the outcomes apart (ROC AUC with a bootstrap
   interval): grokked either group against neither, and S4 against A4 x Z2 among the grokkers.
 * the measures over time (their rank correlations with the generalization gap) are in
   `lib.chapters.ch5_measures`.
 
-`chapter_results` assembles the results JSON and `check_chapter` checks what the prose claims.
+* `s5_comparison`: the S5 LLC course beside the study's (`s5_course_table` per seed).
+
+`chapter_results` assembles the results JSON and `check_results` checks it. Everything here
+returns numbers, booleans and tables; the sentences are the notebook's markdown, which cites
+the numbers the notebook records (`lib.book.record`).
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from functools import partial
 
 import torch
 
+from lib.book.record import verdict
 from lib.book.statistics import Estimate, bootstrap, mean_estimate, pearson, roc_auc, spearman
 from lib.book.tables import format_value, markdown_table
 from lib.chapters.ch5 import GROUPS, EndOfTraining
@@ -53,7 +59,7 @@ def outcome_summaries(end: EndOfTraining, *, resamples: int,
     return summaries
 
 
-def _estimate_text(estimate: Estimate, *, trailing_zeros: bool = False) -> str:
+def _estimate_cell(estimate: Estimate, *, trailing_zeros: bool = False) -> str:
     value, low, high = (format_value(v, trailing_zeros=trailing_zeros)
                         for v in (estimate.value, estimate.low, estimate.high))
     return value if estimate.low != estimate.low else f"{value} ({low} to {high})"  # NaN low: one seed
@@ -63,23 +69,40 @@ def summary_table(summaries: list[OutcomeSummary]) -> str:
     """Markdown: one row per outcome, each measure as "mean (95% interval)"."""
     header = ["outcome", "seeds", *MEASURE_NAMES.values()]
     rows = [[s.group, s.count, *(s.means[key] for key in MEASURE_NAMES)] for s in summaries]
-    formats = {i: partial(_estimate_text, trailing_zeros=True) for i in range(2, 2 + len(MEASURE_NAMES))}
+    formats = {i: partial(_estimate_cell, trailing_zeros=True) for i in range(2, 2 + len(MEASURE_NAMES))}
     return markdown_table(header, rows, formats=formats)
 
 
-def compare_outcomes(summaries: list[OutcomeSummary], measure: str, first: str, second: str) -> str:
-    """One clause comparing the mean of `measure` between two outcome groups, with intervals:
-    which is lower, and whether the 95% intervals are apart (or "not measured" when a group is
-    absent)."""
+@dataclass(frozen=True)
+class OutcomeComparison:
+    """The mean of one measure in two outcome groups, with intervals and counts (NaN means and
+    zero counts where a group was not measured).
+
+    Attributes:
+        first_lower: whether the first group's mean is the lower (None: a group is absent).
+        apart: whether the two 95% intervals do not overlap (None: a group is absent).
+    """
+
+    measure: str
+    first: Estimate
+    second: Estimate
+    first_count: int
+    second_count: int
+    first_lower: bool | None
+    apart: bool | None
+
+
+def outcome_comparison(summaries: list[OutcomeSummary], measure: str, first: str, second: str) -> OutcomeComparison:
+    """`measure` in outcome groups `first` and `second`: which mean is lower, and whether the
+    95% intervals are apart."""
     by_group = {s.group: s for s in summaries}
+    missing = Estimate(float("nan"), float("nan"), float("nan"), 0.95)
+    a = by_group[first].means[measure] if first in by_group else missing
+    b = by_group[second].means[measure] if second in by_group else missing
+    counts = [by_group[g].count if g in by_group else 0 for g in (first, second)]
     if first not in by_group or second not in by_group:
-        return f"{MEASURE_NAMES[measure]}: not measured for both {first} and {second}"
-    a, b = by_group[first].means[measure], by_group[second].means[measure]
-    relation = "lower than" if a.value < b.value else "higher than"
-    apart = a.high < b.low or b.high < a.low
-    return (f"{MEASURE_NAMES[measure]} {_estimate_text(a)} for {first} ({by_group[first].count} seeds), "
-            f"{relation} {_estimate_text(b)} for {second} ({by_group[second].count}); the 95% "
-            f"intervals {'are apart' if apart else 'overlap'}")
+        return OutcomeComparison(measure, a, b, *counts, None, None)
+    return OutcomeComparison(measure, a, b, *counts, a.value < b.value, a.high < b.low or b.high < a.low)
 
 
 @dataclass(frozen=True)
@@ -133,7 +156,7 @@ def auc_table(rows: list[MeasureAuc]) -> str:
     return markdown_table(
         ["measure", "AUC: grokked either vs neither", "AUC: S4 vs A4xZ2 among grokkers"],
         [[MEASURE_NAMES[r.measure], r.either_vs_neither, r.s4_vs_a4] for r in rows],
-        formats={1: _estimate_text, 2: _estimate_text})
+        formats={1: _estimate_cell, 2: _estimate_cell})
 
 
 def strongest_separator(rows: list[MeasureAuc]) -> MeasureAuc:
@@ -145,46 +168,62 @@ def strongest_separator(rows: list[MeasureAuc]) -> MeasureAuc:
     return max(rows, key=distance)
 
 
-def s5_comparison_sentence(trajectory: Trajectory) -> str:
-    """The S5 LLC trajectory next to the study's (`PUBLISHED_S5_LLC`), with what differs between
-    the two protocols (chapter 5)."""
+@dataclass(frozen=True)
+class S5Comparison:
+    """The S5 LLC course of this run beside the study's (`PUBLISHED_S5_LLC`).
+
+    Attributes:
+        seeds: S5 seeds followed; fitted: how many of them fit their training set (only their
+            snapshots from then on have a meaningful LLC).
+        peak, final: the mean over the fitted seeds of their highest and their final LLC (NaN
+            when none fits); peak_ratio, final_ratio: those over the middle of the study's ranges.
+        study_peak_low ... study_final_high: the study's ranges over its 3 instances.
+        same_chains: whether the chains (count and length) are the study's; same_model: whether
+            the model is the study's (d = h = 128 with the unembedding bias).
+    """
+
+    seeds: int
+    fitted: int
+    peak: float
+    final: float
+    peak_ratio: float
+    final_ratio: float
+    study_peak_low: int
+    study_peak_high: int
+    study_final_low: int
+    study_final_high: int
+    same_chains: bool
+    same_model: bool
+
+
+def s5_comparison(trajectory: Trajectory) -> S5Comparison:
+    """The numbers that set `trajectory` (S5 seeds) beside the study's S5 run."""
     published = PUBLISHED_S5_LLC
     model, sgld = trajectory.result.model_config, trajectory.sgld
-    same_chains = (sgld.chains, sgld.steps) == (published["chains"], published["steps"])
-    peak, end = trajectory.peak_and_end()
-    seeds = len(trajectory.labels)
-    courses = []
+    peak, final = trajectory.peak_and_end()
+    fitted = sum(len(trajectory.after_fitting(k)[0]) > 0 for k in range(len(trajectory.labels)))
+    peaks, finals = published["peaks"], published["finals"]
+    return S5Comparison(
+        len(trajectory.labels), fitted, peak, final, peak / ((min(peaks) + max(peaks)) / 2),
+        final / ((min(finals) + max(finals)) / 2), min(peaks), max(peaks), min(finals), max(finals),
+        (sgld.chains, sgld.steps) == (published["chains"], published["steps"]),
+        (model.embed_dim, model.unembed_bias) == (128, True))
+
+
+def s5_course_table(trajectory: Trajectory) -> tuple[list[str], list[list]]:
+    """Header and rows: each S5 seed that fits its training set, its highest LLC (and epoch) and
+    final LLC beside the study's instance with the same outcome (one seed against one instance)."""
+    published = PUBLISHED_S5_LLC
+    rows = []
     for label, k in trajectory.labels.items():
         epochs, llc = trajectory.after_fitting(k)
         if len(epochs):
             top = int(llc.argmax())
-            # Like for like: the study's instance with this seed's outcome (one per outcome).
             same = published["outcomes"].index(("grokked_g1", "grokked_g2", "neither")[int(trajectory.outcome[k])])
-            courses.append(f"{label}: highest {float(llc[top]):,.0f} at epoch {int(epochs[top])}, "
-                           f"{float(llc[-1]):,.0f} at epoch {int(epochs[-1])} (the study's instance with the same "
-                           f"outcome: {published['peaks'][same]:,} and {published['finals'][same]}, one seed against "
-                           "one instance)")
-    if not courses:
-        return f"None of the {seeds} S5 seed(s) fit its training set, so no snapshot has a meaningful LLC."
-    low_peak, high_peak = min(published["peaks"]), max(published["peaks"])
-    low_end, high_end = min(published["finals"]), max(published["finals"])
-    differs = [f"{seeds} seed(s) against the study's {published['instances']}",
-               f"snapshots at epochs {', '.join(str(int(e)) for e in trajectory.epochs)} against every "
-               f"{published['checkpoint_every']}"]
-    if not same_chains:
-        differs.append(f"{sgld.chains} chains of {sgld.steps:,} steps against {published['chains']} of "
-                       f"{published['steps']:,}")
-    if (model.embed_dim, model.unembed_bias) != (128, True):
-        differs.append(f"d = h = {model.embed_dim}{'' if model.unembed_bias else ' without the bias'} "
-                       "against 128 with the bias")
-    return (f"S5 vs A5 x Z2 (d = h = {model.embed_dim}, {'with' if model.unembed_bias else 'without'} the "
-            f"unembedding bias, {sgld.chains} chains of {sgld.steps:,} SGLD steps per snapshot): "
-            + "; ".join(courses)
-            + f". The study's run peaked at {low_peak:,}-{high_peak:,} near epochs "
-            f"{published['peak_epochs'][0]}-{published['peak_epochs'][1]} and ended at {low_end}-{high_end} "
-            f"{{cite:p}}`wu2025ambiguous`: the mean highest value here is {peak / ((low_peak + high_peak) / 2):.2f} times "
-            f"theirs and the mean final one {end / ((low_end + high_end) / 2):.2f} times. What differs: "
-            + "; ".join(differs) + ".")
+            rows.append([label, f"{float(llc[top]):,.0f}", int(epochs[top]), f"{float(llc[-1]):,.0f}",
+                         int(epochs[-1]), f"{published['peaks'][same]:,}", published["finals"][same]])
+    return (["seed", "highest LLC", "at epoch", "final LLC", "at epoch", "study's instance, same outcome: highest",
+             "its final"], rows)
 
 
 def trajectory_results(trajectory: Trajectory) -> dict:
@@ -220,8 +259,9 @@ def chapter_results(end: EndOfTraining, summaries: list[OutcomeSummary],
 
 __all__ = [
     "CORRELATED_PAIRS", "Correlation", "MEASURE_NAMES", "MeasureAuc", "OutcomeSummary",
-    "auc_table", "chapter_results", "s5_comparison_sentence", "strongest_separator", "compare_outcomes", "measure_correlations", "outcome_aucs", "outcome_summaries",
-    "summary_table", "trajectory_results",
+    "OutcomeComparison", "S5Comparison", "auc_table", "chapter_results", "measure_correlations",
+    "outcome_aucs", "outcome_comparison", "outcome_summaries", "s5_comparison", "s5_course_table",
+    "strongest_separator", "summary_table", "trajectory_results",
 ]
 
 
@@ -230,7 +270,8 @@ __all__ = [
 #: Keys chapter 5's results JSON must contain (it may write more).
 REQUIRED_KEYS = frozenset({"outcomes", "correlations", "aucs", "llc_over_training", "s5_llc_over_training",
                            "measures_over_time", "regression_check", "sgld", "chain_length_study",
-                           "s5_snapshots", "feeding_sweep", "sweep_correlations", "study_efficiency"})
+                           "s5_snapshots", "feeding_sweep", "sweep_correlations", "study_efficiency",
+                           "recorded"})
 
 
 def check_results(results: dict) -> None:
@@ -253,6 +294,16 @@ def check_results(results: dict) -> None:
     assert sum(r["count"] for r in results["study_efficiency"]["by_outcome"]) == len(results["study_efficiency"]["seeds"])
     for row in results["chain_length_study"]:
         assert len(row["lengths"]) == len(row["estimates"]) and row["settled_at"] in row["lengths"]
+    # The numbers the prose cites (lib.book.record): each with its format and text, and the words
+    # the rules chose agree with the results they were chosen from.
+    recorded = results["recorded"]
+    assert all(entry.keys() == {"value", "format", "text"} for entry in recorded.values())
+    assert recorded["over_time.claim"]["value"] == verdict(over_time["claim"]["reproduced"], yes="reproduced",
+                                                           no="not reproduced")
+    assert recorded["over_time.llc_rank"]["value"] == over_time["claim"]["llc_rank"]
+    assert recorded["check.estimate"]["value"] == results["regression_check"]["estimate"]
+    assert recorded["s5.snapshots"]["value"] == ", ".join(str(e) for e in results["s5_snapshots"])
+    assert recorded["chains.rows"]["value"] == len(results["chain_length_study"])
     if not results["smoke"]:
         # the study's chain length everywhere in the default run
         assert results["sgld"]["steps"] == 3000 and s5["steps"] == 3000 and s5["chains"] >= 3

@@ -95,23 +95,6 @@ class Trajectory:
             kept = kept[:0]
         return self.epochs[kept], self.llc[kept, k]
 
-    def describe(self, k: int) -> str:
-        """One line on seed k: when it fits its training set, its LLC then, at its highest and
-        at the end, and around the epoch it groks (if it does)."""
-        label = next(label for label, column in self.labels.items() if column == k)
-        epochs, llc = self.after_fitting(k)
-        if not len(epochs):
-            return f"{label}: never fits its training set, so no snapshot has a meaningful LLC"
-        top = int(llc.argmax())
-        line = (f"{label}: fits its training set at epoch {int(self.fitted_epoch[k])}; LLC "
-                f"{float(llc[0]):.1f} at epoch {int(epochs[0])}, highest {float(llc[top]):.1f} at "
-                f"epoch {int(epochs[top])}, {float(llc[-1]):.1f} at the end (epoch {int(epochs[-1])})")
-        around = self.around_grokking(k)
-        if around:
-            line += (f"; groks at epoch {int(self.grok_epoch[k])}: LLC {around[1]:.1f} at epoch "
-                     f"{around[0]}, {around[3]:.1f} at epoch {around[2]}")
-        return line
-
     def last_snapshot_drift(self) -> float:
         """How far the chains at the last snapshot were from settled, averaged over seeds: the
         rise of the chain-averaged loss from the first to the second half of the kept draws, as
@@ -123,22 +106,30 @@ class Trajectory:
         first, second = kept[:half].mean(dim=0), kept[half:].mean(dim=0)
         return float(((second - first) / (second - self.init_loss[-1])).mean())
 
-    def grokking_summaries(self) -> list[str]:
-        """For each seed that groks, how its LLC moved across grokking, next to how it moved
-        from its highest value to the snapshot before grokking."""
-        lines = []
-        for label, k in self.labels.items():
-            around = self.around_grokking(k)
-            if around is None:
-                continue
-            epochs, llc = self.after_fitting(k)
+    def course(self, k: int) -> dict[str, float | int | None]:
+        """Seed k's LLC course as numbers: the epoch it fits its training set (-1: never), its LLC
+        at the first snapshot from then on, at its highest and at the end (with their epochs),
+        and, where it groks after a snapshot, its LLC at the snapshots before and after grokking,
+        the relative change across grokking and the relative change from its highest value (up
+        to the snapshot before grokking) to that snapshot. Missing numbers are None."""
+        epochs, llc = self.after_fitting(k)
+        row = dict.fromkeys(("first", "first_epoch", "highest", "highest_epoch", "final", "final_epoch",
+                             "before", "before_epoch", "after", "after_epoch", "change_across_grokking",
+                             "highest_before", "change_from_highest"))
+        row["fitted_epoch"], row["grok_epoch"] = int(self.fitted_epoch[k]), int(self.grok_epoch[k])
+        if not len(epochs):
+            return row
+        top = int(llc.argmax())
+        row.update(first=float(llc[0]), first_epoch=int(epochs[0]), highest=float(llc[top]),
+                   highest_epoch=int(epochs[top]), final=float(llc[-1]), final_epoch=int(epochs[-1]))
+        around = self.around_grokking(k)
+        if around is not None:
             before = (epochs <= around[0]).nonzero().squeeze(1)
             peak = float(llc[before].max()) if len(before) else around[1]
-            lines.append(f"{label} groks at epoch {int(self.grok_epoch[k])}: its LLC goes from "
-                         f"{around[1]:.1f} (epoch {around[0]}) to {around[3]:.1f} (epoch {around[2]}), "
-                         f"{around[3] / around[1] - 1:+.0%} in one snapshot (before that it had moved "
-                         f"{around[1] / peak - 1:+.0%} from its highest value, {peak:.1f})")
-        return lines
+            row.update(before_epoch=around[0], before=around[1], after_epoch=around[2], after=around[3],
+                       change_across_grokking=around[3] / around[1] - 1, highest_before=peak,
+                       change_from_highest=around[1] / peak - 1)
+        return row
 
     def peak_and_end(self) -> tuple[float, float]:
         """The mean over seeds of their highest LLC after fitting and of their final LLC (NaN
@@ -229,5 +220,24 @@ def s5_llc_over_training(config: Chapter5Parameters, generator: torch.Generator,
     return llc_along_training(result, sgld, config.grok_threshold, generator, config.workers)
 
 
-__all__ = ["Trajectory", "llc_along_training", "llc_over_training", "representative_seeds",
+def course_table(trajectory: Trajectory) -> tuple[list[str], list[list]]:
+    """Header and rows of `Trajectory.course`, one row per seed ("-" where a number is missing:
+    a seed that never fits, or never groks after a snapshot)."""
+    def cell(value, fmt: str):
+        return "-" if value is None or value == -1 else format(value, fmt)
+
+    rows = []
+    for label, k in trajectory.labels.items():
+        c = trajectory.course(k)
+        rows.append([label, cell(c["fitted_epoch"], "d"), cell(c["first"], ".1f"), cell(c["highest"], ".1f"),
+                     cell(c["highest_epoch"], "d"), cell(c["final"], ".1f"), cell(c["final_epoch"], "d"),
+                     cell(c["grok_epoch"], "d"), cell(c["before"], ".1f"), cell(c["before_epoch"], "d"),
+                     cell(c["after"], ".1f"), cell(c["after_epoch"], "d"), cell(c["change_across_grokking"], "+.0%"),
+                     cell(c["change_from_highest"], "+.0%")])
+    return (["seed", "fits at epoch", "LLC at the first snapshot from there", "highest LLC", "at epoch", "final LLC", "at epoch",
+             "groks at epoch", "LLC before", "at epoch", "LLC after", "at epoch", "change across grokking",
+             "change from highest to before"], rows)
+
+
+__all__ = ["Trajectory", "course_table", "llc_along_training", "llc_over_training", "representative_seeds",
            "s5_llc_over_training", "s5_snapshot_epochs"]
