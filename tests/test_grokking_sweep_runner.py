@@ -175,3 +175,24 @@ def test_llc_chains_on_ray_equal_the_local_ones(ray_cluster, monkeypatch):
         on_ray = estimate()
     for field in ("per_chain", "init_loss", "loss_trace", "mean"):
         assert torch.equal(getattr(local, field), getattr(on_ray, field)), field
+
+
+def test_a_local_shard_holds_a_chunk_for_every_local_worker(tmp_path):
+    backend = SweepBackend("local", results_dir=tmp_path, shards_per_worker=4)
+    shards = []
+
+    def record(start, stop):
+        shards.append((start, stop))
+        return squares(start, stop)
+
+    # Four chunks of one instance (chapter 4's Z48 sweep): with two workers, two shards of two chunks.
+    merged = run_sharded(record, 4, key="z48", instance_dim=rows_dim, backend=backend, cut_points=[0, 1, 2, 3],
+                         local_workers=2)
+    assert shards == [(0, 2), (2, 4)] and torch.equal(merged["square"], squares(0, 4)["square"])
+    shards.clear()
+    run_sharded(record, 4, key="one", instance_dim=rows_dim, backend=backend, cut_points=[0, 1, 2, 3])
+    assert len(shards) == 4                        # one worker: a shard per chunk, as before
+    shards.clear()
+    run_sharded(record, 40, key="many", instance_dim=rows_dim, backend=backend, cut_points=list(range(0, 40, 1)),
+                local_workers=2)
+    assert len(shards) == 4                        # enough chunks: still shards_per_worker shards

@@ -112,7 +112,7 @@ def mlp_llc_in_chunks(
                                    workers if on_cpu and local else 1)
     key = content_key(*params.values(), train_left, train_right, train_labels, repr((config, seeds)))
     flat = run_sharded(shard_work, n, key=key, instance_dim=lambda name: 1 if name == "trace" else 0,
-                       cut_points=[start for start, _ in chunks])
+                       cut_points=[start for start, _ in chunks], local_workers=workers if on_cpu and local else 1)
     return summarise_chains(flat["per_chain"], flat["init_loss"], flat["trace"], config.burn_in_steps)
 
 

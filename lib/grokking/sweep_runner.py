@@ -148,7 +148,7 @@ def _failure(index: int, start: int, stop: int, error: BaseException) -> ShardFa
 def run_sharded(work: ShardWork, n_items: int, *, key: str, instance_dim: Callable[[str], int] = lambda name: 0,
                 cut_points: Sequence[int] | None = None,
                 on_shard_done: Callable[[int, int], None] | None = None,
-                backend: SweepBackend | None = None) -> dict[str, torch.Tensor]:
+                backend: SweepBackend | None = None, local_workers: int = 1) -> dict[str, torch.Tensor]:
     """Run `work` over instances 0..n_items - 1 in shards on the backend and merge the results.
 
     Args:
@@ -158,6 +158,10 @@ def run_sharded(work: ShardWork, n_items: int, *, key: str, instance_dim: Callab
         cut_points: where shards may start (default: anywhere), see `plan_shards`.
         on_shard_done: called with (start, stop) as each shard finishes or is found on disk.
         backend: defaults to `current_backend()`.
+        local_workers: how many chunks `work` runs at once on the local backend (its worker
+            processes); a local shard then holds at least that many chunks where there are
+            enough, since the local shards run one after another and a shard of one chunk
+            would leave the other cores idle.
 
     Raises:
         ShardFailed: a shard failed (after Ray's retries); finished shards stay on disk.
@@ -166,7 +170,10 @@ def run_sharded(work: ShardWork, n_items: int, *, key: str, instance_dim: Callab
     folder = None if backend.results_dir is None else backend.results_dir / "shards" / key
     workers = _ray_workers(backend) if backend.name == "ray" else 1
     sharded = backend.name == "ray" or folder is not None
-    shards = plan_shards(n_items, workers * backend.shards_per_worker if sharded else 1, cut_points)
+    n_shards = workers * backend.shards_per_worker if sharded else 1
+    if backend.name == "local" and cut_points is not None:
+        n_shards = min(n_shards, max(1, len(cut_points) // max(1, local_workers)))
+    shards = plan_shards(n_items, n_shards, cut_points)
     results: dict[int, dict[str, torch.Tensor]] = {}
     if folder is not None:
         for index, (start, stop) in enumerate(shards):

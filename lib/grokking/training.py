@@ -367,7 +367,7 @@ def train_instances(
     began = time.perf_counter()
     flat = run_sharded(work if local else shard_work, n_instances(params), key=key,
                        instance_dim=SweepOutputs.instance_dim, cut_points=[start for start, _ in plan.chunks],
-                       on_shard_done=shard_done)
+                       on_shard_done=shard_done, local_workers=plan.workers)
     elapsed, outputs = time.perf_counter() - began, SweepOutputs.from_flat(flat)
     return SweepResult(
         seeds=torch.arange(n_instances(params)) if seeds is None else torch.as_tensor(seeds).clone(),
