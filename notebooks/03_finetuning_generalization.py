@@ -71,15 +71,15 @@ from lib.chapters.ch3_figures import (
     confusion_by_test_figure, error_by_target_kind_figure, finetune_loss_figure,
     generalization_bars_figure, length_heatmap_figure, loss_by_distance_figure, loss_by_size_figure,
 )
-from lib.chapters.ch3_length import frequency_sentence, frequency_table, summarize_length_study, under_prediction
+from lib.chapters.ch3_length import frequency_table, onsets, summarize_length_study, under_prediction
 from lib.chapters.ch3_seeds import (
-    LengthSeeds, kind_contrast, kind_spread, kind_spread_table, seed_claims, seeds_phrase, size_trends_over_seeds,
+    LengthSeeds, kind_contrast, kind_spread, kind_spread_table, seed_claims, size_trends_over_seeds,
 )
 from lib.chapters.ch3_results import (
     chapter_claims, share_with_target, summarize_finetuning_run, summarize_generalization,
 )
 from lib.chapters.ch3_baselines import (
-    SeedSpread, any_target_sentence, baseline_sentences, baseline_table, compare_with_baselines, count_higher,
+    SeedSpread, baseline_table, compare_with_baselines, count_higher,
     position_against, size_trend, spread_by_test, vertex_2_table,
 )
 from lib.paths.baselines import onpath_by_graph_size, test_baselines
@@ -94,7 +94,9 @@ from lib.paths.training import start_training, train
 from lib.book.params import apply_cpu_threads, validate_parameters
 from lib.book.plotting import configure_notebook_rendering
 from lib.book.reproducibility import make_generator, seed_everything
+from lib.book.record import Record, direction, verdict
 from lib.book.results import write_results
+from lib.book.tables import markdown_table
 from lib.book.workers import map_in_workers
 from lib.paths.token_graphs import format_example
 from lib.book.confusion import confusion_figure, label_histogram_figure
@@ -104,6 +106,26 @@ seed_everything(config.seed)
 apply_cpu_threads(config.cpu_threads, config.device)
 configure_notebook_rendering()
 seconds = {}
+def in_seeds(count, total):
+    """How many seeds a statement holds in, for the prose cells not yet converted to records."""
+    if total == 1:
+        return "in the one seed" if count else "not in the one seed"
+    return f"in all {total} seeds" if count == total else f"in none of {total} seeds" if count == 0 else f"in {count} of {total} seeds"
+
+
+record = Record()  # the numbers the prose cites as {{key}}; they also go to the results JSON
+
+
+def record_spread(key, spread, digits=3):
+    """Record a value over seeds: its mean, min, max, SD and number of seeds (`key.mean`, ...)."""
+    fmt = f".{digits}g"
+    record(f"{key}.mean", spread.mean, fmt)
+    record(f"{key}.low", spread.low, fmt)
+    record(f"{key}.high", spread.high, fmt)
+    record(f"{key}.sd", spread.sd, ".2g")
+    record(f"{key}.seeds", len(spread.values), "d")
+
+
 print(f"device: {config.device}; small graphs up to {config.small_n_max} vertices; "
       f"{config.finetune_steps} fine-tuning steps of {config.finetune_batch_size} graphs; "
       f"smoke run: {config.smoke}")
@@ -235,17 +257,20 @@ finetune_loss_figure(finetune_run.log, scale.unreachable_label, loss_before=fine
                      published_after=finetuning.published_loss_after).show()
 
 # %%
-display(Markdown(
-    f"What did the pre-trained model do with a target it was never asked about? On the held-out "
-    f"on-path targets other than vertex 2 ({finetuning.kinds_before.on_path.count} graphs), its rounded "
-    f"prediction equals the distance from 1 to **2** in "
-    f"{100 * finetuning.kinds_before.on_path.answers_1_2_distance:.0f}% of graphs and the true "
-    f"distance to the target in {100 * finetuning.kinds_before.on_path.accuracy:.0f}%: it answers "
-    f"the question it was trained on, whatever the target token says. After fine-tuning the true "
-    f"distance is hit in {100 * finetuning.kinds_after.on_path.accuracy:.0f}% of them. The "
-    f"histograms below show the same: before, the rows spread out (the post notes that its "
-    f"before-histogram looked deceptively good because the model still guessed integers "
-    f"{{cite:p}}`wang2024shortest`); after, the mass sits on the diagonal."))
+record("before.onpath_count", finetuning.kinds_before.on_path.count, ",")
+record("before.answers_1_2", 100 * finetuning.kinds_before.on_path.answers_1_2_distance, ".0f")
+record("before.accuracy", 100 * finetuning.kinds_before.on_path.accuracy, ".0f")
+record("after.accuracy", 100 * finetuning.kinds_after.on_path.accuracy, ".0f")
+
+# %% [markdown]
+# What did the pre-trained model do with a target it was never asked about? On the held-out
+# on-path targets other than vertex 2 ({{before.onpath_count}} graphs), its rounded prediction
+# equals the distance from 1 to **2** in {{before.answers_1_2}}% of graphs and the true distance
+# to the target in {{before.accuracy}}%: it answers the question it was trained on, whatever the
+# target token says. After fine-tuning the true distance is hit in {{after.accuracy}}% of them.
+# The histograms below show the same: before, the rows spread out (the post notes that its
+# before-histogram looked deceptively good because the model still guessed integers
+# {cite:p}`wang2024shortest`); after, the mass sits on the diagonal.
 
 # %%
 confusion_figure(finetune_run.snapshot_predictions[0], finetune_run.eval_labels, n_labels,
@@ -346,7 +371,11 @@ finetune_spread = SeedSpread(tuple(run.finetune_loss_after for run in seed_runs)
 # %%
 # NBVAL_CHECK_OUTPUT
 for name, spread in spreads.items():
-    print(f"{name:>30}: MSE {spread.describe()}; {position_against(spread, TESTS[name].published_mse)}")
+    published = TESTS[name].published_mse
+    side = verdict(position_against(spread, published), yes=f"above the study's {published:g} in every seed",
+                   no=f"below the study's {published:g} in every seed",
+                   undefined=f"on both sides of the study's {published:g} across the seeds (no ordering can be stated)")
+    print(f"{name:>30}: MSE {spread.describe()}; {side}")
 print(f"{'fine-tuning, held-out on-path':>30}: MSE {finetune_spread.describe(3)}")
 
 # %% [markdown]
@@ -376,8 +405,53 @@ baselines_label = test_baselines(dataclasses.replace(scale, unreachable_label=PU
                                  config.test_graphs, config.seed, config.device)
 comparisons = compare_with_baselines(spreads, baselines_book, baselines_study, baselines_label)
 display(Markdown(baseline_table(comparisons)))
-display(Markdown(baseline_sentences(comparisons)))
-display(Markdown(any_target_sentence(comparisons)))
+for c in comparisons:
+    record(f"base.{c.test}.title", c.title)
+    record(f"base.{c.test}.title_lower", c.title.lower())
+    record(f"base.{c.test}.ratio_low", c.ratio_to_baseline.low, ".2f")
+    record(f"base.{c.test}.ratio_high", c.ratio_to_baseline.high, ".2f")
+    record(f"base.{c.test}.d12", c.book.mse_distance_1_2, ".3g")
+    record(f"base.{c.test}.mean_label_ratio", c.model.mean / c.book.mse_mean_label, ".2f")
+    record(f"base.{c.test}.mean_label", c.book.mse_mean_label, ".3g")
+    record(f"base.{c.test}.study_ratio", c.study_ratio_to_baseline, ".2f")
+    record(f"base.{c.test}.study_d12", c.study.mse_distance_1_2, ".3g")
+    record(f"base.{c.test}.published", c.published, ".4g")
+    record(f"base.{c.test}.model_mean", c.model.mean, ".3g")
+    record(f"base.{c.test}.gap_scale", 100 * c.share_of_gap_from_scale, ".0f")
+    record(f"base.{c.test}.gap_label", 100 * c.share_of_gap_from_label, ".0f")
+any_target_comparisons = [c for c in comparisons if TESTS[c.test].task == "any"]
+assert [c.test for c in any_target_comparisons] == ['any_target_small_graphs', 'any_small_target_large_graphs', 'any_target_large_graphs']
+record("base.any_accounted", sum(c.scale_accounts for c in any_target_comparisons), "d")
+record("base.any_tests", len(any_target_comparisons), "d")
+
+# %% [markdown]
+# - *{{base.onpath_small_target.title}}*: the fine-tuned model's MSE is {{base.onpath_small_target.ratio_low}} to {{base.onpath_small_target.ratio_high}} times that of
+#   answering d(1,2) ({{base.onpath_small_target.d12}}) and {{base.onpath_small_target.mean_label_ratio}} times that of the constant mean label
+#   ({{base.onpath_small_target.mean_label}}); the study's MSE is {{base.onpath_small_target.study_ratio}} times its own d(1,2) baseline ({{base.onpath_small_target.study_d12}}).
+# - *{{base.onpath_target.title}}*: the fine-tuned model's MSE is {{base.onpath_target.ratio_low}} to {{base.onpath_target.ratio_high}} times that of
+#   answering d(1,2) ({{base.onpath_target.d12}}) and {{base.onpath_target.mean_label_ratio}} times that of the constant mean label
+#   ({{base.onpath_target.mean_label}}); the study's MSE is {{base.onpath_target.study_ratio}} times its own d(1,2) baseline ({{base.onpath_target.study_d12}}).
+# - *{{base.any_target_small_graphs.title}}*: the fine-tuned model's MSE is {{base.any_target_small_graphs.ratio_low}} to {{base.any_target_small_graphs.ratio_high}} times that of
+#   answering d(1,2) ({{base.any_target_small_graphs.d12}}) and {{base.any_target_small_graphs.mean_label_ratio}} times that of the constant mean label
+#   ({{base.any_target_small_graphs.mean_label}}); the study's MSE is {{base.any_target_small_graphs.study_ratio}} times its own d(1,2) baseline ({{base.any_target_small_graphs.study_d12}}).
+# - *{{base.any_small_target_large_graphs.title}}*: the fine-tuned model's MSE is {{base.any_small_target_large_graphs.ratio_low}} to {{base.any_small_target_large_graphs.ratio_high}} times that of
+#   answering d(1,2) ({{base.any_small_target_large_graphs.d12}}) and {{base.any_small_target_large_graphs.mean_label_ratio}} times that of the constant mean label
+#   ({{base.any_small_target_large_graphs.mean_label}}); the study's MSE is {{base.any_small_target_large_graphs.study_ratio}} times its own d(1,2) baseline ({{base.any_small_target_large_graphs.study_d12}}).
+# - *{{base.any_target_large_graphs.title}}*: the fine-tuned model's MSE is {{base.any_target_large_graphs.ratio_low}} to {{base.any_target_large_graphs.ratio_high}} times that of
+#   answering d(1,2) ({{base.any_target_large_graphs.d12}}) and {{base.any_target_large_graphs.mean_label_ratio}} times that of the constant mean label
+#   ({{base.any_target_large_graphs.mean_label}}); the study's MSE is {{base.any_target_large_graphs.study_ratio}} times its own d(1,2) baseline ({{base.any_target_large_graphs.study_d12}}).
+
+# %% [markdown]
+# Graph size and the unreachable label, measured by the d(1,2) baseline: {{base.any_target_small_graphs.title_lower}}: the study {{base.any_target_small_graphs.published}} against {{base.any_target_small_graphs.model_mean}} here; answering d(1,2)
+# gives {{base.any_target_small_graphs.study_d12}} at the study's scale and {{base.any_target_small_graphs.d12}} here, {{base.any_target_small_graphs.gap_scale}}% of the gap
+# ({{base.any_target_small_graphs.gap_label}}% from the label alone); {{base.any_small_target_large_graphs.title_lower}}: the study {{base.any_small_target_large_graphs.published}} against {{base.any_small_target_large_graphs.model_mean}} here; answering d(1,2)
+# gives {{base.any_small_target_large_graphs.study_d12}} at the study's scale and {{base.any_small_target_large_graphs.d12}} here, {{base.any_small_target_large_graphs.gap_scale}}% of the gap
+# ({{base.any_small_target_large_graphs.gap_label}}% from the label alone); {{base.any_target_large_graphs.title_lower}}: the study {{base.any_target_large_graphs.published}} against {{base.any_target_large_graphs.model_mean}} here; answering d(1,2)
+# gives {{base.any_target_large_graphs.study_d12}} at the study's scale and {{base.any_target_large_graphs.d12}} here, {{base.any_target_large_graphs.gap_scale}}% of the gap
+# ({{base.any_target_large_graphs.gap_label}}% from the label alone).
+# On {{base.any_accounted}} of {{base.any_tests}} any-target tests the study's ratio to its baseline lies
+# inside this book's range over seeds, so there graph size and the unreachable label account for the
+# whole difference.
 
 # %% [markdown]
 # Most on-path targets are vertex 2 itself, the pre-training target, which the base model
@@ -400,8 +474,53 @@ display(Markdown(vertex_2_table(finetune_vertex_2_share, comparisons)))
 # %%
 sizes = size_trend(seed_runs[0].analysis["onpath_by_graph_size"], scale.small_n_max)
 size_seeds = size_trends_over_seeds(seed_records, scale.small_n_max)
-display(Markdown(sizes.sentence()))
-display(Markdown(size_seeds.sentence()))
+display(Markdown(markdown_table(
+    ["graph size", "MSE", "targets", f"MSE, ids up to {scale.small_n_max}", "targets", "MSE, larger ids", "targets"],
+    [[r["n_vertices"], f"{r['mse']:.3g}", r["count"],
+      *((f"{r['small_id']['mse']:.3g}", r["small_id"]["count"], f"{r['large_id']['mse']:.3g}", r["large_id"]["count"])
+        if r.get("large_id") and r["large_id"]["count"] else ("", "", "", ""))]
+     for r in sizes.rows if r["count"]])))
+record("sizes.small_n_max", sizes.small_n_max, "d")
+for name in ("mse_small", "mse_large", "mse_large_small_ids", "mse_large_large_ids", "growth_small_ids"):
+    record(f"sizes.{name}", getattr(sizes, name), ".3g")
+for name in ("count_small", "count_large", "count_large_small_ids", "count_large_large_ids"):
+    record(f"sizes.{name}", getattr(sizes, name), ",")
+record("sizes.verdict", verdict(sizes.stays_right_small_ids,
+                                yes="at most twice as high: the answer largely stays right as graphs grow",
+                                no="more than twice as high: the answer does not stay right as graphs grow, "
+                                   "and new target ids are not the whole reason"))
+record("size_seeds.seeds", size_seeds.seeds, "d")
+record_spread("size_seeds.mse_small", size_seeds.mse_small)
+record_spread("size_seeds.mse_large_small_ids", size_seeds.mse_large_small_ids)
+record_spread("size_seeds.mse_large_large_ids", size_seeds.mse_large_large_ids)
+record("size_seeds.growth_low", size_seeds.growth_small_ids.low, ".3g")
+record("size_seeds.growth_high", size_seeds.growth_small_ids.high, ".3g")
+record("size_seeds.not_staying_right", size_seeds.seeds_not_staying_right, "d")
+record("size_seeds.new_ids_worse", size_seeds.seeds_new_ids_worse, "d")
+
+# %% [markdown]
+# The table gives the fine-tuned model's MSE on on-path targets other than vertex 2 by graph size
+# (first seed). Pooled, it is {{sizes.mse_small}} on graphs of up to {{sizes.small_n_max}} vertices
+# (the fine-tuning sizes, {{sizes.count_small}} targets, every id up to {{sizes.small_n_max}}) and
+# {{sizes.mse_large}} on larger ones ({{sizes.count_large}} targets). On the larger graphs, targets
+# with ids up to {{sizes.small_n_max}} (ids fine-tuning used) score {{sizes.mse_large_small_ids}}
+# ({{sizes.count_large_small_ids}} targets) and targets with larger ids (never fine-tuning targets)
+# {{sizes.mse_large_large_ids}} ({{sizes.count_large_large_ids}}). With the ids held to the
+# fine-tuning ones, the MSE on the larger graphs is {{sizes.growth_small_ids}} times that on the
+# fine-tuning sizes, {{sizes.verdict}}.
+#
+# Over {{size_seeds.seeds}} seeds of pre-training and fine-tuning, the MSE on these targets is
+# {{size_seeds.mse_small.mean}} ({{size_seeds.mse_small.low}} to {{size_seeds.mse_small.high}}, SD
+# {{size_seeds.mse_small.sd}}) on the fine-tuning sizes and, on larger graphs,
+# {{size_seeds.mse_large_small_ids.mean}} ({{size_seeds.mse_large_small_ids.low}} to
+# {{size_seeds.mse_large_small_ids.high}}, SD {{size_seeds.mse_large_small_ids.sd}}) with the target
+# ids fine-tuning used and {{size_seeds.mse_large_large_ids.mean}} ({{size_seeds.mse_large_large_ids.low}}
+# to {{size_seeds.mse_large_large_ids.high}}, SD {{size_seeds.mse_large_large_ids.sd}}) with larger
+# ids. With the ids held to the fine-tuning ones the larger graphs' MSE is {{size_seeds.growth_low}}
+# to {{size_seeds.growth_high}} times that of the fine-tuning sizes, more than twice in
+# {{size_seeds.not_staying_right}} of {{size_seeds.seeds}} seeds; new ids score worse than
+# fine-tuning ids in {{size_seeds.new_ids_worse}} of {{size_seeds.seeds}}.
+
 
 # %%
 # The on-path test with any label and the any-target test on large graphs, read most below.
@@ -440,7 +559,7 @@ display(Markdown(f"""
   The split by target kind says why. On the last test, targets that happen
   to lie on a shortest 1-2 path are answered {"far " if contrast.seeds_far_better == contrast.seeds else ""}better than the rest (MSE
   {any_target_test.kinds_after.on_path.mse:.3f} on {any_target_test.kinds_after.on_path.count} graphs; more than
-  {contrast.factor:g} times lower than both other kinds {seeds_phrase(contrast.seeds_far_better, contrast.seeds)}). Reachable targets off the path get a mean
+  {contrast.factor:g} times lower than both other kinds {in_seeds(contrast.seeds_far_better, contrast.seeds)}). Reachable targets off the path get a mean
   prediction of {any_target_test.kinds_after.off_path.mean_prediction:.2f} against a mean true
   distance of {any_target_test.kinds_after.off_path.mean_label:.2f} (MSE
   {any_target_test.kinds_after.off_path.mse:.2f}), and unreachable targets a mean prediction of
@@ -464,11 +583,12 @@ display(Markdown(f"""
   any-target MSE on large graphs {"higher" if generalization.any_target_large_mse_rose else "lower"}
   than before ({any_target_test.mse_before:.2f} before, {any_target_test.mse_after:.2f} after): it was never
   good at these targets to begin with.
-- *Against the study, over {len(seed_runs)} seeds.* {"; ".join(f"{c.title.lower()}: {c.model.describe()}, {position_against(c.model, c.published)}" for c in comparisons)}.
+- *Against the study, over {len(seed_runs)} seeds.* {"; ".join(f"{c.title.lower()}: {c.model.describe()}, " + verdict(position_against(c.model, c.published), yes=f"above the study's {c.published:g} in every seed", no=f"below the study's {c.published:g} in every seed", undefined=f"on both sides of the study's {c.published:g} across the seeds (no ordering can be stated)") for c in comparisons)}.
   The study's graphs are larger (up to {PUBLISHED_SCALE.large_n_max} vertices, against {scale.large_n_max})
   and its unreachable label is {PUBLISHED_SCALE.unreachable_label} (here {scale.unreachable_label}),
   so these orderings are not like for like; the ratios to the d(1,2) baseline above are.
-  {any_target_sentence(comparisons)}
+  The paragraph after the baseline table says how much of each any-target gap graph size and the
+  unreachable label account for.
 """))
 
 # %% [markdown]
@@ -584,24 +704,24 @@ display(Markdown(f"""
 **What the model does outside its training range** (numbers from this run):
 
 - *Larger graphs, familiar distances.* At a fixed short distance the loss changes with the
-  graph size ({"; ".join(row.describe() for row in length.short_distance_rows)}), but far less
+  graph size ({"; ".join((f"distance {row.distance}: MSE {row.mse_at_training_size:.4f} at {row.training_size} vertices, {row.mse_at_largest_size:.4f} at {row.largest_size}" if row.measured else f"distance {row.distance}: not measured") for row in length.short_distance_rows)}), but far less
   than it changes with the distance (next point). Over all larger graphs and distances seen in
   training the MSE is {length.larger_graphs_seen_distances.mse:.3f}, against
   {length.training_sizes.mse:.3f} on the training sizes.
 - *Longer distances.* On paths longer than any training path the MSE is
   {length.longer_distances.mse:.2f} with accuracy {length.longer_distances.accuracy:.3f}
   ({length_seeds.longer_distances_mse.describe()} over the seeds, more than 10 times the training
-  sizes' MSE {seeds_phrase(length_seeds.seeds_longer_ten_times_worse, len(length_seeds.seeds))}). The
+  sizes' MSE {in_seeds(length_seeds.seeds_longer_ten_times_worse, len(length_seeds.seeds))}). The
   right panel above shows why: the mean prediction levels off and never exceeds
   {length.top_prediction:.2f} (over the seeds: {length_seeds.top_prediction.describe()}), whatever the true
   distance. Even the longest training length, {split.distance_train_max}, is
-  {length.longest_training_phrase()}:
+  {("predicted at " + ", ".join(f"{c.mean_prediction:.2f} (n = {c.n_vertices})" for c in length.longest_training_cells)) if length.longest_training_cells else "not measured"}:
   it made up only {100 * length.share_longest_training_distance:.1f}% of the training paths.
 - *Depth.* Chapter 2's model has the same number of layers
   ({length.depth_n_layers}) and was trained on graphs of up to {length.depth_n_max} vertices, where
-  longer paths occur. On its own largest graphs its mean predictions are {length.depth_phrase()}
+  longer paths occur. On its own largest graphs its mean predictions are {", ".join(f"distance {c.distance}: {c.mean_prediction:.2f}" for c in length.depth_cells)}
   (its highest mean prediction over the seeds: {depth_top.describe()}).
-  {f"A model of this depth can output longer distances than the length-study model {seeds_phrase(depth_further, len(depth_models))}, so depth alone does not set where the length-study model stops. Chapter 2's model, too, falls more than half a hop short on a distance inside its training range {seeds_phrase(sum(m.starts_inside_range for m in depth_models), len(depth_models))}: the next section reads that." if depth_further else
+  {f"A model of this depth can output longer distances than the length-study model {in_seeds(depth_further, len(depth_models))}, so depth alone does not set where the length-study model stops. Chapter 2's model, too, falls more than half a hop short on a distance inside its training range {in_seeds(sum(m.starts_inside_range for m in depth_models), len(depth_models))}: the next section reads that." if depth_further else
    "Here that model does not reach further than the length-study model, so depth may be the limit too."}
 """))
 
@@ -619,7 +739,48 @@ display(Markdown(f"""
 
 # %%
 display(Markdown(frequency_table(length_models, depth_models)))
-display(Markdown(frequency_sentence(length_models, depth_models)))
+display(Markdown(markdown_table(
+    ["model", "first under-predicted distance", "its share of training paths", "inside the training range"],
+    [[family, d, f"{100 * share_:.2g}%", verdict(inside, yes="yes", no="no")]
+     for family, models in (("length study", length_models), ("chapter 2's model", depth_models))
+     for d, share_, inside in onsets(models).onsets])))
+record("freq.tolerance", frequency.models[0].tolerance, "g")
+record("freq.length_seeds", len(length_models), "d")
+record("freq.length_range_end", length_models[0].distance_train_max, "d")
+record("freq.length_without", onsets(length_models).missing, "d")
+record("freq.depth_seeds", len(depth_models), "d")
+record("freq.depth_range_end", depth_models[0].distance_train_max, "d")
+record("freq.depth_without", onsets(depth_models).missing, "d")
+record("freq.models", len(frequency.models), "d")
+record("freq.inside_count", frequency.inside_range_count, "d")
+record("freq.at_end_count", frequency.at_range_end_count, "d")
+record("freq.lowest_share_predicted", 100 * frequency.lowest_share_predicted, ".2g")
+record("freq.highest_share_short", 100 * frequency.highest_share_short, ".2g")
+record("freq.separates", verdict(frequency.share_separates, yes="One training share separates",
+                                 no="No one training share separates"))
+record("freq.supports", {
+    "rare data": "The numbers support the rival, *rare data*: the predictions fall behind where the data gets "
+                 "rare, before it stops. Since in every model the longest training lengths are also the rarest, "
+                 "these runs cannot say whether a model whose longest training paths were common would stop at "
+                 "the end of its range.",
+    "data stopped": "The numbers support *the data stopped*: the predictions fall behind exactly where the "
+                    "training paths end.",
+    "mixed": "Neither explanation fits every model: the under-prediction does not start at the end of the "
+             "range in every model, nor only at lengths that one training share marks as rare.",
+}[frequency.supports])
+
+# %% [markdown]
+# The second table lists, per model family, where a mean prediction first falls more than
+# {{freq.tolerance}} hop short of the true distance: in the length-study model
+# ({{freq.length_seeds}} seeds; its training range ends at {{freq.length_range_end}}; no
+# under-prediction in {{freq.length_without}} of them) and in chapter 2's model ({{freq.depth_seeds}}
+# seeds; range ends at {{freq.depth_range_end}}; no under-prediction in {{freq.depth_without}}). In
+# {{freq.inside_count}} of {{freq.models}} models it starts inside the training range, in
+# {{freq.at_end_count}} at the first distance past it. {{freq.separates}} the distances predicted
+# within {{freq.tolerance}} hop from the under-predicted ones: the lowest training share of a
+# distance predicted within it is {{freq.lowest_share_predicted}}% of its model's training paths, the
+# highest of an under-predicted one {{freq.highest_share_short}}%, inside the range or outside it.
+# {{freq.supports}}
 
 # %% [markdown]
 # **How this relates to the length-generalization literature.** The RASP-generalization
@@ -683,6 +844,7 @@ results = {
     "claims": {**chapter_claims(finetuning, generalization, length),
                **seed_claims(size_seeds, contrast, length_seeds, frequency)},
 }
+results["recorded"] = record.results()
 path = write_results(config.results_dir, "03_finetuning_generalization", results)
 print(f"wrote {path}")
 print("seconds:", {name: round(value, 1) for name, value in seconds.items()})
@@ -715,7 +877,7 @@ display(Markdown(f"""
   showed: reachable vertices off the shortest 1-2 path, and unreachable targets.
 - On-path targets other than vertex 2, with the target ids held to those fine-tuning used: MSE {size_seeds.mse_small.describe()}
   on the fine-tuning sizes against {size_seeds.mse_large_small_ids.describe()} on larger graphs
-  (more than twice as high {seeds_phrase(size_seeds.seeds_not_staying_right, size_seeds.seeds)}).
+  (more than twice as high {in_seeds(size_seeds.seeds_not_staying_right, size_seeds.seeds)}).
 - A model trained on graphs of up to {split.n_train_max} vertices, with every vertex id seen,
   tested on graphs of up to {split.n_test_max} vertices over {len(length_seeds.seeds)} seeds: MSE
   {length_seeds.training_sizes_mse.describe()} on the training sizes,

@@ -194,16 +194,16 @@ def test_length_summary_by_hand():
     rows = summary.short_distance_rows
     assert [r.distance for r in rows] == [1, 2, 3]
     assert (rows[0].mse_at_training_size, rows[0].mse_at_largest_size) == (0.01, 0.04)
-    assert rows[0].describe() == "distance 1: MSE 0.0100 at 5 vertices, 0.0400 at 8"
+    assert (rows[0].training_size, rows[0].largest_size) == (5, 8) and rows[0].measured
     assert rows[1].mse_at_training_size is None and not rows[1].measured  # no distance-2 cell at n = 5
-    assert rows[2].describe() == "distance 3: not measured"
+    assert not rows[2].measured
     assert summary.top_prediction == 4.2
     assert summary.longest_training_cells == (CELLS[1],)
-    assert summary.longest_training_phrase() == "predicted at 3.60 (n = 5)"
+    assert [(c.mean_prediction, c.n_vertices) for c in summary.longest_training_cells] == [(3.6, 5)]
     assert summary.share_longest_training_distance == pytest.approx(0.4)
     assert (summary.depth_n_layers, summary.depth_n_max) == (4, 8)
     assert summary.depth_top_prediction == 5.9 and summary.depth_reaches_further  # 5.9 > 4.2 + 0.5
-    assert summary.depth_phrase() == "distance 5: 4.90, distance 6: 5.90"
+    assert [(c.distance, c.mean_prediction) for c in summary.depth_cells] == [(5, 4.9), (6, 5.9)]
     record = summary.record()
     assert record["length_generalization_summary"] == summarize_cells(CELLS)
     assert record["length_generalization"][0] == CELLS[0].record()

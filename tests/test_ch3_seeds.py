@@ -3,11 +3,12 @@
 
 import math
 
+import pytest
 import torch
 
-from lib.chapters.ch3_length import frequency_sentence, frequency_table, summarize_length_study, under_prediction
+from lib.chapters.ch3_length import frequency_table, onsets, summarize_length_study, under_prediction
 from lib.chapters.ch3_seeds import (
-    LengthSeeds, all_seeds, kind_contrast, kind_spread, kind_spread_table, seed_claims, seeds_phrase,
+    LengthSeeds, all_seeds, kind_contrast, kind_spread, kind_spread_table, seed_claims,
     size_trends_over_seeds,
 )
 from lib.paths.generalization_tests import TARGET_KINDS, TESTS
@@ -65,7 +66,7 @@ def test_the_size_check_holds_ids_to_the_fine_tuning_ones_in_every_seed():
     assert math.isclose(first.growth_small_ids, 30.0) and not first.stays_right_small_ids
     assert seeds.trends[1].stays_right_small_ids
     assert (seeds.seeds_not_staying_right, seeds.seeds_new_ids_worse) == (1, 1)
-    assert "more than twice in 1 of 2 seeds" in seeds.sentence()
+    assert seeds.seeds == 2 and seeds.growth_small_ids.values[0] == 30.0
     assert seeds.record()["growth_small_ids"]["values"][1] == 1.5
 
 
@@ -85,8 +86,6 @@ def test_length_seeds_count_the_seeds_each_claim_holds_in():
 
 
 def test_seed_phrases_and_claims():
-    assert seeds_phrase(3, 3) == "in all 3 seeds" and seeds_phrase(0, 3) == "in none of 3 seeds"
-    assert seeds_phrase(2, 3) == "in 2 of 3 seeds" and seeds_phrase(1, 1) == "in the one seed"
     assert all_seeds(2, 2) and not all_seeds(1, 2) and not all_seeds(0, 0)
     sizes = size_trends_over_seeds([size_rows(0.01, 0.3, 0.9)], small_n_max=5)
     lengths = LengthSeeds((0,), (length_summary(3.2, 1.0, 0.01),))
@@ -104,6 +103,10 @@ def test_the_frequency_table_and_sentence_read_both_model_families():
     depth = [under_prediction("chapter 2", depth_cells, torch.tensor([5] * 99 + [6]), 7)]
     table = frequency_table(length, depth)
     assert len(table.splitlines()) == 2 + 3 and "0 (outside)" in table and "n/a" in table
-    sentence = frequency_sentence(length, depth)
-    assert "In 2 of 2 models it starts inside the training range" in sentence
-    assert "*rare data*" in sentence and "at least 96%" in sentence and "at most 4%" in sentence
+    comparison = compare_frequency([*length, *depth])
+    assert comparison.inside_range_count == 2 and len(comparison.models) == 2
+    assert comparison.supports == "rare data" and comparison.share_separates
+    assert comparison.lowest_share_predicted == pytest.approx(0.96)
+    assert comparison.highest_share_short == pytest.approx(0.04)
+    assert onsets(length).onsets == ((5, pytest.approx(0.04), True),) and onsets(length).missing == 0
+    assert onsets(depth).models == 1

@@ -59,13 +59,14 @@ class SeedSpread:
         return {"values": list(self.values), "mean": self.mean, "sd": self.sd, "min": self.low, "max": self.high}
 
 
-def position_against(spread: SeedSpread, published: float) -> str:
-    """Where the study's value sits against the seeds: an ordering only when every seed agrees."""
+def position_against(spread: SeedSpread, published: float) -> bool | None:
+    """Where the seeds sit against the study's value: True above it in every seed, False below it
+    in every seed, None on both sides (no ordering can be stated)."""
     if spread.low > published:
-        return f"above the study's {published:g} in every seed"
+        return True
     if spread.high < published:
-        return f"below the study's {published:g} in every seed"
-    return f"on both sides of the study's {published:g} across the seeds (no ordering can be stated)"
+        return False
+    return None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -175,35 +176,6 @@ def vertex_2_table(finetuning_share: float, comparisons: Sequence[BaselineCompar
                            "at the study's scale"], rows)
 
 
-def baseline_sentences(comparisons: Sequence[BaselineComparison]) -> str:
-    """Markdown bullets: what the baselines say of each test, from the numbers."""
-    lines = []
-    for c in comparisons:
-        ratio = c.ratio_to_baseline
-        line = (f"- *{c.title}*: the fine-tuned model's MSE is {ratio.low:.2f} to {ratio.high:.2f} times that of "
-                f"answering d(1,2) ({c.book.mse_distance_1_2:.3g}) and {c.model.mean / c.book.mse_mean_label:.2f} "
-                f"times that of the constant mean label ({c.book.mse_mean_label:.3g}); the study's MSE is "
-                f"{c.study_ratio_to_baseline:.2f} times its own d(1,2) baseline ({c.study.mse_distance_1_2:.3g}).")
-        lines.append(line)
-    return "\n".join(lines)
-
-
-def any_target_sentence(comparisons: Sequence[BaselineComparison]) -> str:
-    """Whether graph size and the unreachable label account for the book-vs-study gap on the
-    three any-target tests, from the baselines."""
-    any_target = [c for c in comparisons if TESTS[c.test].task == "any"]
-    parts = [f"{c.title.lower()}: the study {c.published:.4g} against {c.model.mean:.3g} here; answering d(1,2) "
-             f"gives {c.study.mse_distance_1_2:.3g} at the study's scale and {c.book.mse_distance_1_2:.3g} here, "
-             f"{100 * c.share_of_gap_from_scale:.0f}% of the gap ({100 * c.share_of_gap_from_label:.0f}% from "
-             f"the label alone)" for c in any_target]
-    accounted = [c for c in any_target if c.scale_accounts]
-    verdict = (f"On {len(accounted)} of {len(any_target)} any-target tests the study's ratio to its baseline "
-               f"lies inside this book's range over seeds, so there graph size and the unreachable label "
-               f"account for the whole difference.")
-    return ("Graph size and the unreachable label, measured by the d(1,2) baseline: " + "; ".join(parts) + ". "
-            + verdict)
-
-
 @dataclasses.dataclass(frozen=True)
 class SizeTrend:
     """The fine-tuned model's MSE on on-path targets other than vertex 2, by graph size.
@@ -248,30 +220,6 @@ class SizeTrend:
         """MSE on larger sizes (fine-tuning ids) over MSE on the fine-tuning sizes."""
         return self.mse_large_small_ids / self.mse_small if self.mse_small > 0 else math.nan
 
-    def sentence(self) -> str:
-        def split(r):
-            small, large = r.get("small_id"), r.get("large_id")
-            if not large or not large["count"]:
-                return ""
-            return (f", of which ids up to {self.small_n_max}: {small['mse']:.3g} ({small['count']}), "
-                    f"larger ids: {large['mse']:.3g} ({large['count']})")
-        sizes = "; ".join(f"n = {r['n_vertices']}: {r['mse']:.3g} ({r['count']}){split(r)}"
-                          for r in self.rows if r["count"])
-        verdict = ("at most twice as high on the larger graphs with the ids held to the fine-tuning ones: "
-                   "the answer largely stays right as graphs grow"
-                   if self.stays_right_small_ids else
-                   f"{self.growth_small_ids:.3g} times as high on the larger graphs even with the ids held to the "
-                   "fine-tuning ones: the answer does not stay right as graphs grow, and new target ids are "
-                   "not the whole reason")
-        return (f"On on-path targets other than vertex 2, the fine-tuned model's MSE by graph size is {sizes} "
-                f"(targets in brackets). Pooled, it is {self.mse_small:.3g} on graphs of up to "
-                f"{self.small_n_max} vertices (the fine-tuning sizes, {self.count_small} targets, every id up to "
-                f"{self.small_n_max}) and {self.mse_large:.3g} on larger ones ({self.count_large} targets). On the "
-                f"larger graphs, targets with ids up to {self.small_n_max} (ids fine-tuning used) score "
-                f"{self.mse_large_small_ids:.3g} ({self.count_large_small_ids} targets) and targets with larger ids "
-                f"(never fine-tuning targets) {self.mse_large_large_ids:.3g} ({self.count_large_large_ids}). The MSE "
-                f"is {verdict}.")
-
     def record(self) -> dict:
         return {"rows": list(self.rows), "small_n_max": self.small_n_max, "mse_small": self.mse_small,
                 "mse_large": self.mse_large, "count_small": self.count_small, "count_large": self.count_large,
@@ -300,6 +248,6 @@ def size_trend(rows: Sequence[dict], small_n_max: int) -> SizeTrend:
 
 
 __all__ = [
-    "BaselineComparison", "OrderCount", "SeedSpread", "count_higher", "SizeTrend", "any_target_sentence", "baseline_sentences", "baseline_table",
+    "BaselineComparison", "OrderCount", "SeedSpread", "count_higher", "SizeTrend", "baseline_table",
     "compare_with_baselines", "position_against", "size_trend", "spread_by_test", "vertex_2_table",
 ]

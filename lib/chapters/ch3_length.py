@@ -1,7 +1,7 @@
 """Chapter 3's length-generalization results as a typed summary that the prose reads (chapter 3).
 
 It also reads prediction against training frequency (`under_prediction`, `frequency_table`,
-`frequency_sentence`, over `lib.paths.length_frequency`): does the under-prediction begin where
+`onsets`, over `lib.paths.length_frequency`): does the under-prediction begin where
 the training data stops, or where it gets rare?
 
 `summarize_length_study` turns the scored (graph size, true distance) cells of
@@ -65,13 +65,6 @@ class ShortDistanceRow:
     def measured(self) -> bool:
         return self.mse_at_training_size is not None and self.mse_at_largest_size is not None
 
-    def describe(self) -> str:
-        """The row as a phrase of chapter 3's prose."""
-        if not self.measured:
-            return f"distance {self.distance}: not measured"
-        return (f"distance {self.distance}: MSE {self.mse_at_training_size:.4f} at {self.training_size} "
-                f"vertices, {self.mse_at_largest_size:.4f} at {self.largest_size}")
-
 
 @dataclasses.dataclass(frozen=True)
 class LengthSummary:
@@ -115,17 +108,6 @@ class LengthSummary:
         """(name, score) of each group that has cells, in the order of `GROUPS`."""
         return [(name, getattr(self, GROUP_FIELDS[name])) for name, _ in GROUPS
                 if getattr(self, GROUP_FIELDS[name]).present]
-
-    def longest_training_phrase(self) -> str:
-        """How the longest training distance is predicted, as a phrase of chapter 3's prose."""
-        if not self.longest_training_cells:
-            return "not measured"
-        return "predicted at " + ", ".join(f"{c.mean_prediction:.2f} (n = {c.n_vertices})"
-                                           for c in self.longest_training_cells)
-
-    def depth_phrase(self) -> str:
-        """Chapter 2's model's mean prediction at each distance, as a phrase of the prose."""
-        return ", ".join(f"distance {c.distance}: {c.mean_prediction:.2f}" for c in self.depth_cells)
 
     def record(self) -> dict:
         """The length-study entries of chapter 3's results JSON."""
@@ -214,48 +196,21 @@ def frequency_table(length_models: Sequence[UnderPrediction], depth_models: Sequ
          for d in distances])
 
 
-def _onsets(models: Sequence[UnderPrediction]) -> str:
+@dataclasses.dataclass(frozen=True)
+class Onsets:
+    """Where a family of models (seeds) first under-predicts: the distinct onsets, sorted, as
+    (distance, training share, inside the training range), and how many models have none."""
+
+    onsets: tuple[tuple[int, float, bool], ...]
+    missing: int
+    models: int
+
+
+def onsets(models: Sequence[UnderPrediction]) -> Onsets:
+    """The `Onsets` of `models`."""
     found = [m.onset for m in models]
-    parts = sorted({(o.distance, o.training_share, o.in_training_range) for o in found if o is not None})
-    text = ", ".join(f"{d} ({100 * share:.2g}% of training paths, {'inside' if inside else 'outside'} the range)"
-                     for d, share, inside in parts)
-    missing = sum(o is None for o in found)
-    return (text or "nowhere") + (f"; no under-prediction in {missing} of {len(found)}" if missing and text else "")
-
-
-def frequency_sentence(length_models: Sequence[UnderPrediction], depth_models: Sequence[UnderPrediction]) -> str:
-    """What the frequency comparison says, from its numbers (chapter 3's prose)."""
-    comparison = compare_frequency([*length_models, *depth_models])
-    n = len(comparison.models)
-    lines = [f"A mean prediction more than {comparison.models[0].tolerance:g} hop short of the true distance "
-             f"first appears at distance {_onsets(length_models)} in the length-study model "
-             f"({len(length_models)} seed{'s' if len(length_models) != 1 else ''}; its training range ends at "
-             f"{length_models[0].distance_train_max}), and at distance {_onsets(depth_models)} in chapter 2's "
-             f"model ({len(depth_models)} seed{'s' if len(depth_models) != 1 else ''}; range ends at "
-             f"{depth_models[0].distance_train_max}). In {comparison.inside_range_count} of {n} models it starts "
-             f"inside the training range, in {comparison.at_range_end_count} at the first distance past it."]
-    if comparison.share_separates:
-        lines.append(f"One training share separates the two: every distance predicted within "
-                     f"{comparison.models[0].tolerance:g} hop had at least {100 * comparison.lowest_share_predicted:.2g}% "
-                     f"of its model's training paths, every under-predicted one at most "
-                     f"{100 * comparison.highest_share_short:.2g}%, inside the range or outside it.")
-    else:
-        lines.append(f"No one training share separates the two: an under-predicted distance had "
-                     f"{100 * comparison.highest_share_short:.2g}% of its model's training paths, a distance "
-                     f"predicted within {comparison.models[0].tolerance:g} hop only "
-                     f"{100 * comparison.lowest_share_predicted:.2g}%.")
-    verdict = {
-        "rare data": "The numbers support the rival, *rare data*: the predictions fall behind where the data gets "
-                     "rare, before it stops. Since in every model the longest training lengths are also the rarest, "
-                     "these runs cannot say whether a model whose longest training paths were common would stop at "
-                     "the end of its range.",
-        "data stopped": "The numbers support *the data stopped*: the predictions fall behind exactly where the "
-                        "training paths end.",
-        "mixed": "Neither explanation fits every model: the under-prediction does not start at the end of the "
-                 "range in every model, nor only at lengths that one training share marks as rare.",
-    }[comparison.supports]
-    lines.append(verdict)
-    return " ".join(lines)
+    return Onsets(tuple(sorted({(o.distance, o.training_share, o.in_training_range) for o in found if o is not None})),
+                  sum(o is None for o in found), len(found))
 
 
 # --- The chapter's claims ----------------------------------------------------------------------

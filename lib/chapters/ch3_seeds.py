@@ -145,16 +145,6 @@ class SizeTrendSeeds:
         """Seeds in which targets with new ids score a higher MSE than those with fine-tuning ids."""
         return sum(t.mse_large_large_ids > t.mse_large_small_ids for t in self.trends)
 
-    def sentence(self) -> str:
-        return (f"Over {self.seeds} seeds of pre-training and fine-tuning, the MSE on these targets is "
-                f"{self.mse_small.describe()} on the fine-tuning sizes and, on larger graphs, "
-                f"{self.mse_large_small_ids.describe()} with the target ids fine-tuning used and "
-                f"{self.mse_large_large_ids.describe()} with larger ids. With the ids held to the fine-tuning "
-                f"ones the larger graphs' MSE is {self.growth_small_ids.low:.3g} to {self.growth_small_ids.high:.3g} "
-                f"times that of the fine-tuning sizes, more than twice in {self.seeds_not_staying_right} of "
-                f"{self.seeds} seeds; new ids score worse than fine-tuning ids in {self.seeds_new_ids_worse} of "
-                f"{self.seeds}.")
-
     def record(self) -> dict:
         return {"per_seed": [t.record() for t in self.trends], "mse_small": self.mse_small.record(),
                 "mse_large_small_ids": self.mse_large_small_ids.record(),
@@ -223,19 +213,6 @@ def all_seeds(count: int, total: int) -> bool:
     return total > 0 and count == total
 
 
-def seeds_phrase(count: int, total: int) -> str:
-    """"in every seed (3)", "in 2 of 3 seeds" or "in no seed (of 3)"."""
-    if total == 1:
-        return "in the one seed" if count else "not in the one seed"
-    if count == total:
-        return f"in all {total} seeds"
-    if count == 0:
-        return f"in none of {total} seeds"
-    return f"in {count} of {total} seeds"
-
-
-
-
 def seed_claims(size_seeds: SizeTrendSeeds, contrast: KindContrast, length_seeds: LengthSeeds,
                 frequency: FrequencyComparison) -> dict[str, bool]:
     """Whether each over-seeds claim of chapter 3's text holds in this run: claim -> holds.
@@ -262,5 +239,5 @@ def seed_claims(size_seeds: SizeTrendSeeds, contrast: KindContrast, length_seeds
 
 __all__ = [
     "KindContrast", "LengthSeeds", "SizeTrendSeeds", "all_seeds", "kind_contrast", "kind_spread",
-    "kind_spread_table", "seed_claims", "seeds_phrase", "size_trends_over_seeds",
+    "kind_spread_table", "seed_claims", "size_trends_over_seeds",
 ]
