@@ -59,6 +59,8 @@ study_draws = 20  # draws retrained on both constructions: those whose MSE right
 study_steps = 100  # Adam steps (lr 1e-6, a fresh batch of 512 graphs each) after each retrained draw (the study: 5,000; 0.1-0.3 s each here)
 
 # %% tags=["remove-output", "hide-input"]
+import statistics
+
 import torch
 from IPython.display import Markdown, display
 
@@ -66,18 +68,18 @@ from lib.bfs.damage_distribution import damage_distribution, nearest_draws
 from lib.bfs.perturbation import perturbation_study
 from lib.bfs.seed_construction import StudyConstruction
 from lib.bfs.study_damage import (
-    PUBLISHED_RECOVERY, STUDY_LEARNING_RATE, Damage, held_out_set, protocol_on_draws,
+    PUBLISHED_RECOVERY, STUDY_BATCH_SIZE, STUDY_LEARNING_RATE, Damage, held_out_set, protocol_on_draws,
 )
 from lib.bfs.transformer import bfs_transformer
 from lib.book.params import apply_cpu_threads, validate_parameters
 from lib.book.plotting import configure_notebook_rendering
+from lib.book.record import Record, direction, share, verdict
 from lib.book.reproducibility import seed_everything
 from lib.book.results import write_results
-from lib.book.tables import scientific
 from lib.chapters.ch1 import (
     SEED_APPENDIX_N, Chapter1Parameters, PerturbationRerun, distances_from_source, example_graph,
     exactness_table, mark_effect, mark_recovered, measure_exactness, perturbation_table, pooled_errors,
-    seed_construction_error, sharpness_sweep, summarize_sharpness, verdict_lines,
+    scientific_format, seed_construction_error, sharpness_sweep, summarize_sharpness, verdict_table,
 )
 from lib.chapters.ch1_damage import summarize_distribution, summarize_selection
 from lib.chapters.ch1_figures import (
@@ -86,13 +88,14 @@ from lib.chapters.ch1_figures import (
 )
 from lib.bfs.transformer import reach_by_layer
 from lib.chapters.ch1_study import (
-    index_row_numbers, judge_at_step, judge_pairs, judged_step, protocol_table,
+    fall_factor, index_row_numbers, judge_at_step, judge_pairs, judged_step, protocol_table,
 )
 
 config = validate_parameters(Chapter1Parameters, globals())
 seed_everything(config.seed)
 apply_cpu_threads(config.cpu_threads, config.device)
 configure_notebook_rendering()
+record = Record()  # the numbers the prose cites as {{key}}; they also go to the results JSON
 print(f"device: {config.device}; model size n = {config.n_vertices}; smoke run: {config.smoke}")
 
 # %% [markdown]
@@ -200,12 +203,19 @@ exactness = measure_exactness(config.exactness_sizes, config.samplers, config.gr
                               config.seed + 1, config.device)
 handcrafted_mse, handcrafted_max_abs_error, n_graphs = pooled_errors(exactness)
 display(Markdown(exactness_table(exactness)))
-display(Markdown(
-    f"Over all **{n_graphs:,}** graphs the mean squared error is **{scientific(handcrafted_mse)}** and the "
-    f"largest absolute error is **{scientific(handcrafted_max_abs_error)}**."))
+record("exact.graphs", n_graphs, ",")
+record("exact.sizes", len(config.exactness_sizes), "d")
+record("exact.mse", handcrafted_mse, scientific_format(handcrafted_mse))
+record("exact.max_abs_error", handcrafted_max_abs_error, scientific_format(handcrafted_max_abs_error))
+record("exact.mse_short", handcrafted_mse, scientific_format(handcrafted_mse, 1))
+record("exact.max_abs_error_short", handcrafted_max_abs_error, scientific_format(handcrafted_max_abs_error, 1))
 print(f"pooled over {n_graphs} graphs: MSE {handcrafted_mse:.3e}, max abs error {handcrafted_max_abs_error:.3e}")
 assert handcrafted_mse < 1e-6, f"hand-built model is not exact: MSE {handcrafted_mse}"
 assert handcrafted_max_abs_error < 0.01, f"hand-built model is not exact: max error {handcrafted_max_abs_error}"
+
+# %% [markdown]
+# Over all **{{exact.graphs}}** graphs the mean squared error is **{{exact.mse}}** and the largest
+# absolute error is **{{exact.max_abs_error}}**.
 
 # %% [markdown]
 # ### Why the study's constants fell short, and what changed
@@ -217,11 +227,16 @@ assert handcrafted_max_abs_error < 0.01, f"hand-built model is not exact: max er
 
 # %%
 seed_mse, seed_max_abs_error = seed_construction_error(config.sharpness_graphs, config.seed + 5)
-display(Markdown(
-    f"The study's construction on {config.sharpness_graphs:,} graphs of its sampler at "
-    f"$n = {SEED_APPENDIX_N}$: MSE **{scientific(seed_mse)}**, largest error **{seed_max_abs_error:.3f}** "
-    f"(the study claims below $10^{{-6}}$); the construction of this chapter: MSE "
-    f"**{scientific(handcrafted_mse, 1)}** on {n_graphs:,} graphs."))
+record("seed.graphs", config.sharpness_graphs, ",")
+record("seed.n", SEED_APPENDIX_N, "d")
+record("seed.mse", seed_mse, scientific_format(seed_mse))
+record("seed.mse_short", seed_mse, scientific_format(seed_mse, 1))
+record("seed.max_abs_error", seed_max_abs_error, ".3f")
+
+# %% [markdown]
+# The study's construction on {{seed.graphs}} graphs of its sampler at $n = {{seed.n}}$: MSE
+# **{{seed.mse}}**, largest error **{{seed.max_abs_error}}** (the study claims below $10^{-6}$);
+# the construction of this chapter: MSE **{{exact.mse_short}}** on {{exact.graphs}} graphs.
 
 # %% [markdown]
 # Two things cause the study's error. First, a
@@ -240,8 +255,13 @@ sharpness = sharpness_sweep(config.n_vertices, config.sharpness_graphs, config.s
 sharpness_figure(sharpness).show()
 sharpness_summary = summarize_sharpness(sharpness)
 worst_small, at_default = sharpness_summary.worst_mse_small_constant, sharpness_summary.mse_at_default_gap
-display(Markdown(f"With a constant at 4 or below the MSE reaches **{scientific(worst_small)}**; "
-                 f"at the defaults it is **{scientific(at_default)}**."))
+record("sharpness.worst_small", worst_small, scientific_format(worst_small))
+record("sharpness.worst_small_short", worst_small, scientific_format(worst_small, 1))
+record("sharpness.at_default", at_default, scientific_format(at_default))
+
+# %% [markdown]
+# With a constant at 4 or below the MSE reaches **{{sharpness.worst_small}}**; at the defaults it
+# is **{{sharpness.at_default}}**.
 
 # %% [markdown]
 # ## Perturb and recover
@@ -278,7 +298,24 @@ recovery_summary_figure(perturbation).show()
 # NBVAL_CHECK_OUTPUT
 verdicts = mark_recovered(perturbation, config.recovered_below)
 display(Markdown(perturbation_table(perturbation)))
-display(Markdown(verdict_lines(verdicts, config.recovered_below, config.recovery.steps, config.recovery.optimizer)))
+display(Markdown(verdict_table(verdicts)))
+record("perturb.draws_per_scale", config.draws_per_scale, "d")
+record("perturb.recovered_below", config.recovered_below, "g")
+record("perturb.steps", config.recovery.steps, ",")
+record("perturb.optimizer", config.recovery.optimizer.upper())
+record("perturb.draws", sum(v.draws for v in verdicts), ",")
+record("perturb.broken", sum(v.broken for v in verdicts), ",")
+record("perturb.recovered", sum(v.recovered for v in verdicts), ",")
+record("perturb.no_effect", sum(v.no_effect for v in verdicts), ",")
+record("perturb.not_broken", sum(v.not_broken for v in verdicts), ",")
+
+# %% [markdown]
+# The second table counts, per damage mode and scale, the broken draws that {{perturb.steps}}
+# {{perturb.optimizer}} steps brought back below held-out MSE {{perturb.recovered_below}} (a draw
+# is broken when the damage leaves its MSE at or above that), and apart from them the draws with
+# no effect and those the damage left below {{perturb.recovered_below}}: over all modes and scales,
+# {{perturb.recovered}} of {{perturb.broken}} broken draws recovered, of {{perturb.draws}} draws
+# ({{perturb.no_effect}} with no effect, {{perturb.not_broken}} not broken).
 
 # %% [markdown]
 # ### The study's protocol, on the study's construction and on this one
@@ -312,7 +349,42 @@ damage_distribution_figure(distribution, PUBLISHED_RECOVERY[0]).show()
 # %%
 # NBVAL_CHECK_OUTPUT
 display(Markdown(distribution_summary.table()))
-display(Markdown(distribution_summary.sentence()))
+quantiles = distribution_summary.quantiles
+record("distribution.matrices", distribution_summary.matrices, ",")
+record("distribution.noise_draws", distribution_summary.noise_draws, ",")
+record("distribution.draws", distribution_summary.draws, ",")
+for name, q in (("median", "0.5"), ("p05", "0.05"), ("p95", "0.95"), ("q1", "0.25"), ("q3", "0.75")):
+    record(f"distribution.{name}", quantiles[q], ".3g")
+record("distribution.target", distribution_summary.target, "g")
+record("distribution.percentile", 100 * distribution_summary.reaching.share, ".1f")
+record("distribution.percentile_low", distribution_summary.reaching.interval[0], ".1%")
+record("distribution.percentile_high", distribution_summary.reaching.interval[1], ".1%")
+record("distribution.reaching", distribution_summary.reaching.k, ",")
+for name, part in (("answer_key_query", distribution_summary.reaching_answer_key_query),
+                   ("other", distribution_summary.reaching_other)):
+    record(f"distribution.{name}", part.k, ",")
+    record(f"distribution.{name}_of", part.n, ",")
+    record(f"distribution.{name}_share", part.share, ".1%")
+    record(f"distribution.{name}_low", part.interval[0], ".1%")
+    record(f"distribution.{name}_high", part.interval[1], ".1%")
+record("distribution.reaching_matrices", "; ".join(f"{s.weight_list}: {s.matrices_text()}"
+                                                   for s in distribution_summary.lists if s.matrices) or "no matrix")
+
+# %% [markdown]
+# Every one of the {{distribution.matrices}} matrices of the six weight lists, each damaged with
+# {{distribution.noise_draws}} noise draw(s) ({{distribution.draws}} draws, every matrix as likely
+# as under the study's draw): right after the damage the MSE has median {{distribution.median}},
+# 5% and 95% points {{distribution.p05}} and {{distribution.p95}}, quartiles {{distribution.q1}}
+# and {{distribution.q3}}. The study's {{distribution.target}} lies at percentile
+# **{{distribution.percentile}}** of this distribution (95% interval
+# {{distribution.percentile_low}} to {{distribution.percentile_high}}): {{distribution.reaching}}
+# of {{distribution.draws}} draws reach it (an MSE at or below {{distribution.target}}). Among hits
+# on an answer head's key or query, {{distribution.answer_key_query}} of
+# {{distribution.answer_key_query_of}} draws ({{distribution.answer_key_query_share}}, 95% interval
+# {{distribution.answer_key_query_low}} to {{distribution.answer_key_query_high}}) reach it; among
+# all other draws, {{distribution.other}} of {{distribution.other_of}}. The draws that reach it hit
+# {{distribution.reaching_matrices}} (noise draws at or below {{distribution.target}}, of
+# {{distribution.noise_draws}}).
 
 # %% [markdown]
 # To compare like with like, the draws retrained below are the `study_draws` draws whose MSE right
@@ -343,9 +415,116 @@ judged = judged_step(protocol["study"])
 at_step = judge_at_step(protocol["study"], judged)
 pairs = judge_pairs(protocol, judged)
 display(Markdown(protocol_table(protocol)))
-display(Markdown(selection.sentence()))
-display(Markdown(at_step.sentence()))
-display(Markdown(pairs.sentence()))
+record("protocol.batch", config.study_batch_size, ",")
+record("protocol.steps", config.study_steps, ",")
+record("selection.count", selection.count, ",")
+record("selection.target", selection.target, "g")
+record("selection.low", selection.low, ".3f")
+record("selection.high", selection.high, ".3f")
+record("selection.half_width", selection.half_width, ".1%")
+record("selection.n_held_out", selection.n_held_out, ",")
+record("selection.standard_error", selection.relative_standard_error, ".1%")
+record("selection.study_batch", STUDY_BATCH_SIZE, ",")
+record("selection.study_standard_error", selection.study_standard_error, ".1%")
+record("selection.widths", selection.widths, ".1f")
+record("selection.resolved", verdict(selection.within_two,
+                                     yes="within two, so the study's own measurement could not tell these draws "
+                                         "from its value",
+                                     no="wider than the study's own measurement could resolve"))
+record("selection.hits", ", ".join(f"{name} {count} (on {selection.matrices[name]} of its matrices)"
+                                   for name, count in selection.hits.items()))
+
+
+def record_spread(key, values, fmt=".3g"):
+    """Record the median, least and largest of `values` under key.median, key.min, key.max (n/a if none)."""
+    values = list(values)
+    record(f"{key}.median", statistics.median(values) if values else None, fmt)
+    record(f"{key}.min", min(values) if values else None, fmt)
+    record(f"{key}.max", max(values) if values else None, fmt)
+
+
+record("at_step.step", at_step.step, ",")
+record("at_step.draws", len(at_step.values), ",")
+record_spread("at_step.mse", at_step.values)
+record_spread("at_step.ratio", at_step.ratios)
+record("at_step.published", at_step.published, ".3g")
+record("at_step.within", verdict(at_step.within, yes="inside", no="outside", undefined="not compared with"))
+for name, part in (("reaching", at_step.reaching), ("ratio_reaching", at_step.ratio_reaching)):
+    record(f"at_step.{name}", part.k if part else None, ",")
+    record(f"at_step.{name}_of", part.n if part else None, ",")
+    record(f"at_step.{name}_share", part.share if part else None, ".1%")
+    record(f"at_step.{name}_low", part.interval[0] if part else None, ".1%")
+    record(f"at_step.{name}_high", part.interval[1] if part else None, ".1%")
+change = at_step.median_change
+record("at_step.median_off", None if change is None else abs(change), ".0%")
+record("at_step.median_side", direction(change, 0.0, above="above", below="below", equal="off, equal to",
+                                        undefined="off, not compared with"))
+record("at_step.published_ratio", at_step.published_ratio, ".3f")
+record("at_step.fall", at_step.fall, ".1%")
+record("at_step.published_fall", at_step.published_fall, ".1%")
+factor = fall_factor(at_step.fall, at_step.published_fall)
+record("at_step.fall_factor", None if factor is None else max(factor, 1 / factor), ".1f")
+record("at_step.fall_more_or_less", direction(factor, 1.0, above="times more", below="times less",
+                                              equal="times, as much", undefined="times (one of them did not fall)"))
+
+record("pairs.pairs", len(pairs.book_ratios), ",")
+record_spread("pairs.book_before", pairs.book_before)
+record_spread("pairs.book_ratio", pairs.book_ratios)
+record_spread("pairs.study_ratio", pairs.study_ratios)
+record("pairs.book_slower", pairs.book_slower.k, ",")
+record("pairs.book_slower_share", pairs.book_slower.share, ".1%")
+record("pairs.book_slower_low", pairs.book_slower.interval[0], ".1%")
+record("pairs.book_slower_high", pairs.book_slower.interval[1], ".1%")
+record("pairs.book_fall", pairs.book_fall, ".1%")
+record("pairs.study_fall", pairs.study_fall, ".1%")
+factor = fall_factor(pairs.book_fall, pairs.study_fall)
+record("pairs.fall_factor", None if factor is None else max(factor, 1 / factor), ".1f")
+record("pairs.fall_more_or_less", direction(factor, 1.0, above="times more", below="times less",
+                                            equal="times, as much", undefined="times (one of them did not fall)"))
+against = pairs.book_slower_than_published
+record("pairs.published_ratio", pairs.published_ratio, ".3f")
+record("pairs.slower_than_published", against.k if against else None, ",")
+record("pairs.slower_than_published_share", against.share if against else None, ".1%")
+record("pairs.slower_than_published_low", against.interval[0] if against else None, ".1%")
+record("pairs.slower_than_published_high", against.interval[1] if against else None, ".1%")
+record("pairs.left_out", pairs.left_out, ",")
+
+# %% [markdown]
+# The {{selection.count}} draws whose MSE lies nearest {{selection.target}} (on a log scale) are
+# retrained: right after the damage they lie between {{selection.low}} and {{selection.high}},
+# within {{selection.half_width}} of {{selection.target}}. One standard error of such a draw's MSE
+# over {{selection.n_held_out}} graphs is {{selection.standard_error}} of it (median over these
+# draws; over the study's batch of {{selection.study_batch}} graphs,
+# {{selection.study_standard_error}}), so the band reaches {{selection.widths}} standard errors
+# from {{selection.target}}: {{selection.resolved}}. They hit: {{selection.hits}}.
+#
+# After {{at_step.step}} steps on the study's construction the {{at_step.draws}} draws the damage
+# changed stand at {{at_step.mse.median}} ({{at_step.mse.min}} to {{at_step.mse.max}}; median, then
+# range); the study's {{at_step.published}} lies {{at_step.within}} that range:
+# {{at_step.reaching}} of {{at_step.reaching_of}} draws ({{at_step.reaching_share}}, 95% interval
+# {{at_step.reaching_low}} to {{at_step.reaching_high}}) are at or below it, and their median is
+# {{at_step.median_off}} {{at_step.median_side}} the study's. Relative to the MSE right after the
+# damage the study's draw stood at {{at_step.published_ratio}}; these draws at
+# {{at_step.ratio.median}} ({{at_step.ratio.min}} to {{at_step.ratio.max}}),
+# {{at_step.ratio_reaching}} of {{at_step.ratio_reaching_of}} draws ({{at_step.ratio_reaching_share}},
+# 95% interval {{at_step.ratio_reaching_low}} to {{at_step.ratio_reaching_high}}) at or below it
+# (repaired at least as fast as the study's draw). Their median MSE fell by {{at_step.fall}} in
+# {{at_step.step}} steps, the study's draw by {{at_step.published_fall}}: {{at_step.fall_factor}}
+# {{at_step.fall_more_or_less}}.
+#
+# The same draws on the book's construction (same matrix, same noise seed) started at
+# {{pairs.book_before.median}} ({{pairs.book_before.min}} to {{pairs.book_before.max}}) and after
+# {{at_step.step}} steps stood at {{pairs.book_ratio.median}} ({{pairs.book_ratio.min}} to
+# {{pairs.book_ratio.max}}) of that, against {{pairs.study_ratio.median}}
+# ({{pairs.study_ratio.min}} to {{pairs.study_ratio.max}}) on the study's construction (median,
+# then range): the book's construction repaired more slowly in {{pairs.book_slower}} of
+# {{pairs.pairs}} pairs ({{pairs.book_slower_share}}, 95% interval {{pairs.book_slower_low}} to
+# {{pairs.book_slower_high}}); its median MSE fell by {{pairs.book_fall}} against
+# {{pairs.study_fall}} ({{pairs.fall_factor}} {{pairs.fall_more_or_less}}), and it fell less than
+# the study's one draw (ratio {{pairs.published_ratio}}) in {{pairs.slower_than_published}} of
+# {{pairs.pairs}} draws ({{pairs.slower_than_published_share}}, 95% interval
+# {{pairs.slower_than_published_low}} to {{pairs.slower_than_published_high}}).
+# {{pairs.left_out}} pair(s) in which a damage changed nothing are left out.
 
 # %% [markdown]
 # In a live Jupyter kernel the slider below reruns the study for any scale you pick (a few
@@ -377,33 +556,61 @@ results = {
     "recovery": {"steps": config.recovery.steps, "batch_size": config.recovery.batch_size,
                  "learning_rate": config.recovery.learning_rate, "recovered_below": config.recovered_below},
 }
+results["recorded"] = record.results()
 path = write_results(config.results_dir, "01_handcrafted_bfs", results)
 print(f"wrote {path}")
 
 # %% [markdown]
 # ## Summary and open questions
 
-# %%
-display(Markdown(f"""
-- The hand-built transformer matches BFS on {n_graphs:,} random graphs of {len(config.exactness_sizes)} sizes
-  and five distributions: MSE {scientific(handcrafted_mse, 1)}, largest error {scientific(handcrafted_max_abs_error, 1)}.
-  Exactness is a matter of constants: the error falls as the attention margin and the squash slope
-  grow (with a constant at 4 or below the MSE reaches {scientific(sharpness_summary.worst_mse_small_constant, 1)}).
-  The study's own constants give MSE {scientific(seed_mse, 1)} on its sampler, not the claimed $10^{{-6}}$.
-- Damage and repair, {config.draws_per_scale} draws per scale, broken draws back below held-out MSE
-  {config.recovered_below:g} after {config.recovery.steps} {config.recovery.optimizer.upper()} steps (draws without
-  effect, or left below {config.recovered_below:g} by the damage, counted apart):
-  {'; '.join(f'{v.mode} {v.describe()}' for v in verdicts)}.
-- The study's damage over every matrix ({distribution_summary.draws} draws): its 0.403 right after the damage
-  lies at percentile {100 * distribution_summary.reaching.share:.1f} (95% interval
-  {100 * distribution_summary.reaching.interval[0]:.1f} to {100 * distribution_summary.reaching.interval[1]:.1f});
-  of the answer heads' key and query draws {distribution_summary.reaching_answer_key_query.text()} reach it, of all
-  other draws {distribution_summary.reaching_other.k} of {distribution_summary.reaching_other.n}.
-- The study's protocol (Adam at learning rate $10^{{-6}}$, a fresh batch of {config.study_batch_size} every step) on the
-  {selection.count} draws that start nearest 0.403 (from {selection.low:.3f} to {selection.high:.3f}),
-  {config.study_steps:,} steps: {at_step.sentence()} {pairs.sentence()}
-- Open questions: does a smoother construction (smaller constants, more layers) trade exactness for a
-  wider basin? Do the draws that start near the study's keep their pace over its 5,000 steps (the
-  published-scale command above)? Chapter 2 asks whether gradient descent from a random start finds
-  anything like this circuit.
-"""))
+# %% [markdown]
+# - The hand-built transformer matches BFS on {{exact.graphs}} random graphs of {{exact.sizes}}
+#   sizes and five distributions: MSE {{exact.mse_short}}, largest error
+#   {{exact.max_abs_error_short}}. Exactness is a matter of constants: the error falls as the
+#   attention margin and the squash slope grow (with a constant at 4 or below the MSE reaches
+#   {{sharpness.worst_small_short}}). The study's own constants give MSE {{seed.mse_short}} on its
+#   sampler, not the claimed $10^{-6}$.
+# - Damage and repair, {{perturb.draws_per_scale}} draws per scale, broken draws back below
+#   held-out MSE {{perturb.recovered_below}} after {{perturb.steps}} {{perturb.optimizer}} steps
+#   (draws without effect, or left below {{perturb.recovered_below}} by the damage, counted apart):
+#   {{perturb.recovered}} of {{perturb.broken}} broken draws recovered over all modes and scales,
+#   per mode and scale in the table of "Perturb and recover".
+# - The study's damage over every matrix ({{distribution.draws}} draws): its 0.403 right after the
+#   damage lies at percentile {{distribution.percentile}} (95% interval
+#   {{distribution.percentile_low}} to {{distribution.percentile_high}}); of the answer heads' key
+#   and query draws {{distribution.answer_key_query}} of {{distribution.answer_key_query_of}}
+#   ({{distribution.answer_key_query_share}}, 95% interval {{distribution.answer_key_query_low}} to
+#   {{distribution.answer_key_query_high}}) reach it, of all other draws {{distribution.other}} of
+#   {{distribution.other_of}}.
+# - The study's protocol (Adam at learning rate $10^{-6}$, a fresh batch of {{protocol.batch}}
+#   every step) on the {{selection.count}} draws that start nearest 0.403 (from {{selection.low}}
+#   to {{selection.high}}), {{protocol.steps}} steps:
+#   after {{at_step.step}} steps on the study's construction the {{at_step.draws}} draws the damage
+#   changed stand at {{at_step.mse.median}} ({{at_step.mse.min}} to {{at_step.mse.max}}; median, then
+#   range); the study's {{at_step.published}} lies {{at_step.within}} that range:
+#   {{at_step.reaching}} of {{at_step.reaching_of}} draws ({{at_step.reaching_share}}, 95% interval
+#   {{at_step.reaching_low}} to {{at_step.reaching_high}}) are at or below it, and their median is
+#   {{at_step.median_off}} {{at_step.median_side}} the study's. Relative to the MSE right after the
+#   damage the study's draw stood at {{at_step.published_ratio}}; these draws at
+#   {{at_step.ratio.median}} ({{at_step.ratio.min}} to {{at_step.ratio.max}}),
+#   {{at_step.ratio_reaching}} of {{at_step.ratio_reaching_of}} draws ({{at_step.ratio_reaching_share}},
+#   95% interval {{at_step.ratio_reaching_low}} to {{at_step.ratio_reaching_high}}) at or below it
+#   (repaired at least as fast as the study's draw). Their median MSE fell by {{at_step.fall}} in
+#   {{at_step.step}} steps, the study's draw by {{at_step.published_fall}}: {{at_step.fall_factor}}
+#   {{at_step.fall_more_or_less}}. The same draws on the book's construction (same matrix, same noise seed) started at
+#   {{pairs.book_before.median}} ({{pairs.book_before.min}} to {{pairs.book_before.max}}) and after
+#   {{at_step.step}} steps stood at {{pairs.book_ratio.median}} ({{pairs.book_ratio.min}} to
+#   {{pairs.book_ratio.max}}) of that, against {{pairs.study_ratio.median}}
+#   ({{pairs.study_ratio.min}} to {{pairs.study_ratio.max}}) on the study's construction (median,
+#   then range): the book's construction repaired more slowly in {{pairs.book_slower}} of
+#   {{pairs.pairs}} pairs ({{pairs.book_slower_share}}, 95% interval {{pairs.book_slower_low}} to
+#   {{pairs.book_slower_high}}); its median MSE fell by {{pairs.book_fall}} against
+#   {{pairs.study_fall}} ({{pairs.fall_factor}} {{pairs.fall_more_or_less}}), and it fell less than
+#   the study's one draw (ratio {{pairs.published_ratio}}) in {{pairs.slower_than_published}} of
+#   {{pairs.pairs}} draws ({{pairs.slower_than_published_share}}, 95% interval
+#   {{pairs.slower_than_published_low}} to {{pairs.slower_than_published_high}}).
+#   {{pairs.left_out}} pair(s) in which a damage changed nothing are left out.
+# - Open questions: does a smoother construction (smaller constants, more layers) trade exactness
+#   for a wider basin? Do the draws that start near the study's keep their pace over its 5,000
+#   steps (the published-scale command above)? Chapter 2 asks whether gradient descent from a
+#   random start finds anything like this circuit.

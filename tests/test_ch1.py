@@ -9,12 +9,13 @@ from lib.bfs.transformer import bfs_transformer
 from lib.book.params import read_parameters_cell, validate_parameters
 from lib.chapters.ch1 import (
     Chapter1Parameters, PerturbationRerun, exactness_table, mark_effect, mark_recovered, perturbation_table,
-    scales_text, seed_construction_error, sharpness_sweep, summarize_sharpness, verdict_lines,
+    scientific_format, seed_construction_error, sharpness_sweep, summarize_sharpness, verdict_table,
 )
 from lib.chapters.ch1_damage import summarize_distribution, summarize_selection
 from lib.chapters.ch1_study import (
-    index_row_numbers, judge_at_step, judge_pairs, judged_step, protocol_table, study_points,
+    fall_factor, index_row_numbers, judge_at_step, judge_pairs, judged_step, protocol_table, study_points,
 )
+from lib.book.tables import scientific
 
 RECORDS = [
     {"mode": "replace", "scale": 0.01, "what": "Q of head 1", "loss_intact": 0.0, "loss_before": 0.3, "loss_after": 0.01},
@@ -33,10 +34,9 @@ def test_recovery_verdicts_count_draws_per_scale_and_keep_no_effect_apart():
     assert [r["recovered"] for r in records] == [True, False, False, False, False]
     assert [(v.mode, v.scale, v.draws, v.no_effect, v.not_broken, v.recovered, v.not_recovered) for v in verdicts] == [
         ("replace", 0.01, 3, 1, 1, 1, 0), ("replace", 1.0, 1, 0, 0, 0, 1), ("gaussian", 0.01, 1, 0, 1, 0, 0)]
-    assert verdicts[0].describe() == "scale 0.01: 1 of 1 broken draws recovered, 1 with no effect, 1 not broken"
-    lines = verdict_lines(verdicts, 0.05, 100, "sgd").splitlines()
-    assert lines[0].startswith("- **replace**, broken draws back below MSE 0.05 after 100 SGD steps: scale 0.01")
-    assert scales_text(()) == "none"
+    assert (verdicts[0].broken, verdicts[1].broken, verdicts[2].broken) == (1, 1, 0)
+    rows = verdict_table(verdicts).splitlines()
+    assert len(rows) == 5 and rows[2].startswith("| replace | 0.01 |")
     table = perturbation_table(records).splitlines()
     assert table[2] == "| replace | 0.01 | Q of head 1 | 0.3000 | 0.01000 | recovered |" and len(table) == 7
     assert table[3].endswith("| no effect |")
@@ -110,13 +110,17 @@ def test_the_study_construction_is_judged_at_the_studys_last_step_within_the_run
     assert (judgement.reaching.k, judgement.reaching.n) == (1, 3)          # 0.30 <= 0.335
     assert math.isclose(judgement.published_ratio, 0.335 / 0.403)
     assert (judgement.ratio_reaching.k, judgement.ratio_reaching.n) == (1, 3)  # only 0.30 / 0.40 = 0.75 <= 0.83
-    text = judgement.sentence()
-    assert "the study's 0.335 lies inside that range: 1 of 3 draws (33.3%, 95% interval" in text
-    assert "their median is 7% above the study's" in text   # 0.36 / 0.335
-    assert "Their median MSE fell by 7.7% in 100 steps, the study's draw by 16.9%: 2.2 times less" in text
+    assert judgement.median == 0.36 and judgement.median_change == pytest.approx(0.36 / 0.335 - 1)  # 7% above
+    assert judgement.fall == pytest.approx(1 - 0.36 / 0.39) and judgement.published_fall == pytest.approx(1 - 0.335 / 0.403)
+    factor = fall_factor(judgement.fall, judgement.published_fall)
+    assert round(1 / factor, 1) == 2.2                                      # 7.7% against 16.9%: 2.2 times less
     outside = judge_at_step(study[1:3], 100)
-    assert not outside.within and outside.reaching.k == 0 and "outside that range: 0 of 2 draws" in outside.sentence()
-    assert judge_at_step(study, 50).published is None   # the study printed nothing at step 50
+    assert not outside.within and outside.reaching.k == 0
+    empty = judge_at_step(study, 50)
+    assert empty.published is None and empty.within is None and empty.median_change is None  # nothing at step 50
+    assert fall_factor(0.1, 0.0) is None and fall_factor(None, 0.1) is None
+    none_changed = judge_at_step(study[3:], 100)
+    assert none_changed.median is None and none_changed.fall is None
 
 
 def test_pairs_count_where_the_books_construction_repairs_more_slowly():
@@ -128,8 +132,8 @@ def test_pairs_count_where_the_books_construction_repairs_more_slowly():
     assert pairs.left_out == 1 and pairs.book_ratios == pytest.approx((0.95, 0.9))
     assert (pairs.book_slower.k, pairs.book_slower.n) == (1, 2)             # 0.95 > 0.75, 0.9 < 0.95
     assert (pairs.book_slower_than_published.k, pairs.book_slower_than_published.n) == (2, 2)
-    text = pairs.sentence()
-    assert "more slowly in 1 of 2 pairs (50.0%, 95% interval" in text and "1 pair in which a damage" in text
+    assert pairs.published_ratio == pytest.approx(0.335 / 0.403)
+    assert pairs.study_fall == pytest.approx(1 - (0.75 + 0.95) / 2) and pairs.book_fall == pytest.approx(1 - 0.925)
     assert pairs.as_dict()["book_slower"]["k"] == 1
 
 
@@ -148,8 +152,9 @@ def test_the_distribution_summary_counts_what_reaches_the_studys_value_per_list_
     assert (summary.reaching.k, summary.reaching.n) == (3, 24)
     assert (summary.reaching_answer_key_query.k, summary.reaching_answer_key_query.n) == (2, 8)
     assert (summary.reaching_other.k, summary.reaching_other.n) == (1, 16)
-    assert summary.reaching_text() == "answer key: layer 1 (2 of 2); answer value: layer 2 (1 of 2)"
-    assert "lies at percentile **12.5** of this distribution" in summary.sentence()
+    assert [(s.weight_list, s.matrices_text()) for s in summary.lists if s.matrices] == [
+        ("answer key", "layer 1 (2 of 2)"), ("answer value", "layer 2 (1 of 2)")]
+    assert summary.reaching.share == 3 / 24                                 # percentile 12.5
     table = summary.table().splitlines()
     assert table[5] == "| answer key | 4 | 2.65 | 0.3 to 5 | 2 of 4 | layer 1 (2 of 2) |"
     numbers = summary.as_dict()
@@ -164,7 +169,14 @@ def test_the_selection_reports_its_band_in_standard_errors_of_the_studys_batch()
     assert math.isclose(selection.half_width, 0.42 / 0.403 - 1)
     assert math.isclose(selection.relative_standard_error, 0.05 * 1.0, rel_tol=0.05)
     assert selection.hits == {"answer key": 1, "answer query": 1}
-    assert "within two, so the study's own measurement could not tell" in selection.sentence()
+    assert selection.widths <= 2 and selection.within_two
+    assert not summarize_selection(picked, 0.2, n_held_out=512).within_two   # far from 0.2: resolvable
+
+
+def test_the_recorded_format_shows_a_number_as_scientific_does():
+    for value in (0.0, 1.234e-9, 0.5, 7.0):
+        for decimals in (1, 2):
+            assert format(value, scientific_format(value, decimals)) == scientific(value, decimals)
 
 
 def test_the_study_construction_error_is_measured_not_quoted():

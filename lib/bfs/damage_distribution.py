@@ -99,14 +99,6 @@ class Share:
     def interval(self) -> tuple[float, float]:
         return wilson_interval(self.k, self.n)
 
-    def text(self, noun: str = "") -> str:
-        """"k of n noun (s%, 95% interval a% to b%)"."""
-        counted = f"{self.k} of {self.n}" + (f" {noun}" if noun else "")
-        if not self.n:
-            return counted
-        low, high = self.interval
-        return f"{counted} ({100 * self.share:.1f}%, 95% interval {100 * low:.1f}% to {100 * high:.1f}%)"
-
     def as_dict(self) -> dict:
         low, high = self.interval
         return {"k": self.k, "n": self.n, "share": self.share, "low": low, "high": high}

@@ -241,15 +241,6 @@ class RecoveryVerdict:
     def not_recovered(self) -> int:
         return self.broken - self.recovered
 
-    def describe(self) -> str:
-        """"scale 0.01: 2 of 3 broken draws recovered, 1 with no effect"."""
-        text = f"scale {self.scale:g}: {self.recovered} of {self.broken} broken draws recovered"
-        if self.no_effect:
-            text += f", {self.no_effect} with no effect"
-        if self.not_broken:
-            text += f", {self.not_broken} not broken"
-        return text
-
 
 def draw_status(record: dict, recovered_below: float) -> str:
     """"no effect", "not broken", "recovered" or "not recovered" (see `RecoveryVerdict`)."""
@@ -281,19 +272,19 @@ def mark_recovered(records: list[dict], recovered_below: float) -> list[Recovery
     return verdicts
 
 
-def verdict_lines(verdicts: list[RecoveryVerdict], recovered_below: float, steps: int, optimizer: str) -> str:
-    """Markdown bullets, one per damage mode: per scale, the broken draws that retraining brought
-    below the threshold (a draw is broken when the damage leaves its MSE at or above it)."""
-    modes = dict.fromkeys(v.mode for v in verdicts)
-    return "\n".join(
-        f"- **{mode}**, broken draws back below MSE {recovered_below:g} after {steps:,} {optimizer.upper()} steps: "
-        + "; ".join(v.describe() for v in verdicts if v.mode == mode) + "."
-        for mode in modes)
+def verdict_table(verdicts: list[RecoveryVerdict]) -> str:
+    """Markdown table, one row per (damage mode, scale): how many draws had no effect, were not
+    broken, were broken, and how many broken draws retraining brought back below the threshold."""
+    return markdown_table(
+        ["damage", "scale", "draws", "no effect", "not broken", "broken", "recovered"],
+        [[v.mode, v.scale, v.draws, v.no_effect, v.not_broken, v.broken, v.recovered] for v in verdicts],
+        formats={1: "{:g}".format})
 
 
-def scales_text(scales: tuple[float, ...]) -> str:
-    """Scales as prose: "0.001, 0.01" or "none"."""
-    return ", ".join(f"{s:g}" for s in scales) or "none"
+def scientific_format(value: float, decimals: int = 2) -> str:
+    """The format spec that shows `value` as `lib.book.tables.scientific` does: `decimals` digits
+    in scientific notation, an exact zero as "0" (for `record`)."""
+    return "g" if value == 0 else f".{decimals}e"
 
 
 def perturbation_table(records: list[dict]) -> str:

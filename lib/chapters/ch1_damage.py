@@ -2,7 +2,7 @@
 
 `lib.bfs.damage_distribution.damage_distribution` measures the MSE right after the study's damage
 for every matrix of the six weight lists and several noise draws each; this module turns those
-records into what chapter 1 prints and writes: the quantiles of the distribution, the percentile
+records into the numbers chapter 1 cites and writes: the quantiles of the distribution, the percentile
 of the study's 0.403 with its Wilson interval, which matrices reach it (`DistributionSummary`),
 and the draws nearest it that the chapter retrains (`Selection`).
 """
@@ -24,10 +24,6 @@ ANSWER_KEY_QUERY = ("answer key", "answer query")
 
 def _matrix_name(weight_list: str, index: int) -> str:
     return f"vertex {index + 1}" if weight_list.startswith("reach") else f"layer {index + 1}"
-
-
-def _percent(value: float) -> str:
-    return f"{100 * value:.1f}%"
 
 
 @dataclass(frozen=True)
@@ -75,27 +71,6 @@ class DistributionSummary:
     @property
     def matrices(self) -> int:
         return self.draws // self.noise_draws
-
-    def reaching_text(self) -> str:
-        """Which matrices produce an MSE at or below the target: list by list, with counts."""
-        parts = [f"{summary.weight_list}: {summary.matrices_text()}" for summary in self.lists if summary.matrices]
-        return "; ".join(parts) if parts else "no matrix"
-
-    def sentence(self) -> str:
-        q = self.quantiles
-        low, high = self.reaching.interval
-        return (
-            f"Every one of the {self.matrices} matrices of the six weight lists, each damaged with "
-            f"{self.noise_draws} noise draw{'s' if self.noise_draws != 1 else ''} ({self.draws} draws, every "
-            f"matrix as likely as under the study's "
-            f"draw): right after the damage the MSE has median {q['0.5']:.3g}, 5% and 95% points {q['0.05']:.3g} "
-            f"and {q['0.95']:.3g}, quartiles {q['0.25']:.3g} and {q['0.75']:.3g}. The study's {self.target:g} lies "
-            f"at percentile **{100 * self.reaching.share:.1f}** of this distribution (95% interval "
-            f"{_percent(low)} to {_percent(high)}): {self.reaching.k} of {self.draws} draws reach it (an MSE at "
-            f"or below {self.target:g}). Among hits on an answer head's key or query, "
-            f"{self.reaching_answer_key_query.text('draws')} reach it; among all other draws, "
-            f"{self.reaching_other.k} of {self.reaching_other.n}. The draws that reach it hit "
-            f"{self.reaching_text()} (noise draws at or below {self.target:g}, of {self.noise_draws}).")
 
     def table(self) -> str:
         """Markdown table: per weight list, the MSE's median and 5-95% range and how many reach the target."""
@@ -165,19 +140,11 @@ class Selection:
         """The band's half-width in standard errors of one draw's MSE over the study's batch."""
         return self.half_width / self.study_standard_error
 
-    def sentence(self) -> str:
-        hits = ", ".join(f"{name} {count} (on {self.matrices[name]} of its matrices)"
-                         for name, count in self.hits.items())
-        return (
-            f"The {self.count} draws whose MSE lies nearest {self.target:g} (on a log scale) are retrained: right "
-            f"after the damage they lie between {self.low:.3f} and {self.high:.3f}, within "
-            f"{100 * self.half_width:.1f}% of {self.target:g}. One standard error of such a draw's MSE over "
-            f"{self.n_held_out} graphs is {100 * self.relative_standard_error:.1f}% of it (median over these draws; "
-            f"over the study's batch of {STUDY_BATCH_SIZE} graphs, {100 * self.study_standard_error:.1f}%), so the "
-            f"band reaches {self.widths:.1f} standard errors from {self.target:g}"
-            + (": within two, so the study's own measurement could not tell these draws from its value. "
-               if self.widths <= 2 else ", wider than the study's own measurement could resolve. ") +
-            f"They hit: {hits}.")
+    @property
+    def within_two(self) -> bool:
+        """The band reaches at most two standard errors from the target: the study's own measurement
+        could not tell these draws from its value."""
+        return self.widths <= 2
 
     def as_dict(self) -> dict:
         return {"target": self.target, "count": self.count, "low": self.low, "high": self.high,

@@ -29,15 +29,6 @@ def mse_at(record: dict, step: int) -> float | None:
     return next((loss for at, loss in record["curve"] if at == step), None)
 
 
-def spread_text(values: list[float]) -> str:
-    """"median (min to max)" of values, "0.4" for one value, "n/a" for none."""
-    if not values:
-        return "n/a"
-    if len(values) == 1:
-        return f"{values[0]:.3g}"
-    return f"{statistics.median(values):.3g} ({min(values):.3g} to {max(values):.3g})"
-
-
 @dataclass(frozen=True)
 class PublishedInRange:
     """The study's one published draw at one step beside the range of this run's draws that the
@@ -164,23 +155,32 @@ class StepJudgement:
     def ratio_reaching(self) -> Share | None:
         return None if self.published is None else share_at_or_below(self.ratios, self.published_ratio)
 
-    def sentence(self) -> str:
-        if not self.values:
-            return "No retrained draw changed the study's construction's MSE, so nothing compares with the study."
-        text = (f"After {self.step:,} steps on the study's construction the {len(self.values)} draws stand at "
-                f"{spread_text(list(self.values))} (median, then range)")
-        if self.published is None:
-            return text + f"; the study printed no loss at step {self.step:,}."
-        median, ratio_median = statistics.median(self.values), statistics.median(self.ratios)
-        text += (f"; the study's {self.published:.3g} lies {'inside' if self.within else 'outside'} that range: "
-                 f"{self.reaching.text('draws')} are at or below it, and their median is "
-                 f"{_relative(median, self.published)} the study's. Relative to the MSE right after the damage the "
-                 f"study's draw stood at {self.published_ratio:.3f}; these draws at {spread_text(list(self.ratios))}, "
-                 f"{self.ratio_reaching.text('draws')} at or below it (repaired at least as fast as the study's draw). "
-                 f"Their median MSE fell by {100 * (1 - ratio_median):.1f}% in {self.step:,} steps, the study's "
-                 f"draw by {100 * (1 - self.published_ratio):.1f}%: "
-                 f"{_times(1 - ratio_median, 1 - self.published_ratio)}.")
-        return text
+    @property
+    def median(self) -> float | None:
+        """Median MSE of the draws at `step` (None without draws)."""
+        return statistics.median(self.values) if self.values else None
+
+    @property
+    def ratio_median(self) -> float | None:
+        """Median of the draws' MSE at `step` relative to right after the damage (None without draws)."""
+        return statistics.median(self.ratios) if self.ratios else None
+
+    @property
+    def median_change(self) -> float | None:
+        """The median MSE relative to the study's value, minus 1 (0.07: 7% above it)."""
+        if self.median is None or not self.published:
+            return None
+        return self.median / self.published - 1
+
+    @property
+    def fall(self) -> float | None:
+        """How much the draws' median MSE fell by `step`, as a share of the MSE right after the damage."""
+        return None if self.ratio_median is None else 1 - self.ratio_median
+
+    @property
+    def published_fall(self) -> float | None:
+        """The same for the study's one draw (None where it printed no loss at `step`)."""
+        return None if self.published_ratio is None else 1 - self.published_ratio
 
     def as_dict(self) -> dict:
         return {"step": self.step, "published": self.published, "published_ratio": self.published_ratio,
@@ -189,22 +189,12 @@ class StepJudgement:
                 "ratio_at_or_below": self.ratio_reaching.as_dict() if self.ratio_reaching else None}
 
 
-def _relative(value: float, reference: float) -> str:
-    """"12% above" / "5% below" / "equal to": `value` against `reference`."""
-    if value == reference:
-        return "equal to"
-    change = value / reference - 1
-    return f"{100 * abs(change):.0f}% {'above' if change > 0 else 'below'}"
-
-
-def _times(value: float, reference: float) -> str:
-    """How `value` compares with `reference` as a factor: "3.1 times less", "1.2 times more", "as much"."""
-    if value <= 0 or reference <= 0:
-        return "no factor (one of them did not fall)"
-    factor = value / reference
-    if abs(factor - 1) < 0.05:
-        return "about as much"
-    return f"{1 / factor:.1f} times less" if factor < 1 else f"{factor:.1f} times more"
+def fall_factor(value: float | None, reference: float | None) -> float | None:
+    """`value / reference`, how many times one fall is another; None where either is missing or
+    did not fall (0 or below)."""
+    if value is None or reference is None or value <= 0 or reference <= 0:
+        return None
+    return value / reference
 
 
 def judge_at_step(records: list[dict], step: int) -> StepJudgement:
@@ -237,24 +227,21 @@ class PairJudgement:
             return None
         return Share(sum(b > published / PUBLISHED_RECOVERY[0] for b in self.book_ratios), len(self.book_ratios))
 
-    def sentence(self) -> str:
-        if not self.book_ratios:
-            return "No draw changed the MSE of both constructions, so no pair compares their repair."
-        study_fall = 1 - statistics.median(self.study_ratios)
-        book_fall = 1 - statistics.median(self.book_ratios)
-        text = (f"The same draws on the book's construction (same matrix, same noise seed) started at "
-                f"{spread_text(list(self.book_before))} and after {self.step:,} steps stood at "
-                f"{spread_text(list(self.book_ratios))} of that, against {spread_text(list(self.study_ratios))} on "
-                f"the study's construction (median, then range): the book's construction repaired more slowly in "
-                f"{self.book_slower.text('pairs')}; its median MSE fell by {100 * book_fall:.1f}% against "
-                f"{100 * study_fall:.1f}% ({_times(book_fall, study_fall)})")
-        against = self.book_slower_than_published
-        if against is not None:
-            text += (f", and it fell less than the study's one draw (ratio "
-                     f"{PUBLISHED_RECOVERY[self.step] / PUBLISHED_RECOVERY[0]:.3f}) in {against.text('draws')}")
-        text += "." + (f" {self.left_out} pair{'s' if self.left_out != 1 else ''} in which a damage changed "
-                       f"nothing {'are' if self.left_out != 1 else 'is'} left out." if self.left_out else "")
-        return text
+    @property
+    def study_fall(self) -> float | None:
+        """How much the median MSE of the study's construction fell, relative to right after the damage."""
+        return 1 - statistics.median(self.study_ratios) if self.study_ratios else None
+
+    @property
+    def book_fall(self) -> float | None:
+        """The same for the book's construction."""
+        return 1 - statistics.median(self.book_ratios) if self.book_ratios else None
+
+    @property
+    def published_ratio(self) -> float | None:
+        """The study's one draw at `step` relative to right after the damage (None where it printed none)."""
+        published = PUBLISHED_RECOVERY.get(self.step)
+        return None if published is None or self.step == 0 else published / PUBLISHED_RECOVERY[0]
 
     def as_dict(self) -> dict:
         against = self.book_slower_than_published
@@ -290,7 +277,7 @@ def index_row_numbers(records: dict[str, list[dict]], steps: int) -> dict:
 
 
 __all__ = [
-    "CONSTRUCTIONS", "PairJudgement", "RatioPoint", "StepJudgement", "StudyPoint",
+    "CONSTRUCTIONS", "PairJudgement", "RatioPoint", "StepJudgement", "StudyPoint", "fall_factor",
     "index_row_numbers", "judge_at_step", "judge_pairs", "judged_step", "mse_at", "protocol_table", "ratio_points",
-    "spread_text", "study_points",
+    "study_points",
 ]
