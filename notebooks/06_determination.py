@@ -82,25 +82,30 @@ from IPython.display import Markdown, display
 
 from lib.book.params import apply_cpu_threads, validate_parameters
 from lib.book.plotting import configure_notebook_rendering
+from lib.book.record import Record, verdict
 from lib.book.reproducibility import seed_everything
 from lib.book.results import write_results
+from lib.book.tables import markdown_table
 from lib.grokking.early_prediction import PREDICTION_FEATURES, early_prediction
 from lib.grokking.perturbation import perturbation_study, retrain_with_snapshots
-from lib.grokking.study import PUBLISHED_FLIP_PROTOCOL, PUBLISHED_JACOBIAN
+from lib.grokking.jacobian_sketch import BULK_FLOOR
+from lib.grokking.study import PUBLISHED_FLIP_PROTOCOL, PUBLISHED_JACOBIAN, PUBLISHED_UNGROK_SHARES
+from lib.grokking.transplant import AUTHORS_CRITERION, CRITERIA
 from lib.grokking.study_sweep import GROUPS, load_s4_sweep, outcome_groups
 from lib.grokking.training import snapshot_epochs
 from lib.chapters.ch6 import (
     Chapter6Parameters, choose_per_outcome, flip_study, jacobian_run, sketched_jacobian_run, transplant_both_ways)
 from lib.chapters.ch6_jacobian import (
-    growth_table, sketch_sentence, sketch_spectrum_table, sketch_summary, sketch_table)
+    BLOW_UP_FACTOR, FLOAT32_DEPARTURE, amplification_table, claim_checks, growth_table, sketch_spectrum_table,
+    sketch_summary, sketch_table)
 from lib.chapters.ch6_figures import (
     early_prediction_figure, jacobian_figure, perturbation_figure, perturbation_heatmaps, perturbation_panel,
     seed_labels, sketched_jacobian_figure, total_variation_figure, transplant_figure,
 )
 from lib.chapters.ch6_results import (
-    chapter_results, decision_comparison_rows, decision_comparison_table, decision_rows, decision_table,
-    flip_comparison_sentence, jacobian_rows, jacobian_summary, jacobian_table, summary_lines,
-    total_variation_rows, total_variation_table, transplant_rows, transplant_sentence, transplant_table,
+    chapter_results, decision_comparison_rows, decision_comparison_table, decision_leads, decision_rows,
+    decision_table, flip_comparison_table, flips_ordered, jacobian_rows, jacobian_summary, jacobian_table,
+    total_variation_rows, total_variation_table, transplant_rows, transplant_table, transplant_verdict,
 )
 
 config = validate_parameters(Chapter6Parameters, globals())
@@ -109,6 +114,7 @@ apply_cpu_threads(config.cpu_threads, config.device)
 seed_everything(config.seed)
 configure_notebook_rendering()
 seconds = {}
+record = Record()  # the numbers the prose cites as {{key}}; they also go to the results JSON
 
 # %% [markdown]
 # ## The published scale
@@ -263,7 +269,16 @@ print(f"S4 sweep with the bias: {with_bias.source}" + (f" ({with_bias.path})" if
       + f"; retrained seeds match it: {tv_bias.same_outcome}")
 assert tv_bias.same_outcome, "retraining did not retrace the sweep with the bias"
 display(Markdown(total_variation_table(tv_bias_rows)))
-display(Markdown(flip_comparison_sentence(tv_bias_rows, tv_rows, PUBLISHED_FLIP_PROTOCOL)))
+record("flips.published_instances", PUBLISHED_FLIP_PROTOCOL["instances"], ",")
+record("flips.published_a4_seeds", PUBLISHED_FLIP_PROTOCOL["a4_seeds"], ",")
+flip_comparison = flip_comparison_table(tv_bias_rows, tv_rows)
+display(Markdown(flip_comparison))
+
+# %% [markdown]
+# By the authors' definition, per outcome, the table above gives the mean flip rate and how many
+# seeds flip at all in the model with the bias (the study's, which ran
+# {{flips.published_instances}} seeds, {{flips.published_a4_seeds}} of them grokking A4 x Z2) and
+# in the model without it, beside the published rates.
 
 # %% [markdown]
 # ## Transplant: is a grokked solution stable under a change of data?
@@ -296,7 +311,29 @@ display(Markdown(transplant_table(transplanted)))
 transplant_figure(transplant, config.grok_threshold).show()
 
 # %%
-display(Markdown(transplant_sentence(transplanted)))
+transplant_claim = transplant_verdict(transplanted)
+record("transplant.published_s4", PUBLISHED_UNGROK_SHARES[0], ".0%")
+record("transplant.published_a4", PUBLISHED_UNGROK_SHARES[1], ".0%")
+record("transplant.authors_criterion", AUTHORS_CRITERION)
+record("transplant.criteria_tried", len(CRITERIA), ",")
+for r, share_ in zip(transplanted, transplant_claim["authors_criterion_shares"]):
+    record(f"transplant.{r['first_group'].lower()}.authors_share", share_, ".1%")
+record("transplant.authors_match", verdict(transplant_claim["authors_criterion_matches"],
+                                           yes="lie inside both Wilson intervals: reproduced",
+                                           no="are not reproduced with the protocol their code records"))
+other_criteria = [name for name in transplant_claim["criteria_matching_both"] if name != AUTHORS_CRITERION]
+record("transplant.other_criteria", ", ".join(other_criteria) if other_criteria else "none")
+
+# %% [markdown]
+# The study reports about {{transplant.published_s4}} and {{transplant.published_a4}} ungrokking
+# {cite:p}`wu2025ambiguous`. Under the criterion its code records ({{transplant.authors_criterion}})
+# the authors' protocol gives {{transplant.s4.authors_share}} (S4 first) and
+# {{transplant.a4xz2.authors_share}} (A4xZ2 first) here: the published shares
+# {{transplant.authors_match}}. The other criteria under which they lie inside both intervals:
+# {{transplant.other_criteria}}; their code uses none of these, each is one of the
+# {{transplant.criteria_tried}} tried here, so such a match is weak evidence. Where the shares are
+# not reproduced, note that the number is not stored in the authors' repository; getting it would
+# take the run it came from (its seeds, phase-1 length and criterion).
 
 # %% [markdown]
 # ## The training Jacobian
@@ -330,17 +367,27 @@ display(Markdown(jacobian_table(jacobian_rows(jacobian))))
 jacobian_figure(jacobian).show()
 
 # %%
-grok = jacobian_facts["grok_step"]
-display(Markdown(
-    f"This run: $P$ = {jacobian.n_parameters:,} over {jacobian.steps:,} steps; the authors': $P$ = "
-    f"{PUBLISHED_JACOBIAN['n_parameters']:,} over {PUBLISHED_JACOBIAN['steps']:,} steps, about "
-    f"{jacobian_facts['cost_ratio_to_published']:,.0f} times the work ($P^2$ times steps). "
-    + (f"The model groks at step {grok}, so the spectra before and after grokking are those of steps "
-       f"{jacobian_facts['before']['step']} and {jacobian_facts['after']['step']}."
-       if grok > 0 else
-       "The model does not grok within the run, so the study's claims, which concern models trained past "
-       "grokking, are tested in the next section (which also screens this width for grokking); this one shows the "
-       "exact spectrum moving before grokking and checks the composition.")))
+record("jacobian.n_parameters", jacobian.n_parameters, ",")
+record("jacobian.steps", jacobian.steps, ",")
+record("jacobian.published_n_parameters", PUBLISHED_JACOBIAN["n_parameters"], ",")
+record("jacobian.published_steps", PUBLISHED_JACOBIAN["steps"], ",")
+record("jacobian.cost_ratio", jacobian_facts["cost_ratio_to_published"], ",.0f")
+record("jacobian.groks", verdict(jacobian_facts["grok_step"] > 0, yes="groks", no="does not grok"))
+record("jacobian.grok_step", jacobian_facts["grok_step"], ",")
+record("jacobian.before_step", jacobian_facts["before"]["step"], ",")
+record("jacobian.after_step", jacobian_facts["after"]["step"], ",")
+record("jacobian.before_kind", verdict(jacobian_facts["grok_step"] > 0, yes="just before and after grokking",
+                                       no="after the first segment and at the end"))
+
+# %% [markdown]
+# This run: $P$ = {{jacobian.n_parameters}} over {{jacobian.steps}} steps; the authors': $P$ =
+# {{jacobian.published_n_parameters}} over {{jacobian.published_steps}} steps, about
+# {{jacobian.cost_ratio}} times the work ($P^2$ times steps). The model {{jacobian.groks}} within
+# the run (grokking step {{jacobian.grok_step}}; -1: never), so the spectra compared are those of
+# steps {{jacobian.before_step}} and {{jacobian.after_step}}, {{jacobian.before_kind}}. Where it
+# does not grok, the study's claims, which concern models trained past grokking, are tested in the
+# next section (which also screens this width for grokking); this one shows the exact spectrum
+# moving before grokking and checks the composition.
 
 # %% [markdown]
 # ### At the authors' scale, through products
@@ -413,7 +460,85 @@ if overflow:
           f"{overflow['float32_nonfinite_at']} (-1: never)")
 
 # %%
-display(Markdown(sketch_sentence(sketch_facts)))
+checks = claim_checks(sketch_facts)
+f = sketch_facts
+for name, value, fmt in (
+        ("n_parameters", f["n_parameters"], ","), ("steps", f["steps"], ","),
+        ("published_steps", f["published"]["steps"], ","), ("directions", f["directions"], ","),
+        ("seeds_screened", f["seeds_screened"], ","), ("seeds_grokked", f["seeds_grokked_in_screen"], ","),
+        ("small_width", f["small_width"], ","), ("small_seeds_grokked", f["small_seeds_grokked"], ","),
+        ("chosen_seed", f["chosen_seed"], ""), ("grok_step", f["grok_step"], ","),
+        ("largest_first_segment", f["largest_lower_bound_first_segment"], ".3g"),
+        ("largest_at_grok", f["largest_lower_bound_at_grok"], ".3g"),
+        ("largest_end", f["largest_lower_bound_end"], ".3g"), ("end_step", f["end_step"], ","),
+        ("end_above_bulk", f["end_estimates_above_bulk"], ","), ("end_bulk_bound", f["end_bulk_share_bound"], ".1%"),
+        ("bulk_floor", BULK_FLOOR, "g"), ("departure", FLOAT32_DEPARTURE, ".0%"),
+        ("float32_departs_at", f["float32_departs_at"] if f["float32_departs_at"] >= 0 else None, ","),
+        ("float32_end", f["float32_relative_difference_end"], ".2g"),
+        ("blow_up_factor", BLOW_UP_FACTOR, ".0f"), ("adam_eps", f["adam_eps"], "g"),
+        ("seeds_blown", checks["seeds_blown"], ","), ("grokking_seeds", checks["grokking_seeds"], ","),
+        ("growth_before_grokking", checks["growth_before_grokking_min"], ".2g")):
+    record(f"sketch.{name}", value, fmt)
+record("sketch.groks", verdict(checks["grokked"], yes="groks", no="does not grok"))
+record("sketch.bound_says", verdict(f["end_bulk_share_bound"] < 1, yes="bounds the others",
+                                    no="says nothing of the others"))
+record("sketch.float32_departs", verdict(f["float32_departs_at"] >= 0, yes="departs from float64",
+                                         no="stays close to float64"))
+record("sketch.no_bulk", verdict(checks["no_bulk"], yes="reproduced",
+                                 no="not comparable at this scale (the tail bound is too loose to count those near 1)",
+                                 undefined="not comparable at this scale (the model does not grok)"))
+record("sketch.blow_up", verdict(checks["blow_up"], yes="reproduced", no="not reproduced",
+                                 undefined="not comparable at this scale (the model does not grok)"))
+record("sketch.blow_up_some", verdict(checks["blow_up_some"], yes="at least one does", no="none does",
+                                      undefined="none is read"))
+record("sketch.blow_up_eps", verdict(checks["blow_up_survives_eps"],
+                                     yes="survives at every further Adam eps tried",
+                                     no="holds at the authors' Adam eps only: the late growth follows Adam's eps, an "
+                                        "optimizer effect rather than a property of the grokked solution",
+                                     undefined="is not read at further values of Adam's eps"))
+overflows = bool(f["overflow"]) and f["overflow"]["float32_nonfinite_at"] >= 0
+record("sketch.overflow_steps", f["overflow"]["steps"] if f["overflow"] else None, ",")
+record("sketch.overflow_at", f["overflow"]["float32_nonfinite_at"] if overflows else None, ",")
+record("sketch.overflow_float64_end", f["overflow"]["float64_end"] if f["overflow"] else None, ".2g")
+record("sketch.overflow", verdict(overflows if f["overflow"] else None, yes="overflows",
+                                  no="stays finite", undefined="is not run past the read run"))
+display(Markdown(markdown_table(["Adam eps", "grokking seeds that grow at least 10 times", "grokking seeds"],
+                                [[f"{f['adam_eps']:g} (the authors')", checks["seeds_blown"], checks["grokking_seeds"]]]
+                                + [[f"{e['eps']:g}", e["seeds_blown"], e["grokking_seeds"]] for e in checks["by_eps"]])))
+display(Markdown(amplification_table(f["amplification"])))
+
+# %% [markdown]
+# $P$ = {{sketch.n_parameters}} (the authors' model) over {{sketch.steps}} steps (the authors:
+# {{sketch.published_steps}}), read through {{sketch.directions}} directions. Of
+# {{sketch.seeds_screened}} seeds screened, {{sketch.seeds_grokked}} grokked within the run (at the
+# exact model's width d = h = {{sketch.small_width}}, the same seeds: {{sketch.small_seeds_grokked}});
+# seed {{sketch.chosen_seed}} was read and {{sketch.groks}} within the run (grokking step
+# {{sketch.grok_step}}; -1: never). The lower bound on the largest singular value is
+# {{sketch.largest_first_segment}} after the first segment, {{sketch.largest_at_grok}} at grokking
+# and {{sketch.largest_end}} at step {{sketch.steps}}; at step {{sketch.end_step}} at least
+# {{sketch.end_above_bulk}} singular values exceed 1.1, and the tail bound puts at most
+# {{sketch.end_bulk_bound}} of the {{sketch.n_parameters}} at or above {{sketch.bulk_floor}}, which
+# {{sketch.bound_says}}.
+#
+# The finite checks (the second table) move the initial weights along the most stretched direction
+# u: where the ratio agrees with the products, they read the real training map; where no move
+# tried is small enough to be linear, in float64 the map is not differentiable in practice there,
+# and any such move lands the weights elsewhere. Float32 {{sketch.float32_departs}}: its sketch
+# first lies more than {{sketch.departure}} from the float64 one at step
+# {{sketch.float32_departs_at}} (n/a: never) and ends {{sketch.float32_end}} apart; past such a
+# step a float32 Jacobian is not the float64 one.
+#
+# **No bulk**: {{sketch.no_bulk}}. **Blow-up late**: {{sketch.blow_up}}: at Adam eps
+# {{sketch.adam_eps}} (the authors'), {{sketch.seeds_blown}} of {{sketch.grokking_seeds}} grokking
+# seeds grow at least {{sketch.blow_up_factor}} times from grokking to step {{sketch.steps}} (ratios
+# of two lower bounds, estimates, in the growth table above; {{sketch.blow_up_some}}), and the
+# growth {{sketch.blow_up_eps}} (the first table); it grows before grokking too (at least
+# {{sketch.growth_before_grokking}} times from the first segment to grokking). Float64 throughout:
+# run to step {{sketch.overflow_steps}}, the float32 bound {{sketch.overflow}} (first not finite
+# at step {{sketch.overflow_at}}, n/a: never; the float64 one ends at
+# {{sketch.overflow_float64_end}}); a float32 curve that overflows ends near float32's largest
+# number, 3.4e38, whatever the true growth. The authors
+# also decay the unembedding bias, this model does not.
 
 # %% [markdown]
 # ## Beyond the study: how early is the outcome readable?
@@ -437,6 +562,72 @@ early_prediction_figure(prediction, [r[f"decision_epoch_{config.figure_noise_sha
                         [r["choice_epoch"] for r in decisions]).show()
 
 # %% [markdown]
+# ## Summary
+#
+# What this run measured (every number from the cells above):
+
+# %%
+leads = [decision_leads(decisions, shape) for shape in studies]
+record("summary.decision_log2_scale", config.decision_log2_scale, "d")
+display(Markdown(markdown_table(
+    ["noise shape", "perturbed grokkers", "decided before the choice showed", "median lead (epochs)"],
+    [[r["shape"], r["grokkers"], r["decided_early"], f"{r['median_lead']:.0f}"] for r in leads])))
+display(Markdown(flip_comparison))
+record("summary.flips_ordered", verdict(flips_ordered(tv_bias_rows),
+                                        yes="less than those that grokked neither, as in the study",
+                                        no="not always less than those that grokked neither, unlike the study",
+                                        undefined="without a comparison with those that grokked neither (an outcome is missing)"))
+criterion_keys = dict(zip(CRITERIA, ("below_0999", "below_095", "peak_minus_final", "collapse")))
+for r in transplanted:
+    direction_key = r["first_group"].lower()
+    record(f"summary.transplant.{direction_key}.learned", r["criteria"][CRITERIA[0]]["grokked_first"], ",")
+    for name, c in r["criteria"].items():
+        record(f"summary.transplant.{direction_key}.{criterion_keys[name]}", c["ungrokked"], ",")
+        record(f"summary.transplant.{direction_key}.{criterion_keys[name]}_share", c["share"], ".1%")
+jacobian_entry = jacobian_facts
+record("summary.jacobian.segment", jacobian_entry["segment"], ",")
+record("summary.jacobian.before_top", jacobian_entry["before"]["top_singular_value"], ".3g")
+record("summary.jacobian.before_near_one", jacobian_entry["before"]["share_near_one"], ".0%")
+record("summary.jacobian.after_top", jacobian_entry["after"]["top_singular_value"], ".3g")
+record("summary.jacobian.after_near_one", jacobian_entry["after"]["share_near_one"], ".0%")
+record("summary.jacobian.float32_end", jacobian_entry["float32_relative_difference_end"], ".2g")
+record("summary.readable_from", readable, ",")
+
+# %% [markdown]
+# - Perturbation (the table above, per noise shape): of the perturbed grokkers, those decided (no
+#   noise up to 2^{{summary.decision_log2_scale}} changed their outcome from then on) before their
+#   choice showed in test accuracy, and the median number of epochs by which the decision came
+#   first. The study saw decisions well before the choice is apparent {cite:p}`wu2025ambiguous`.
+# - Argmax flips by the authors' definition (the model with the bias, as the study's) and by the
+#   book's (pairs outside the training set): the second table above, per outcome. Seeds that
+#   grokked a group flip {{summary.flips_ordered}}.
+# - Transplant, the authors' protocol: S4 first ({{summary.transplant.s4.learned}} seeds learned
+#   it): below 0.999 {{summary.transplant.s4.below_0999}} ({{summary.transplant.s4.below_0999_share}}),
+#   below 0.95 {{summary.transplant.s4.below_095}} ({{summary.transplant.s4.below_095_share}}),
+#   peak minus final > 0.1 {{summary.transplant.s4.peak_minus_final}}
+#   ({{summary.transplant.s4.peak_minus_final_share}}), collapse to the intersection
+#   {{summary.transplant.s4.collapse}} ({{summary.transplant.s4.collapse_share}}); A4xZ2 first
+#   ({{summary.transplant.a4xz2.learned}} seeds learned it): below 0.999
+#   {{summary.transplant.a4xz2.below_0999}} ({{summary.transplant.a4xz2.below_0999_share}}), below
+#   0.95 {{summary.transplant.a4xz2.below_095}} ({{summary.transplant.a4xz2.below_095_share}}), peak
+#   minus final > 0.1 {{summary.transplant.a4xz2.peak_minus_final}}
+#   ({{summary.transplant.a4xz2.peak_minus_final_share}}), collapse to the intersection
+#   {{summary.transplant.a4xz2.collapse}} ({{summary.transplant.a4xz2.collapse_share}}). Under the
+#   authors' coded criterion the published shares {{transplant.authors_match}}.
+# - Training Jacobian ($P$ = {{jacobian.n_parameters}}, {{jacobian.steps}} steps, segments of
+#   {{summary.jacobian.segment}}; the authors: $P$ = {{jacobian.published_n_parameters}},
+#   {{jacobian.published_steps}} steps): the model {{jacobian.groks}} within the run; at step
+#   {{jacobian.before_step}} the largest singular value is {{summary.jacobian.before_top}} and
+#   {{summary.jacobian.before_near_one}} lie within 0.1 of 1; at step {{jacobian.after_step}},
+#   {{summary.jacobian.after_top}} and {{summary.jacobian.after_near_one}}; float32 ends
+#   {{summary.jacobian.float32_end}} (relative) from float64.
+# - Early prediction: from the logged metrics, grokking either group is told from neither with
+#   held-out AUC at or above 0.9 from epoch {{summary.readable_from}} on (-1: never).
+# - Training Jacobian at the authors' scale ($P$ = {{sketch.n_parameters}}, {{sketch.steps}}
+#   steps): no bulk: {{sketch.no_bulk}}; blow-up late: {{sketch.blow_up}}, and the growth
+#   {{sketch.blow_up_eps}}.
+
+# %% [markdown]
 # ## Numbers and checks
 
 # %% tags=["remove-output"]
@@ -445,15 +636,6 @@ results = chapter_results(config=config, sweep_source=sweep.source, n_seeds=resu
                           tv_rows=tv_rows, tv_bias_rows=tv_bias_rows, transplanted=transplanted, jacobian=jacobian,
                           jacobian_sketch=sketch_facts, prediction=prediction,
                           seconds=seconds)
+results["recorded"] = record.results()
 path = write_results(config.results_dir, "06_determination", results)
 print(f"results written to {path}")
-
-# %% [markdown]
-# ## Summary
-#
-# What this run measured (every number from the cells above):
-
-# %%
-display(Markdown("\n".join(f"- {line}" for line in summary_lines(
-    decisions, list(studies), config.decision_log2_scale, tv_bias_rows, transplanted, results["jacobian"],
-    prediction) + [f"Training Jacobian at the authors' scale: {sketch_sentence(sketch_facts)}"])))

@@ -6,7 +6,7 @@ import torch
 
 from lib.book.reproduced import reproduced_rows
 from lib.chapters.ch6 import SketchRun, spectrum_boundaries
-from lib.chapters.ch6_jacobian import claim_verdicts, sketch_sentence, sketch_summary
+from lib.chapters.ch6_jacobian import amplification_table, claim_checks, claim_verdicts, sketch_summary
 from lib.grokking.jacobian_sketch import SketchedJacobianStudy, SketchedSpectrum
 from lib.grokking.study import PUBLISHED_JACOBIAN
 
@@ -82,16 +82,26 @@ def test_verdicts_follow_the_bound_and_the_growth_after_grokking():
     never = sketch_summary(hand_made_run(grok=False, end_norm=8.0))
     assert never["grok_step"] == -1 and never["growth_after_grokking"] is None
     assert all(v.startswith("not comparable at this scale: the model does not grok") for v in never["verdicts"].values())
-    assert "does not grok within 300 steps" in sketch_sentence(never)
-    sentence = sketch_sentence(blown)
-    assert "(at the exact model's width d = h = 2, the same seeds: 0)" in sentence
-    assert "groks at step 200" in sentence and "3 after the first segment, 4 at grokking and 400" in sentence
-    assert blown["float32_departs_at"] == 200 and "Float32 departs from float64 at step 200" in sentence
+    assert claim_checks(never) == {
+        "grokked": False, "no_bulk": None, "blow_up": None, "blow_up_some": None, "blow_up_survives_eps": None,
+        "seeds_blown": 0, "grokking_seeds": 0, "by_eps": [], "growth_before_grokking_min": None}
+    checks = claim_checks(blown)
+    assert checks["grokked"] and checks["no_bulk"] and checks["blow_up"] and checks["blow_up_survives_eps"]
+    assert checks["seeds_blown"] == checks["grokking_seeds"] == 1
+    assert checks["growth_before_grokking_min"] == pytest.approx(4 / 3)
+    assert claim_checks(flat)["blow_up"] is False and claim_checks(flat)["blow_up_some"] is False
+    mixed_checks = claim_checks({**flat, "growth_by_seed": flat["growth_by_seed"] + blown["growth_by_seed"]})
+    assert mixed_checks["blow_up"] is False and mixed_checks["blow_up_some"] is True
+    assert claim_checks({**flat, "end_bulk_share_bound": 0.4})["no_bulk"] is False
+    assert blown["small_width"] == 2 and blown["small_seeds_grokked"] == 0
+    assert (blown["largest_lower_bound_first_segment"], blown["largest_lower_bound_at_grok"],
+            blown["largest_lower_bound_end"]) == (3.0, 4.0, 400.0)
+    assert blown["float32_departs_at"] == 200
     early, at_grok = blown["amplification"]
     assert early["linear_up_to"] == 1e-10 and at_grok["linear_up_to"] is None
     assert at_grok["moves"] == pytest.approx([0.9, 2.0, 1.0])
-    assert "agrees with the products within 10% for moves up to 1e-10" in sentence
-    assert "no move tried is small enough to be linear (the smallest, 1e-12, is already 0.9)" in sentence
+    table = amplification_table(blown["amplification"])
+    assert table.splitlines()[2].rstrip(" |").endswith("1e-10") and table.splitlines()[3].rstrip(" |").endswith("none")
 
 
 def test_a_growth_that_vanishes_at_a_larger_adam_eps_is_called_an_optimizer_effect():
@@ -99,6 +109,8 @@ def test_a_growth_that_vanishes_at_a_larger_adam_eps_is_called_an_optimizer_effe
     tame = {1e-6: [hand_made_study(grok=True, end_norm=8.0)]}
     facts = sketch_summary(hand_made_run(grok=True, end_norm=400.0, eps_spread=tame))
     assert facts["growth_by_eps"][0]["eps"] == 1e-6 and facts["growth_by_eps"][0]["rows"][0]["growth_after_grokking"] == 2
+    assert claim_checks(facts)["blow_up"] and claim_checks(facts)["blow_up_survives_eps"] is False
+    assert claim_checks(facts)["by_eps"] == [{"eps": 1e-6, "seeds_blown": 0, "grokking_seeds": 1}]
     verdict = facts["verdicts"]["blow_up"]
     assert verdict.startswith("reproduced at the authors' Adam eps only: at Adam eps 1e-08")
     assert "at eps 1e-06, 0 of 1: the late growth follows Adam's eps" in verdict

@@ -4,8 +4,8 @@ import torch
 
 from lib.chapters.ch6 import TransplantStudy
 from lib.chapters.ch6_results import (
-    decision_comparison_rows, decision_rows, decision_table, jacobian_summary, median, summary_lines,
-    total_variation_rows, transplant_rows, transplant_sentence, transplant_table, transplant_verdict,
+    decision_comparison_rows, decision_leads, decision_rows, decision_table, flip_comparison_table, flips_ordered,
+    jacobian_summary, median, total_variation_rows, transplant_rows, transplant_table, transplant_verdict,
 )
 from lib.grokking.early_prediction import EarlyPrediction
 from lib.grokking.pairs import make_pair
@@ -113,22 +113,26 @@ def test_jacobian_summary_reads_the_spectrum_either_side_of_grokking():
     assert abs(facts["cost_ratio_to_published"] - (4376 / 2) ** 2 * 4000 / 100) < 1e-6
 
 
-def test_summary_lines_state_the_runs_numbers_next_to_the_studys():
-    prediction = EarlyPrediction(torch.tensor([0, 500, 1000]), torch.tensor([0.5, 0.95, 0.97], dtype=torch.float64),
-                                 torch.tensor([0.5, 0.5, 0.5], dtype=torch.float64), (2, 2))
+def test_decision_leads_count_the_grokkers_decided_before_their_choice_showed():
     studies = {"init": hand_made_perturbation(), "gaussian": hand_made_perturbation()}
     rows = decision_comparison_rows(studies, torch.tensor([11, 12]), log2_scale=-10)
     assert rows[0]["decision_epoch_init"] == rows[0]["decision_epoch_gaussian"] == 500
-    lines = summary_lines(rows, ["init", "gaussian"], -10, total_variation_rows(hand_made_total_variation()),
-                          transplant_rows(hand_made_transplant()), jacobian_summary(hand_made_jacobian()), prediction)
-    text = "\n".join(lines)
-    assert "Perturbation (init noise): 1 of the 1 perturbed grokkers were decided" in text
-    assert "900 epochs earlier" in text
-    assert "grokked S4 5e-05 (1 of 2 seeds flip at all; published 5.4e-05)" in text
-    assert "flip less than those that grokked neither, as in the study" in text
-    assert "below 0.999 2 (66.7%)" in text
-    assert "the model groks at step 100" in text and "P = 4376, 4000 steps" in text
-    assert "from epoch 500 on" in text
+    leads = decision_leads(rows, "init")
+    assert leads == {"shape": "init", "grokkers": 1, "decided_early": 1, "median_lead": 900}
+    nobody = decision_leads([{**r, "decision_epoch_init": -1} for r in rows], "init")
+    assert nobody["decided_early"] == 0 and nobody["median_lead"] != nobody["median_lead"]      # NaN
+
+
+def test_flips_are_ordered_when_every_grokker_flips_less_than_neither():
+    rows = total_variation_rows(hand_made_total_variation())
+    by_group = {r["group"]: r for r in rows}
+    assert flips_ordered(rows) is True
+    neither = by_group["neither"]["authors_flip_rate_mean"]
+    flipped = [{**r, "authors_flip_rate_mean": neither * 2} if r["group"] != "neither" else r for r in rows]
+    assert flips_ordered(flipped) is False
+    assert flips_ordered([r for r in rows if r["group"] != "neither"]) is None
+    table = flip_comparison_table(rows, rows)
+    assert "| grokked S4 | 5e-05 | 1 of 2 | 5e-05 | 1 of 2 |" in table and "5.4e-05" in table
 
 
 def test_median_averages_the_two_middle_values_of_an_even_count():
@@ -136,7 +140,7 @@ def test_median_averages_the_two_middle_values_of_an_even_count():
     assert median([]) != median([])                                           # NaN
 
 
-def test_the_transplant_sentence_puts_the_authors_criterion_first_and_flags_a_lucky_other():
+def test_the_transplant_verdict_checks_the_authors_criterion_and_lists_a_lucky_other():
     def row(group, authors, collapse):
         entry = lambda share, low, high: {"share": share, "low": low, "high": high}  # noqa: E731
         return {"first_group": group, "criteria": {"below 0.999": entry(0.8, 0.7, 0.88), "below 0.95": entry(0.75, 0.6, 0.85),
@@ -147,8 +151,5 @@ def test_the_transplant_sentence_puts_the_authors_criterion_first_and_flags_a_lu
     verdict = transplant_verdict(transplanted)
     assert verdict["criteria_matching_both"] == ["collapse to the intersection"]
     assert not verdict["authors_criterion_matches"] and verdict["authors_criterion_shares"] == [0.55, 0.55]
-    text = transplant_sentence(transplanted)
-    assert "gives 55.0% (S4 first) and 55.0% (A4xZ2 first) here: the published shares are not reproduced" in text
-    assert "only under collapse to the intersection, a criterion their code does not use and one of the 4" in text
-    matched = transplant_sentence([row("S4", near, far), row("A4xZ2", near, far)])
-    assert matched.endswith("the published shares lie inside both Wilson intervals.")
+    matched = transplant_verdict([row("S4", near, far), row("A4xZ2", near, far)])
+    assert matched["authors_criterion_matches"] and matched["criteria_matching_both"] == ["peak minus final > 0.1"]

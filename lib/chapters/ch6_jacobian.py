@@ -1,6 +1,7 @@
 """What chapter 6 reports of the training Jacobian at the authors' scale (read through products,
-`lib.grokking.jacobian_sketch`): its rows, tables, results-JSON entry and sentences, with the
-study's two claims (no bulk; a blow-up late in training) each given a verdict from the run."""
+`lib.grokking.jacobian_sketch`): its rows, tables and results-JSON entry, with the
+study's two claims (no bulk; a blow-up late in training) as booleans with their evidence and the
+verdicts the results JSON stores."""
 
 from __future__ import annotations
 
@@ -111,18 +112,17 @@ def amplification_check(check: dict) -> dict:
             "moves": [size * ratio for size, ratio in zip(check["sizes"], check["ratios"])]}
 
 
-def amplification_sentence(check: dict) -> str:
-    """What one finite check shows, in a sentence."""
-    moves = ", ".join(f"{size:.0e} -> {move:.2g}" for size, move in zip(check["sizes"], check["moves"]))
-    text = (f"At step {check['step']:,} (products: ||J u|| = {check['derivative']:.3g} along the most stretched "
-            f"direction u, randomized-SVD estimate {check['estimate']:.3g}), moving the initial weights along u "
-            f"moves the weights there by {moves}: ")
-    if check["linear_up_to"] is not None:
-        return text + (f"the ratio agrees with the products within {LINEAR_TOLERANCE:.0%} for moves up to "
-                       f"{check['linear_up_to']:.0e}, so the products read the real training map.")
-    return text + (f"no move tried is small enough to be linear (the smallest, {check['sizes'][0]:.0e}, is already "
-                   f"{check['moves'][0]:.2g}), so in float64 the map is not differentiable in practice there: any "
-                   "such move lands the weights elsewhere.")
+def amplification_table(checks: list[dict]) -> str:
+    """Markdown table of the finite checks (`amplification_check`): per step checked, the products'
+    ||J u|| and the randomized-SVD estimate, each move of the initial weights along u with the move
+    it makes there, and the largest move whose ratio agrees with ||J u|| within `LINEAR_TOLERANCE`
+    ("none": no move tried is small enough to be linear)."""
+    return markdown_table(
+        ["step", "||J u|| (products)", "randomized-SVD estimate", "move at the start -> move at the step",
+         f"linear (within {LINEAR_TOLERANCE:.0%}) up to"],
+        [[f"{c['step']:,}", f"{c['derivative']:.3g}", f"{c['estimate']:.3g}",
+          ", ".join(f"{size:.0e} -> {move:.2g}" for size, move in zip(c["sizes"], c["moves"])),
+          "none" if c["linear_up_to"] is None else f"{c['linear_up_to']:.0e}"] for c in checks])
 
 
 def sketch_summary(run: SketchRun) -> dict:
@@ -243,35 +243,28 @@ def claim_verdicts(facts: dict) -> dict[str, str]:
     return {"no_bulk": no_bulk, "blow_up": blow_up}
 
 
-def sketch_sentence(facts: dict) -> str:
-    """The chapter's sentence on the run: scale, screen, grokking, the two claims' numbers."""
-    authors = facts["published"]
-    text = (f"$P$ = {facts['n_parameters']:,} (the authors' model) over {facts['steps']:,} steps (the authors: "
-            f"{authors['steps']:,}), read through {facts['directions']} directions. Of {facts['seeds_screened']} "
-            f"seeds screened, {facts['seeds_grokked_in_screen']} grokked within the run (at the exact model's width "
-            f"d = h = {facts['small_width']}, the same seeds: {facts['small_seeds_grokked']}); seed "
-            f"{facts['chosen_seed']} was read")
-    if facts["grok_step"] > 0:
-        text += (f" and groks at step {facts['grok_step']:,}. The lower bound on the largest singular value is "
-                 f"{facts['largest_lower_bound_first_segment']:.3g} after the first segment, "
-                 f"{facts['largest_lower_bound_at_grok']:.3g} at grokking and {facts['largest_lower_bound_end']:.3g} "
-                 f"at step {facts['steps']:,}; at step {facts['end_step']:,} at least "
-                 f"{facts['end_estimates_above_bulk']} singular values exceed 1.1"
-                 + (f", and at most {facts['end_bulk_share_bound']:.1%} of the {facts['n_parameters']:,} reach "
-                    f"{BULK_FLOOR}." if facts["end_bulk_share_bound"] < 1 else
-                    "; the tail bound says nothing of the others."))
-    else:
-        text += f" and does not grok within {facts['steps']:,} steps."
-    text += "".join(" " + amplification_sentence(check) for check in facts["amplification"])
-    departs = facts["float32_departs_at"]
-    text += (f" Float32 departs from float64 at step {departs:,} (sketches more than {FLOAT32_DEPARTURE:.0%} "
-             f"apart) and ends {facts['float32_relative_difference_end']:.2g} apart: past that step a float32 "
-             "Jacobian is not the float64 one." if departs >= 0 else
-             f" Float32 stays within {FLOAT32_DEPARTURE:.0%} of float64 ({facts['float32_relative_difference_end']:.2g}"
-             " at the end).")
-    return text + f" No bulk: {facts['verdicts']['no_bulk']}. Blow-up late: {facts['verdicts']['blow_up']}."
+def claim_checks(facts: dict) -> dict:
+    """The study's two claims as booleans with their evidence (the numbers `claim_verdicts`
+    words): `grokked`; `no_bulk` (at most `NO_BULK_SHARE` of the singular values reach 0.9 at
+    the end; None when the model does not grok); `blow_up` (the largest singular value grows
+    `BLOW_UP_FACTOR` times from grokking to the end in most grokking seeds read), `blow_up_some`
+    (in at least one), `blow_up_survives_eps` (in most at every further Adam eps), the counts
+    and the least growth before grokking (each None when the model does not grok)."""
+    grokked = facts["grok_step"] > 0
+    grokkers = [r for r in facts["growth_by_seed"] if r["grok_step"] > 0]
+    blown, n = _grew(grokkers)
+    by_eps = [(entry["eps"], *_grew(entry["rows"])) for entry in facts.get("growth_by_eps", [])]
+    return {"grokked": grokked,
+            "no_bulk": facts["end_bulk_share_bound"] <= NO_BULK_SHARE if grokked else None,
+            "blow_up": blown * 2 > n if grokked else None,
+            "blow_up_some": blown > 0 if grokked else None,
+            "blow_up_survives_eps": all(k * 2 > m for _, k, m in by_eps if m) if grokked else None,
+            "seeds_blown": blown, "grokking_seeds": n,
+            "by_eps": [{"eps": eps, "seeds_blown": k, "grokking_seeds": m} for eps, k, m in by_eps],
+            "growth_before_grokking_min": min(r["at_grok"] / r["first_segment"] for r in grokkers)
+            if grokked and grokkers else None}
 
 
 __all__ = ["BLOW_UP_FACTOR", "FLOAT32_DEPARTURE", "FLOAT32_MAX", "overflow_summary", "LINEAR_TOLERANCE", "NO_BULK_SHARE", "amplification_check",
-           "amplification_sentence", "claim_verdicts", "growth_row", "growth_table", "sketch_rows", "sketch_sentence",
+           "amplification_table", "claim_checks", "claim_verdicts", "growth_row", "growth_table", "sketch_rows",
            "sketch_spectrum_rows", "sketch_spectrum_table", "sketch_summary", "sketch_table"]

@@ -260,96 +260,49 @@ def transplant_verdict(transplanted: list[dict]) -> dict:
             "authors_criterion_shares": [r["criteria"][AUTHORS_CRITERION]["share"] for r in transplanted]}
 
 
-def transplant_sentence(transplanted: list[dict]) -> str:
-    """The published ungrok shares against this run's under the authors' coded criterion first,
-    then any other criterion that happens to hold them (one of four tried: said so)."""
-    verdict = transplant_verdict(transplanted)
-    published = " and ".join(f"{share:.0%}" for share in PUBLISHED_UNGROK_SHARES)
-    shares = " and ".join(f"{share:.1%} ({r['first_group']} first)"
-                          for share, r in zip(verdict["authors_criterion_shares"], transplanted))
-    text = (f"The study reports about {published} ungrokking {{cite:p}}`wu2025ambiguous`. Under the criterion "
-            f"its code records ({AUTHORS_CRITERION}) the authors' protocol gives {shares} here: ")
-    if verdict["authors_criterion_matches"]:
-        return text + "the published shares lie inside both Wilson intervals."
-    text += "the published shares are not reproduced with the protocol their code records."
-    others = [name for name in verdict["criteria_matching_both"] if name != AUTHORS_CRITERION]
-    if others:
-        text += (f" They lie inside both intervals only under {', '.join(others)}, a criterion their code does not "
-                 f"use and one of the {len(CRITERIA)} tried here, so that match is weak evidence.")
-    return text + (" The number is not stored in the authors' repository; getting it would take the run it came "
-                   "from (its seeds, phase-1 length and criterion).")
+def decision_leads(decisions: list[dict], shape: str) -> dict:
+    """Under one noise shape: the perturbed seeds that grokked (`grokkers`), how many of them were
+    decided before their choice showed in test accuracy (`decided_early`) and the median of the
+    leads in epochs (`median_lead`, NaN when none was decided)."""
+    key = f"decision_epoch_{shape}"
+    grokkers = [r for r in decisions if r["choice_epoch"] >= 0]
+    leads = [r["choice_epoch"] - r[key] for r in grokkers if r[key] >= 0]
+    return {"shape": shape, "grokkers": len(grokkers), "decided_early": sum(lead > 0 for lead in leads),
+            "median_lead": median(leads)}
 
 
-def flip_comparison_sentence(with_bias: list[dict], without_bias: list[dict], protocol: dict) -> str:
-    """The authors' flip rates of the sweep with the bias (the study's model: like for like) and of
-    the sweep without it, per outcome, against the published rates."""
-    def part(r: dict) -> str:
-        return (f"{r['group']}: {r['authors_flip_rate_mean']:.2g} ({r['seeds_flipping_authors']} of {r['count']} "
-                f"seeds flip at all)")
-
-    published = {r["group"]: r["published_flip_rate"] for r in with_bias + without_bias}
-    return (f"By the authors' definition, the model with the bias (the study's, which ran "
-            f"{protocol['instances']:,} seeds, {protocol['a4_seeds']} of them grokking A4 x Z2): "
-            + "; ".join(part(r) for r in with_bias) + ". Without the bias: " + "; ".join(part(r) for r in without_bias)
-            + ". Published: " + ", ".join(f"{name} {rate:.2g}" for name, rate in published.items()) + ".")
-
-
-def summary_lines(decisions: list[dict], shapes: list[str], decision_log2_scale: int, tv_rows: list[dict],
-                  transplanted: list[dict], jacobian: dict, prediction: EarlyPrediction) -> list[str]:
-    """The chapter's summary, one sentence per finding, every number from this run's results
-    (the study's numbers are cited as such)."""
-    lines = []
-    for shape in shapes:
-        key = f"decision_epoch_{shape}"
-        grokkers = [r for r in decisions if r["choice_epoch"] >= 0]
-        leads = [r["choice_epoch"] - r[key] for r in grokkers if r[key] >= 0]
-        lines.append(
-            f"Perturbation ({shape} noise): {sum(lead > 0 for lead in leads)} of the {len(grokkers)} perturbed "
-            f"grokkers were decided (no noise up to 2^{decision_log2_scale} changed their outcome from then on) "
-            f"before their choice showed in test accuracy, a median of {median(leads):.0f} epochs earlier.")
-    lines[-1] += " The study saw decisions well before the choice is apparent {cite:p}`wu2025ambiguous`."
+def flips_ordered(tv_rows: list[dict]) -> bool | None:
+    """Whether every group's seeds flip less (authors' definition, mean) than those that grokked
+    neither, as in the study; None when "neither" or every other outcome is missing."""
     flips = {r["group"]: r for r in tv_rows}
-    if flips:
-        lines.append(
-            "Argmax flips by the authors' definition (the model with the bias, as the study's): " + ", ".join(
-                f"{name} {r['authors_flip_rate_mean']:.2g} ({r['seeds_flipping_authors']} of {r['count']} seeds "
-                f"flip at all; published {r['published_flip_rate']:.2g})" for name, r in flips.items())
-            + "; by the book's (pairs outside the training set): " + ", ".join(
-                f"{name} {r['test_flip_rate_mean']:.2g}" for name, r in flips.items()) + ".")
-    if "neither" in flips and len(flips) > 1:
-        ordered = all(r["authors_flip_rate_mean"] < flips["neither"]["authors_flip_rate_mean"]
-                      for name, r in flips.items() if name != "neither")
-        lines[-1] += (" Seeds that grokked a group flip " + ("less than those that grokked neither, as in the study."
-                                                             if ordered else "not always less than those that "
-                                                             "grokked neither, unlike the study."))
-    parts = []
-    for r in transplanted:
-        parts.append(f"{r['first_group']} first ({r['criteria'][CRITERIA[0]]['grokked_first']} seeds learned it): "
-                     + ", ".join(f"{name} {c['ungrokked']} ({c['share']:.1%})" for name, c in r["criteria"].items()))
-    lines.append("Transplant, the authors' protocol: " + "; ".join(parts) + ". " + transplant_sentence(transplanted))
-    before, after = jacobian["before"], jacobian["after"]
-    grok = jacobian["grok_step"]
-    line = (f"Training Jacobian (P = {jacobian['n_parameters']}, {jacobian['steps']} steps, segments of "
-            f"{jacobian['segment']}; the authors: P = {jacobian['published']['n_parameters']}, "
-            f"{jacobian['published']['steps']} steps): ")
-    if grok > 0:
-        line += f"the model groks at step {grok}; "
-    else:
-        line += "the model does not grok within the run; "
-    line += (f"at step {before['step']} the largest singular value is {before['top_singular_value']:.3g} and "
-             f"{before['share_near_one']:.0%} lie within 0.1 of 1; at step {after['step']}, "
-             f"{after['top_singular_value']:.3g} and {after['share_near_one']:.0%}; float32 ends "
-             f"{jacobian['float32_relative_difference_end']:.2g} (relative) from float64.")
-    lines.append(line)
-    readable = prediction.first_epoch_at_or_above(0.9)
-    lines.append("Early prediction: from the logged metrics, grokking either group is told from neither with "
-                 f"held-out AUC at or above 0.9 from epoch {readable} on (-1: never).")
-    return lines
+    if "neither" not in flips or len(flips) < 2:
+        return None
+    return all(r["authors_flip_rate_mean"] < flips["neither"]["authors_flip_rate_mean"]
+               for name, r in flips.items() if name != "neither")
+
+
+def flip_comparison_table(with_bias: list[dict], without_bias: list[dict]) -> str:
+    """Markdown table: per outcome, the authors' flip rate and how many seeds flip at all in the
+    sweep with the bias (the study's model) and without it, and the published rate."""
+    def cells(rows, name):
+        r = next((r for r in rows if r["group"] == name), None)
+        return ["-", "-"] if r is None else [f"{r['authors_flip_rate_mean']:.2g}",
+                                             f"{r['seeds_flipping_authors']} of {r['count']}"]
+
+    names = [name for name in GROUPS if any(r["group"] == name for r in with_bias + without_bias)]
+    published = {r["group"]: r["published_flip_rate"] for r in with_bias + without_bias}
+    return markdown_table(
+        ["outcome", "with the bias (mean)", "seeds that flip", "without the bias (mean)", "seeds that flip",
+         "book's definition, with the bias (mean)", "published"],
+        [[name, *cells(with_bias, name), *cells(without_bias, name),
+          next((f"{r['test_flip_rate_mean']:.2g}" for r in with_bias if r["group"] == name), "-"),
+          f"{published[name]:.2g}"] for name in names])
 
 
 __all__ = [
     "chapter_results", "decision_comparison_rows", "decision_comparison_table", "decision_rows", "decision_table",
-    "jacobian_rows", "jacobian_summary", "jacobian_table", "median", "summary_lines", "total_variation_rows",
+    "decision_leads", "flip_comparison_table", "flips_ordered",
+    "jacobian_rows", "jacobian_summary", "jacobian_table", "median", "total_variation_rows",
     "total_variation_table", "transplant_rows", "transplant_table", "transplant_verdict",
 ]
 
@@ -386,3 +339,14 @@ def check_results(results: dict) -> None:
         assert {"published_flip_rate", "authors_flip_rate_mean", "seeds_flipping_authors",
                 "test_flip_rate_mean", "seeds_flipping_book"} <= r.keys()
         assert 0 <= r["seeds_flipping_authors"] <= r["count"]
+    # The words the prose shows agree with the results they were chosen from.
+    recorded = results.get("recorded", {})
+    if "transplant.authors_match" in recorded and all(c["low"] is not None and c["high"] is not None
+                                                      for r in results["transplant"] for c in r["criteria"].values()):
+        matches = transplant_verdict(results["transplant"])["authors_criterion_matches"]
+        assert recorded["transplant.authors_match"]["text"].startswith("lie inside") == matches
+    if "sketch.no_bulk" in recorded:
+        from lib.chapters.ch6_jacobian import claim_checks
+        checks = claim_checks(sketch)
+        assert (recorded["sketch.no_bulk"]["text"] == "reproduced") == bool(checks["no_bulk"])
+        assert (recorded["sketch.blow_up"]["text"] == "reproduced") == bool(checks["blow_up"])
