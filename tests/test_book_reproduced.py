@@ -1,13 +1,18 @@
-"""The index page's table of published numbers beside this book's."""
+"""The index page's table of published numbers beside this book's: the named rules
+(lib/book/verdict_rules.py) on hand-made numbers, the rows' YAML (book/reproduced/) against the
+rules and the committed results, and the rows and tables they give."""
 
 import json
+import string
 import sys
 from pathlib import Path
 
 import pytest
 
-from lib.book.reproduced import (CHAPTERS, END_MARKER, PUBLISHED_STEPS, START_MARKER, chapter_4, first_transitions,
-                                 published_rows, reproduced_rows, reproduced_table, with_table)
+from lib.book import verdict_rules as rules
+from lib.book.reproduced import (CHAPTERS, END_MARKER, PUBLISHED_STEPS, START_MARKER, VERDICT_WORDS, chapter_rows,
+                                 published_rows, reproduced_rows, reproduced_table, resolve, with_table)
+from lib.book.verdict_rules import RULES
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
@@ -15,6 +20,269 @@ sys.path.insert(0, str(ROOT / "tools"))
 import published  # noqa: E402  (tools/published.py: a script folder, not a package)
 import results_table  # noqa: E402
 
+#: One seed's LLC along training that fit its training set at epoch 60 and ended "neither" (chapter 5).
+ONE_SEED_LLC = {"epochs": [80, 2000], "llc": [[4600.0, 1200.0]], "fitted_epoch": [60], "chains": 3, "steps": 3000,
+                "outcome": [2]}
+#: Chapter 2's published scale as its results JSON records it.
+CH2_PUBLISHED = {"n_layers": 11, "n_max": 15, "phase_steps": [6400, 3200], "final_loss": 0.001623, "batch_size": 32768}
+
+
+# The rules, on hand-made numbers.
+
+def test_interval_position_and_side_rules():
+    assert rules.interval_contains(0.5, 0.4, 0.6).word == "inside"
+    assert rules.interval_contains(0.4, 0.4, 0.6).word == "inside"              # the ends belong to it
+    assert rules.interval_contains(0.7, 0.4, 0.6).word == "outside"
+    assert rules.interval_contains(0.5, None, 0.6).word == "no interval"
+    assert [rules.position(v, 0.25, 0.75).word for v in (0.1, 0.25, 0.5, 0.8)] == ["below", "inside", "inside", "above"]
+    assert rules.side(0.36, 0.335).word == "above" and rules.side(0.3, 0.3).word == "below"
+    assert rules.side(0.36, 0.3).numbers["distance"] == pytest.approx(0.2)
+    assert rules.side(1.0, 0.0).numbers["distance"] is None
+    assert rules.below(7.9e-5, 1e-6).word == "not below" and rules.below(1e-7, 1e-6).word == "below"
+
+
+def test_count_rules():
+    assert [rules.proportion_vs(k, 20, low, high, 0.5).word for k, low, high in
+            ((20, 0.84, 1.0), (2, 0.03, 0.3), (10, 0.3, 0.7))] == ["above", "below", "contains"]
+    assert rules.proportion_vs(2, 20, 0.03, 0.3, 0.5).numbers["rest"] == 18
+    assert rules.at_least([6, 8], 5).word == "all" and rules.at_least([6, 4], 5).word == "not all"
+    assert rules.at_least([5, 3000], [5, 3000]).word == "all" and rules.at_least(0.99, 1).word == "not all"
+    assert rules.few_events([53, 4], ["S4", "A4xZ2"]).numbers["events"] == [{"name": "A4xZ2", "count": 4}]
+    assert rules.few_events([5, 6], ["a", "b"]).word == "enough"
+    assert rules.count([1]).word == "one" and rules.count([1, 2, 3]).numbers["n"] == 3
+    assert rules.count([]).word == "several"                         # zero takes the plural
+    assert rules.positive(20).word == "positive" and rules.positive(0).word == rules.positive(None).word == "not positive"
+    assert rules.total([6400, 3200]).numbers["total"] == 9600
+    assert rules.extent((505, 587, 598)).numbers == {"low": 505, "high": 598}
+    chance = rules.chance_of_none([0.04, 0.06], 8).numbers
+    assert chance["share"] == pytest.approx(0.1) and f"{chance['chance']:.0%}" == "43%"
+
+
+def test_wilson_zero_event_rules():
+    assert f"{rules.zero_event_upper(4):.0%}" == "49%" and f"{rules.zero_event_upper(32):.0%}" == "11%"
+    assert rules.seeds_to_bound(0.05) == 73
+    assert [rules.absent_outcome(a, o, n, 0.05).word for a, o, n in ((1, 1, 4), (0, 0, 4), (0, 30, 100), (0, 4, 4))] == [
+        "seen", "nothing seen", "bounded", "not bounded"]
+    assert rules.absent_outcome(0, 4, 4, 0.05).numbers == {"needed": 73, "rate": 0.05}
+
+
+def test_flag_equality_and_lookup_rules():
+    assert rules.equal([4, 8, 2500], [11, 15, 9600]).word == "different" and rules.equal(1.0, 1).word == "equal"
+    assert rules.given(0.0).word == "given" and rules.given([0.1, None]).word == "missing"
+    assert rules.starts_with("any_target", "any").word == "starts" and rules.starts_with("on_path", "any").word == "other"
+    assert rules.all_true([True, False], ["S4", "A4xZ2"]).numbers["failing"] == ["A4xZ2"]
+    assert rules.all_true([True, True], ["S4", "A4xZ2"]).word == "all"
+    inside = rules.all_inside([0.04, 0.06], [[0.028, 0.125], [0.07, 0.15]], ["S5", "A5xZ2"])
+    assert (inside.word, inside.numbers["failing"]) == ("not all", ["A5xZ2"])
+    assert rules.all_have([{"criteria": 1}, {}], "criteria").word == "not all"
+    assert rules.first_present([{}, {"a": 1}]).numbers["value"] == {"a": 1}
+    assert rules.first_present([0, 5]).word == "first"                             # zero is there
+    assert rules.lookup({"t": {"mean": 1}}, "t").numbers == {"mean": 1} and rules.lookup(None, "t").word == "missing"
+    assert rules.lookup([{"test": "t", "r": 2}], "t", field="test").numbers["r"] == 2
+    assert rules.matching_entries({"a": 336, "b": 7920}, {"a": 336, "b": 7921}).numbers == {"equal": 1, "total": 2}
+
+
+def test_list_rules():
+    items = [{"group": "a", "rate": 0.3}, {"group": "b", "rate": 0.5}, {"group": "c"}]
+    assert rules.others_inside(items, items[0], 0.2, 0.6, "rate").numbers["items"] == [items[1]]
+    assert rules.others_inside(items, items[1], 0.4, 0.6, "rate").word == "none"
+    seeds = [{"grok_step": 1000, "g": 2.0}, {"grok_step": 0, "g": 1.0}]
+    assert rules.positive_items(seeds, "grok_step").numbers == {"items": seeds[:1], "count": 1}
+    ranked = rules.ranking({"llc": 0.5, "train_loss": 0.8, "l2_norm": float("nan"), "x": 0.6}, "train_loss",
+                           {"llc": "LLC", "train_loss": "training loss"}).numbers
+    assert ranked == {"order": ["training loss", "x", "LLC", "l2_norm"], "best": "training loss"}
+
+
+def test_chapter_helpers():
+    held = rules.seeds_holding({"1": [45, 60, None, 55]}, {"1": [45, 60, 30, 55]}, [0, 1, 2, 3], [1], 50)
+    assert held.word == "holds"
+    assert held.numbers["lengths"] == [{"length": 1, "held": 3, "first": 45, "last": 60, "drops": 4}]
+    assert rules.seeds_holding({"1": [None, None, 70, 80]}, {}, [0, 1, 2, 3], [1], 50).word == "fails"
+    assert rules.seeds_holding({}, {}, [0, 1], [2], 80).numbers["lengths"][0]["first"] is None
+    drops = {"1": {"dropped": True, "step": 70}, "2": {"dropped": False, "reason": "flat"}}
+    words = [rules.one_seed_drop(drops, {"1": 70}, {}, n).word for n in (1, 2, 3)]
+    assert words == ["holds", "no drop", "not evaluated"]
+    assert rules.one_seed_drop(drops, {}, {"1": [{"transition": True}]}, 1).word == "beyond rival"
+    assert rules.one_seed_drop(drops, {}, {}, 1).word == "rival"
+    pairs = [{"experiment": e, "g1": "G1", "g2": "G2", "count_grokked_g1": g1, "count_grokked_g2": g2, "n_instances": n}
+             for e, g1, g2, n in (("z35_lr0.01", 0, 1, 16), ("z35_lr0.05", 0, 0, 16), ("z35_book", 0, 7, 24))]
+    z35 = rules.grokked_counts(pairs, prefix="z35_lr")
+    assert (z35.word, z35.numbers["n"], z35.numbers["either"], z35.numbers["missing"]) == ("one", 32, 1, ["G1"])
+    assert rules.grokked_counts(pairs, experiment="z35_book").numbers["g2"] == 7
+    assert rules.grokked_counts(pairs, experiment="z48").word == "absent"
+    assert rules.grokked_counts(None, experiment="z48").numbers["first"] is None
+
+
+def test_llc_and_transplant_helpers():
+    from lib.grokking.study import PUBLISHED_S5_LLC
+    from lib.grokking.transplant import AUTHORS_CRITERION, CRITERIA
+    settings = {"outcomes": ["grokked_g1", "grokked_g2", "neither"], "names": ["grokked S5", "grokked A5xZ2", "neither"]}
+    one = rules.llc_courses([[4600.0, 1200.0]], [60], [80, 2000], [2], PUBLISHED_S5_LLC, **settings)
+    assert one.word == "too few" and one.numbers["courses"][0]["ratio"] == pytest.approx(1200 / 598)
+    unfit = rules.llc_courses([[4600.0, 1200.0]], [-1], [80, 2000], [2], PUBLISHED_S5_LLC, **settings)
+    assert unfit.word == "none"
+    each = rules.llc_courses([[4580.0, 510.0], [4570.0, 590.0], [4600.0, 596.0]], [60] * 3, [80, 2000], [0, 1, 2],
+                             PUBLISHED_S5_LLC, **settings)
+    assert each.word == "inside" and each.numbers["seen"] == ["grokked S5", "grokked A5xZ2", "neither"]
+
+    def entry(share, low, high):
+        return {"grokked_first": 64, "ungrokked": round(64 * share), "share": share, "low": low, "high": high}
+    criteria = {"below 0.999": entry(0.8, 0.7, 0.88), AUTHORS_CRITERION: entry(0.55, 0.41, 0.65),
+                "collapse to the intersection": entry(0.05, 0.015, 0.13)}
+    table = rules.criteria_against_shares([{"criteria": criteria}] * 2, CRITERIA, [0.07, 0.08], AUTHORS_CRITERION)
+    assert table.word == "other criteria" and [c["name"] for c in table.numbers["matching"]] == [
+        "collapse to the intersection"]
+    assert table.numbers["tried"] == 3 and table.numbers["matching"][0]["few"]
+
+
+# The rows' YAML, against the rules and the committed results.
+
+def _texts(spec):
+    """Every (rule or let spec, its texts) pair and every template of a text spec, recursively."""
+    if isinstance(spec, str):
+        yield "template", spec
+    elif "each" in spec or "bind" in spec:
+        yield from _texts(spec["text"])
+    elif "cases" in spec:
+        for case in spec["cases"]:
+            yield from _conditions(case.get("when", []))
+            yield from _texts(case["text"])
+    else:
+        yield "outcome", spec
+        for text in spec.get("texts", {}).values():
+            yield from _texts(text)
+
+
+def _conditions(conditions):
+    for condition in conditions:
+        if isinstance(condition, list):
+            yield from _conditions(condition)
+        elif isinstance(condition, dict):
+            yield "condition", condition
+
+
+def _row_parts(row):
+    for part in ("quantity", "study", "book", "scale", "verdict"):
+        yield from _texts(row[part])
+    for spec in row.get("let", {}).values():
+        yield from _texts(spec)
+    yield from _conditions(row.get("when", []))
+
+
+def _rows(chapter):
+    return chapter["rows"] + chapter.get("study_scale_rows", [])
+
+
+def test_every_rule_the_yaml_names_exists_and_every_word_it_reads_is_one_the_rule_returns():
+    for name, chapter in CHAPTERS.items():
+        for row in _rows(chapter):
+            lets = row.get("let", {})
+            for kind, spec in _row_parts(row):
+                if kind == "template":
+                    continue
+                if "of" in spec:
+                    assert spec["of"] in lets and "rule" in lets[spec["of"]], (name, row["id"], spec["of"])
+                rule = RULES[spec["rule"] if "rule" in spec else lets[spec["of"]]["rule"]]
+                words = set(spec.get("texts", {}))
+                if kind == "condition":
+                    words = set(spec["is"] if isinstance(spec["is"], list) else [spec["is"]])
+                assert words <= set(rule.words), (name, row["id"], words - set(rule.words))
+
+
+def test_every_verdict_starts_with_a_verdict_word():
+    """Each verdict text leads with a word of `VERDICT_WORDS`, or with a `let` whose texts do, or
+    with a verdict the chapter recorded in its results JSON (chapter 6's Jacobian)."""
+    prefixes = tuple(prefix for prefix, _ in VERDICT_WORDS)
+
+    def check(spec, row, name):
+        for kind, text in _texts(spec):
+            if kind != "template":
+                continue
+            if not text.startswith("{"):
+                assert text.startswith(prefixes), (name, row["id"], text)
+            elif (field := text[1:].split("}")[0]) in row.get("let", {}):
+                check(row["let"][field], row, name)
+            else:
+                assert field.split(".")[0] in json.loads((ROOT / "notebooks" / "results" / f"{name}.json").read_text())
+
+    for name, chapter in CHAPTERS.items():
+        for row in _rows(chapter):
+            check(row["verdict"], row, name)
+
+
+def test_ids_are_unique_and_every_published_step_has_its_rows_and_smoke_or_unfinished_steps_are_left_out(tmp_path):
+    assert set(PUBLISHED_STEPS) == {step.name for step in published.STEPS}
+    for step, (name, ids) in PUBLISHED_STEPS.items():
+        known = [row["id"] for row in _rows(CHAPTERS[name])]
+        assert len(known) == len(set(known)) and set(ids) <= set(known), step
+    (tmp_path / "ch2_first300").mkdir()
+    (tmp_path / "ch2_first300" / "step.json").write_text(json.dumps({"chapter": "02_training", "smoke": True}))
+    (tmp_path / "ch2_first300" / "02_training.json").write_text("{}")
+    (tmp_path / "ch4_s5_100").mkdir()                       # no step.json: unfinished
+    assert results_table.published_steps(tmp_path) == {}
+
+
+def _paths(row):
+    """The dotted paths a row reads: its rules' keys, `each`, `bind`, conditions and template fields."""
+    def key_paths(keys):
+        if isinstance(keys, str):
+            yield keys
+        else:
+            for key in keys if isinstance(keys, list) else keys.values():
+                yield from key_paths(key)
+
+    def text_paths(spec):
+        if isinstance(spec, str):
+            yield from (field for _, field, _, _ in string.Formatter().parse(spec) if field)
+        elif "each" in spec or "bind" in spec:
+            yield from key_paths(spec.get("each", spec.get("bind")))
+            yield from text_paths(spec["text"])
+        elif "cases" in spec:
+            for case in spec["cases"]:
+                yield from condition_paths(case.get("when", []))
+                yield from text_paths(case["text"])
+        else:
+            yield from key_paths(spec.get("keys", {}))
+            for text in spec.get("texts", {}).values():
+                yield from text_paths(text)
+
+    def condition_paths(conditions):
+        for condition in conditions:
+            if isinstance(condition, str):
+                yield condition.removeprefix("not ")
+            elif isinstance(condition, list):
+                yield from condition_paths(condition)
+            else:
+                yield from text_paths(condition)
+
+    yield from key_paths(row.get("each", []))
+    yield from condition_paths(row.get("when", []))
+    for spec in [row[part] for part in ("quantity", "study", "book", "scale", "verdict")] + list(row.get("let", {}).values()):
+        yield from text_paths(spec)
+
+
+def test_every_results_key_a_row_reads_is_in_the_committed_results():
+    """Each path into a chapter's results JSON (its first name a key of that JSON, not a `let`
+    of the row) names a key of the committed run's JSON (notebooks/results/; null is a value)."""
+    absent = object()
+    for name, chapter in CHAPTERS.items():
+        results = json.loads((ROOT / "notebooks" / "results" / f"{name}.json").read_text())
+        for row in _rows(chapter):
+            for path in set(_paths(row)):
+                root = path.split(".")[0].split("[")[0]
+                if root in results and root not in row.get("let", {}):
+                    assert resolve(results, path, absent) is not absent, (name, row["id"], path)
+
+
+def test_the_study_numbers_a_row_reads_from_lib_modules_exist():
+    from pkgutil import resolve_name
+    for chapter in CHAPTERS.values():
+        for entry in chapter.get("study", {}).values():
+            if isinstance(entry, dict):
+                assert resolve_name(entry["python"]) is not None
+
+
+# The rows and tables.
 
 def test_rows_come_from_each_chapters_results_and_missing_chapters_have_none():
     results = {
@@ -151,16 +419,14 @@ def test_every_shortest_path_row_has_a_verdict_and_chapter_6_rows_carry_theirs()
 
 
 def test_the_s5_llc_row_compares_each_seed_with_the_instance_of_its_outcome():
-    s5 = {"epochs": [80, 2000], "llc": [[4600.0, 1200.0]], "fitted_epoch": [60], "chains": 3, "steps": 3000,
-          "outcome": [2]}
-    (row,) = reproduced_rows({"05_complexity": {"s5_llc_over_training": s5}})
+    (row,) = reproduced_rows({"05_complexity": {"s5_llc_over_training": ONE_SEED_LLC}})
     assert row.study == "4,558-4,601 -> 505-598 (3 instances, one per outcome)"
     assert row.book == "neither: 4,600 -> 1,200 against the study's 4,601 -> 598 (2.01 times its final) (1 seed)"
     assert row.scale == ("1 seed; 3 chains x 3,000 steps at epochs 80, 2000 (study: 3 chains x 3,000 steps every "
                          "10 epochs)")
     # One seed is never judged against the study's three instances, wherever it lands.
     assert row.verdict.startswith("not comparable: 1 seed (neither) against the study's one instance per outcome")
-    inside = {**s5, "llc": [[4580.0, 597.0]]}
+    inside = {**ONE_SEED_LLC, "llc": [[4580.0, 597.0]]}
     (row,) = reproduced_rows({"05_complexity": {"s5_llc_over_training": inside}})
     assert row.verdict.startswith("not comparable: 1 seed")
     # A seed of each outcome is: inside the study's range of finals, or not.
@@ -174,27 +440,26 @@ def test_the_s5_llc_row_compares_each_seed_with_the_instance_of_its_outcome():
 
 
 def test_the_measures_over_time_row_compares_the_study_claim_with_the_ranking():
-    s5 = {"epochs": [80, 2000], "llc": [[4600.0, 1200.0]], "fitted_epoch": [60], "chains": 3, "steps": 3000,
-          "outcome": [2]}
     settings = {"d": 128, "train_fraction": 0.4, "epochs": 2000, "sparse_every": 150, "llc_chains": 2,
                 "llc_steps": 300, "pac_bayes_doubling_draws": 10, "pac_bayes_bisection_draws": 30}
     over_time = {"settings": settings,
                  "sparse": {"checkpoints": 15, "spearman": {"llc": 0.5, "train_loss": 0.8, "l2_norm": 0.1}},
                  "claim": {"best": "train_loss", "best_spearman": 0.8, "llc_rank": 2, "llc_spearman": 0.5,
                            "n_measures": 3, "reproduced": False}}
-    rows = reproduced_rows({"05_complexity": {"s5_llc_over_training": s5, "measures_over_time": over_time}})
+    rows = reproduced_rows({"05_complexity": {"s5_llc_over_training": ONE_SEED_LLC, "measures_over_time": over_time}})
     row = rows[1]
     assert row.book == "best: training loss (0.80); LLC ranks 2 of 3 (0.50); order: training loss, LLC, L2 norm"
     assert "Spearman over 15 common checkpoints (every 150 epochs), LLC 2 chains x 300 steps" in row.scale
     assert row.verdict.startswith("not comparable at this scale: here the LLC ranks 2 (0.50 against 0.80)")
     at_scale = {**over_time, "settings": {**settings, "sparse_every": 3, "llc_chains": 5, "llc_steps": 3000,
                                           "pac_bayes_doubling_draws": 100, "pac_bayes_bisection_draws": 1000}}
-    row = reproduced_rows({"05_complexity": {"s5_llc_over_training": s5, "measures_over_time": at_scale}})[1]
+    row = reproduced_rows({"05_complexity": {"s5_llc_over_training": ONE_SEED_LLC, "measures_over_time": at_scale}})[1]
     assert row.verdict == ("differs: the training loss follows the gap more closely (0.80 against the LLC's 0.50) "
                            "(one model, as the study's)")
     agrees = {**over_time, "claim": {**over_time["claim"], "best": "llc", "reproduced": True}}
-    row = reproduced_rows({"05_complexity": {"s5_llc_over_training": s5, "measures_over_time": agrees}})[1]
+    row = reproduced_rows({"05_complexity": {"s5_llc_over_training": ONE_SEED_LLC, "measures_over_time": agrees}})[1]
     assert row.verdict == "reproduced (on this run's sparser grid and shorter chains) (one model, as the study's)"
+
 
 def test_the_other_pairs_of_chapter_4_are_judged_against_what_the_study_says():
     def pair(key, g1, g2, n, **settings):
@@ -236,18 +501,23 @@ def test_the_other_pairs_of_chapter_4_are_judged_against_what_the_study_says():
     assert rows_for(pair("z48", 0, 0, 4))["Z48xZ2 vs Z48x|25Z2"].verdict.startswith("not comparable")
 
 
+def _flips(mean, low, high, seeds_flipping=18, count=20, group="neither", published_rate=6.5e-3, test_rate=0.02):
+    return {"group": group, "published_flip_rate": published_rate, "test_flip_rate_mean": test_rate, "count": count,
+            "authors_flip_rate_mean": mean, "authors_flip_rate_low": low, "authors_flip_rate_high": high,
+            "seeds_flipping_authors": seeds_flipping}
+
+
+#: Chapter 6's snapshot window, the authors' (every 5 epochs, the last 100 intervals of 3,000).
+AUTHORS_WINDOW = {"epochs": [2000, 3000], "authors_epochs": [2500, 3000], "authors_every": 5, "authors_intervals": 100}
+
+
 def test_flip_rows_prefer_the_sweep_with_the_bias_and_transplant_verdicts_follow_the_authors_criterion():
-    flips = lambda mean, low, high: {"by_outcome": [{  # noqa: E731
-        "group": "neither", "published_flip_rate": 6.5e-3, "test_flip_rate_mean": 0.02, "count": 20,
-        "authors_flip_rate_mean": mean, "authors_flip_rate_low": low, "authors_flip_rate_high": high,
-        "seeds_flipping_authors": 18}]}
     entry = lambda share, low, high: {"grokked_first": 64, "ungrokked": round(64 * share), "share": share,  # noqa: E731
                                       "low": low, "high": high}
     criteria = {"below 0.999": entry(0.8, 0.7, 0.88), "peak minus final > 0.1": entry(0.55, 0.41, 0.65),
                 "collapse to the intersection": entry(0.05, 0.015, 0.13)}
-    results = {"total_variation": {"epochs": [2000, 3000], "authors_epochs": [2500, 3000], "authors_every": 5,
-                                   "authors_intervals": 100, **flips(0.017, 0.01, 0.02)},
-               "total_variation_with_bias": flips(0.006, 0.004, 0.008),
+    results = {"total_variation": {**AUTHORS_WINDOW, "by_outcome": [_flips(0.017, 0.01, 0.02)]},
+               "total_variation_with_bias": {"by_outcome": [_flips(0.006, 0.004, 0.008)]},
                "transplant": [{"first_group": "S4", "criteria": criteria}, {"first_group": "A4xZ2", "criteria": criteria}],
                "transplant_protocol": {}}
     flip, transplant = reproduced_rows({"06_determination": results})
@@ -261,14 +531,9 @@ def test_flip_rows_prefer_the_sweep_with_the_bias_and_transplant_verdicts_follow
 
 
 def test_a_flip_rate_from_few_flipping_seeds_is_too_few_events_and_says_what_its_interval_holds():
-    rows = [{"group": "grokked S4", "published_flip_rate": 5.4e-5, "test_flip_rate_mean": 0.0, "count": 50,
-             "authors_flip_rate_mean": 2.2e-4, "authors_flip_rate_low": 0.0, "authors_flip_rate_high": 6e-4,
-             "seeds_flipping_authors": 2},
-            {"group": "grokked A4xZ2", "published_flip_rate": 4e-4, "test_flip_rate_mean": 0.0, "count": 1,
-             "authors_flip_rate_mean": 0.0, "authors_flip_rate_low": None, "authors_flip_rate_high": None,
-             "seeds_flipping_authors": 0}]
-    results = {"total_variation": {"epochs": [2000, 3000], "authors_epochs": [2500, 3000], "authors_every": 5,
-                                   "authors_intervals": 100, "by_outcome": []},
+    rows = [_flips(2.2e-4, 0.0, 6e-4, seeds_flipping=2, count=50, group="grokked S4", published_rate=5.4e-5, test_rate=0.0),
+            _flips(0.0, None, None, seeds_flipping=0, count=1, group="grokked A4xZ2", published_rate=4e-4, test_rate=0.0)]
+    results = {"total_variation": {**AUTHORS_WINDOW, "by_outcome": []},
                "total_variation_with_bias": {"by_outcome": rows}, "transplant": []}
     s4, _ = reproduced_rows({"06_determination": results})
     assert s4.verdict == ("too few events: 2 of 50 seeds flip at all; the 95% interval 0 to 0.0006 holds the "
@@ -276,11 +541,8 @@ def test_a_flip_rate_from_few_flipping_seeds_is_too_few_events_and_says_what_its
 
 
 def test_a_flip_rate_from_one_seed_has_no_interval_and_no_verdict_beyond_scale():
-    one = {"group": "grokked A4xZ2", "published_flip_rate": 4e-4, "test_flip_rate_mean": 0.0, "count": 1,
-           "authors_flip_rate_mean": 0.0, "authors_flip_rate_low": None, "authors_flip_rate_high": None,
-           "seeds_flipping_authors": 0}
-    results = {"total_variation": {"epochs": [2000, 3000], "authors_epochs": [2500, 3000], "authors_every": 5,
-                                   "authors_intervals": 100, "by_outcome": []},
+    one = _flips(0.0, None, None, seeds_flipping=0, count=1, group="grokked A4xZ2", published_rate=4e-4, test_rate=0.0)
+    results = {"total_variation": {**AUTHORS_WINDOW, "by_outcome": []},
                "total_variation_with_bias": {"by_outcome": [one]}, "transplant": []}
     (row,) = reproduced_rows({"06_determination": results})
     assert row.verdict.startswith("not comparable at this scale: 1 seed(s), too few for an interval")
@@ -297,6 +559,12 @@ def _first300(drops: dict, held: dict | None = None, beats_rival: tuple[int, ...
             "drop_by_length": {str(n): _drop(step) for n, step in drops.items()},
             "main_run": {"held_step": {str(n): held.get(n) for n in drops},
                          "rival": {str(n): [{"transition": n in beats_rival}] for n in drops}}}
+
+
+def first_transitions(results: dict):
+    """Chapter 2's two transition rows from its main run alone (one seed), as the step
+    ch2_first300 of tools/published.py gives them."""
+    return chapter_rows("02_training", results, PUBLISHED_STEPS["ch2_first300"][1])
 
 
 def test_a_run_at_the_study_scale_gives_chapter_2s_transition_rows_from_its_one_seed():
@@ -319,8 +587,7 @@ def test_the_multi_seed_transition_rows_count_the_seeds_whose_transition_holds()
                 "drop_step": {str(n): steps for n, steps in drops.items()}}
 
     results = {"config": {"n_layers": 4, "n_max": 8}, "steps": 100, "final_loss": 0.03,
-               "published": {"n_layers": 11, "n_max": 15, "phase_steps": [6400, 3200], "final_loss": 0.0016,
-                             "batch_size": 32768},
+               "published": {**CH2_PUBLISHED, "final_loss": 0.0016},
                "transition_study": study({1: [45, 60, None, 55], 2: [None] * 4, 3: [None, 90, None, None]},
                                          {1: [45, 60, 30, 55], 2: [100, None, 120, 90], 3: [None, 90, None, None]})}
     _, first, second = reproduced_rows({"02_training": results})
@@ -338,8 +605,7 @@ def test_rows_at_the_study_scale_fill_a_fifth_column_and_a_later_step_replaces_a
     record = {"device": "cuda (a GPU)", "wall_s": 118.5, "date": "2026-11-27T02:09:19+00:00"}
     steps = {"ch2_first300": (record, _first300({1: 70, 2: 170, 3: None}, held={1: 70})),
              "ch2_published": (dict(record, wall_s=9000.0), {**_first300({1: 55, 2: 85, 3: 90}), "final_loss": 0.002,
-                                                                "published": {"final_loss": 0.001623, "n_layers": 11, "n_max": 15,
-                                                                              "phase_steps": [6400, 3200]}})}
+                                                                "published": CH2_PUBLISHED})}
     found = published_rows(steps)
     assert found["step of length 1's drop (the first phase transition)"].row.book.startswith("length 1: a drop at step 55")
     assert "step ch2_published on cuda (a GPU), 9000 s, 2026-11-27" in found["final loss of the trained transformer"].source
@@ -351,15 +617,6 @@ def test_rows_at_the_study_scale_fill_a_fifth_column_and_a_later_step_replaces_a
     assert "at the study's scale" not in without            # no fifth column without such rows
 
 
-def test_every_published_step_has_its_rows_and_smoke_or_unfinished_steps_are_left_out(tmp_path):
-    assert set(PUBLISHED_STEPS) == {step.name for step in published.STEPS}
-    (tmp_path / "ch2_first300").mkdir()
-    (tmp_path / "ch2_first300" / "step.json").write_text(json.dumps({"chapter": "02_training", "smoke": True}))
-    (tmp_path / "ch2_first300" / "02_training.json").write_text("{}")
-    (tmp_path / "ch4_s5_100").mkdir()                       # no step.json: unfinished
-    assert results_table.published_steps(tmp_path) == {}
-
-
 def test_the_s5_sweep_is_judged_by_its_intervals_once_each_group_has_enough_grokkers():
     def s5(g1, g2, n, ci1, ci2):
         pair = {"experiment": "s5", "g1": "S5", "g2": "A5xZ2", "count_grokked_g1": g1, "count_grokked_g2": g2,
@@ -367,7 +624,7 @@ def test_the_s5_sweep_is_judged_by_its_intervals_once_each_group_has_enough_grok
                 "weight_decay": 2e-5, "epochs": 2000, "grok_threshold": 0.999}
         results = {"intersection_sizes": {}, "published_intersection_sizes": {}, "pairs": [pair], "subsample": [],
                    "published_notes": {}}
-        return next(r for r in chapter_4(results) if r.quantity.startswith("S5 vs A5xZ2"))
+        return next(r for r in chapter_rows("04_ambiguous_grokking", results) if r.quantity.startswith("S5 vs A5xZ2"))
 
     inside = s5(6, 8, 100, [0.028, 0.125], [0.041, 0.150])
     assert inside.verdict == "reproduced (the study's fractions lie inside both 95% intervals)"
@@ -376,3 +633,9 @@ def test_the_s5_sweep_is_judged_by_its_intervals_once_each_group_has_enough_grok
     assert outside.verdict.startswith("differs: the study's fraction lies outside the 95% interval of S5")
     few = s5(1, 2, 16, [0.01, 0.28], [0.03, 0.36])
     assert few.verdict == "reproduced (both groups grokked); too few events to measure a rate: S5 1, A5xZ2 2"
+
+
+def test_a_row_that_reads_a_missing_value_names_its_file_row_and_path():
+    with pytest.raises(ValueError, match=r"02_training.yaml, row final_loss: no value at 'published.final_loss'"):
+        chapter_rows("02_training", {"config": {"n_layers": 4, "n_max": 8}, "steps": 100, "final_loss": 0.03,
+                                     "published": {"n_layers": 11, "n_max": 15, "phase_steps": [1]}})

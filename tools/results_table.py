@@ -1,7 +1,8 @@
 """Write the index page's table of published numbers beside this book's (`make notebooks`).
 
-Reads every chapter's results JSON in `--results` (default results/), builds the rows of
-`lib.book.reproduced`, adds the rows of the published-scale runs committed in `--published`
+Reads every chapter's results JSON in `--results` (default results/), fills the rows of
+book/reproduced/<chapter>.yaml from them (`lib.book.reproduced`), adds the rows of the
+published-scale runs committed in `--published`
 (default results/published/, written by tools/published.py: one folder per finished step, with
 its step.json and its chapter's results JSON), and writes the table between the markers of
 `--page` (default book/index.md). `make book` does not run this (it leaves the tracked files alone); its HTML
