@@ -83,11 +83,12 @@ from IPython.display import Markdown, display
 
 from lib.book.params import validate_parameters
 from lib.book.plotting import configure_notebook_rendering
+from lib.book.record import Record, verdict
 from lib.book.reproducibility import seed_everything
 from lib.book.results import write_results
 from lib.book.tables import short_scientific
 from lib.chapters.ch4 import (
-    Chapter4Parameters, experiments_overview, pair_keys, run_experiment, save_experiments,
+    Chapter4Parameters, experiments_table, pair_keys, run_experiment, save_experiments,
     subsample_keys, z35_key,
 )
 from lib.chapters.ch4_figures import (
@@ -95,11 +96,11 @@ from lib.chapters.ch4_figures import (
     training_curves_figure,
 )
 from lib.chapters.ch4_results import (
-    AUTHORS_SCRIPT_THRESHOLD, FINDINGS, check_findings, findings, intersections_table, label_balance, outcomes_table,
-    pair_intersections, pair_outcome, published_fraction_marks, rounded, subsample_outcome,
-    sweep_of_rates_sentence, typical_instance_panels,
+    AUTHORS_SCRIPT_THRESHOLD, check_findings, findings, fractions_table, intersections_table, label_balance, outcomes_table,
+    pair_intersections, pair_outcome, published_fraction_marks, rounded, subsample_outcome, subsample_table,
+    sweep_of_rates, typical_instance_panels,
 )
-from lib.chapters.ch4_report import chapter_results, feeding_sweep_sentence
+from lib.chapters.ch4_report import chapter_results, feeding_sweep
 from lib.grokking.pairs import make_pair
 
 config = validate_parameters(Chapter4Parameters, globals())
@@ -107,7 +108,35 @@ config.use_sweep_backend()
 seed_everything(config.seed)
 configure_notebook_rendering()
 runs = {}
-print(experiments_overview(config.experiments))
+record = Record()  # the numbers the prose cites as {{key}}; they also go to the results JSON
+display(Markdown(experiments_table(config.experiments)))
+
+
+def record_outcome(name, outcome):
+    """Record what the prose cites of one sweep's outcome under `name.*`: seeds; count, fraction
+    and 95% interval of grokking each group; the share that grokked neither; the protocol (bias,
+    weight decay, threshold); the published counts of the same protocol ("n/a" where there are
+    none); and the word for the preference the intervals show."""
+    record(f"{name}.seeds", outcome.n_instances, ",")
+    for group, share in (("g1", outcome.grokked_g1), ("g2", outcome.grokked_g2)):
+        record(f"{name}.{group}", share.count, ",")
+        record(f"{name}.{group}_fraction", share.fraction, ".2%")
+        record(f"{name}.{group}_low", share.low, ".2%")
+        record(f"{name}.{group}_high", share.high, ".2%")
+    record(f"{name}.neither_fraction", outcome.fraction_neither, ".2%")
+    record(f"{name}.bias", verdict(outcome.unembed_bias, yes="with", no="without"))
+    record(f"{name}.weight_decay", short_scientific(outcome.weight_decay))
+    record(f"{name}.threshold", outcome.grok_threshold, "g")
+    published = outcome.published_counts or (None, None)
+    record(f"{name}.published_g1", published[0], ",")
+    record(f"{name}.published_g2", published[1], ",")
+    record(f"{name}.published_seeds", outcome.published_n_instances, ",")
+    record(f"{name}.published_g1_fraction", outcome.published_fraction_g1, ".2%")
+    record(f"{name}.published_g2_fraction", outcome.published_fraction_g2, ".2%")
+    record(f"{name}.preference", verdict(
+        outcome.preference_shown, yes=f"the 95% intervals do not overlap, a preference for {outcome.preferred_group}",
+        no="the 95% intervals overlap, so this sample does not establish a preference",
+        undefined="no seed generalized, so there is no preference to measure"))
 
 # %% [markdown]
 # ## The published scale
@@ -218,10 +247,10 @@ cayley_tables_figure(s4_pair).show()
 # %%
 runs["z48"] = run_experiment(config.experiments["z48"], config)
 z48 = pair_outcome(runs["z48"])
-print(runs["z48"].experiment.describe())
-print(z48.fractions_line())
+display(Markdown(fractions_table([z48])))
 print(f"final accuracy against {z48.g1}:", rounded(z48.final_acc_g1, 3))
 print(f"final accuracy against {z48.g2}:", rounded(z48.final_acc_g2, 3))
+record_outcome("z48", z48)
 
 # %% [markdown]
 # ## Either group, at scale: S4 against A4 x Z2
@@ -234,12 +263,20 @@ print(f"final accuracy against {z48.g2}:", rounded(z48.final_acc_g2, 3))
 runs["s4"] = run_experiment(config.experiments["s4"], config)
 s4 = pair_outcome(runs["s4"])
 s4_loose = pair_outcome(runs["s4"], AUTHORS_SCRIPT_THRESHOLD)
-print(s4.fractions_line())
+display(Markdown(fractions_table([s4])))
 print(f"{s4.model_epochs_per_second:,.0f} model-epochs per second on {config.device}")
-display(Markdown(f"**This run**: {s4.counts_sentence()}; {s4.fraction_neither:.2%} grokked neither. "
-                 + s4.published_sentence()))
 print(f"with the looser threshold {s4_loose.grok_threshold} (the default of the authors' training script): "
       f"{s4_loose.grokked_g1.fraction:.2%} grokked S4, {s4_loose.grokked_g2.fraction:.2%} grokked A4 x Z2")
+record_outcome("s4", s4)
+
+# %% [markdown]
+# **This run**: {{s4.g1}} of {{s4.seeds}} seeds grokked S4 ({{s4.g1_fraction}}; 95% interval
+# {{s4.g1_low}} to {{s4.g1_high}}) and {{s4.g2}} grokked A4 x Z2 ({{s4.g2_fraction}};
+# {{s4.g2_low}} to {{s4.g2_high}}), {{s4.bias}} the unembedding bias, weight decay
+# {{s4.weight_decay}}, grokked at accuracy >= {{s4.threshold}}; {{s4.neither_fraction}} grokked
+# neither. **Published** with the same model, weight decay and threshold: {{s4.published_g1}}
+# and {{s4.published_g2}} of {{s4.published_seeds}} seeds ({{s4.published_g1_fraction}} and
+# {{s4.published_g2_fraction}}) {cite:p}`wu2025ambiguous`.
 
 # %% [markdown]
 # The same seeds without the unembedding bias, the model of this book's earlier runs: does the
@@ -248,12 +285,31 @@ print(f"with the looser threshold {s4_loose.grok_threshold} (the default of the 
 # %%
 runs["s4_no_bias"] = run_experiment(config.experiments["s4_no_bias"], config)
 s4_no_bias = pair_outcome(runs["s4_no_bias"])
-print(s4_no_bias.fractions_line())
+display(Markdown(fractions_table([s4_no_bias])))
 same_outcome_bias = float((runs["s4"].codes == runs["s4_no_bias"].codes).double().mean())
-display(Markdown(
-    f"**Without the bias**: {s4_no_bias.counts_sentence()}. With the bias: {s4.counts_sentence()}. "
-    f"The same seed ends in the same outcome with and without the bias in {same_outcome_bias:.1%} "
-    f"of the seeds. {feeding_sweep_sentence(s4, s4_no_bias)}"))
+record_outcome("s4_no_bias", s4_no_bias)
+record("s4_no_bias.same_outcome", same_outcome_bias, ".1%")
+feeds = feeding_sweep(s4, s4_no_bias)
+record("feeds.with_bias_g2", feeds.with_bias_g2, ",")
+record("feeds.with_bias_seeds", feeds.with_bias_seeds, ",")
+record("feeds.without_bias_g2", feeds.without_bias_g2, ",")
+record("feeds.with_bias_enough", verdict(feeds.too_few_with_bias, yes="too few", no="enough"))
+
+# %% [markdown]
+# **Without the bias**: {{s4_no_bias.g1}} of {{s4_no_bias.seeds}} seeds grokked S4
+# ({{s4_no_bias.g1_fraction}}; 95% interval {{s4_no_bias.g1_low}} to {{s4_no_bias.g1_high}}) and
+# {{s4_no_bias.g2}} grokked A4 x Z2 ({{s4_no_bias.g2_fraction}}; {{s4_no_bias.g2_low}} to
+# {{s4_no_bias.g2_high}}), {{s4_no_bias.bias}} the unembedding bias, weight decay
+# {{s4_no_bias.weight_decay}}, grokked at accuracy >= {{s4_no_bias.threshold}}. With the bias:
+# {{s4.g1}} of {{s4.seeds}} seeds grokked S4 ({{s4.g1_fraction}}; 95% interval {{s4.g1_low}} to
+# {{s4.g1_high}}) and {{s4.g2}} grokked A4 x Z2 ({{s4.g2_fraction}}; {{s4.g2_low}} to
+# {{s4.g2_high}}). The same seed ends in the same outcome with and without the bias in
+# {{s4_no_bias.same_outcome}} of the seeds.
+#
+# Chapters 5 and 6 measure the sweep without the bias: they compare the seeds of each outcome,
+# and with the bias {{feeds.with_bias_g2}} of {{feeds.with_bias_seeds}} seeds grokked A4 x Z2
+# ({{feeds.with_bias_enough}} to describe a group) against {{feeds.without_bias_g2}} without it.
+# Their numbers therefore describe the book's variant of the model, not the study's.
 
 # %% [markdown]
 # Each point is one seed: its final accuracy on all 576 pairs against S4 (x) and against
@@ -284,13 +340,25 @@ training_curves_figure(runs["s4"].result, typical_instance_panels(runs["s4"]), s
 runs["s4_second_decay"] = run_experiment(config.experiments["s4_second_decay"], config)
 s4_second = pair_outcome(runs["s4_second_decay"])
 s4_second_authors = pair_outcome(runs["s4_second_decay"], AUTHORS_SCRIPT_THRESHOLD)
-print(s4_second.fractions_line())
-print(s4_second_authors.fractions_line())
+display(Markdown(fractions_table([s4_second, s4_second_authors])))
 same_outcome = float((runs["s4"].codes == runs["s4_second_decay"].codes).double().mean())
-display(Markdown(
-    f"**This run**: {s4_second_authors.counts_sentence()}; at the chapter's threshold, "
-    f"{s4_second.grokked_g1.count} and {s4_second.grokked_g2.count}. The same seed ends in the same "
-    f"outcome at both decays in {same_outcome:.1%} of the seeds. " + s4_second_authors.published_sentence()))
+record_outcome("s4_second", s4_second)
+record_outcome("s4_second_authors", s4_second_authors)
+record("s4_second.same_outcome", same_outcome, ".1%")
+
+# %% [markdown]
+# **This run**: {{s4_second_authors.g1}} of {{s4_second_authors.seeds}} seeds grokked S4
+# ({{s4_second_authors.g1_fraction}}; 95% interval {{s4_second_authors.g1_low}} to
+# {{s4_second_authors.g1_high}}) and {{s4_second_authors.g2}} grokked A4 x Z2
+# ({{s4_second_authors.g2_fraction}}; {{s4_second_authors.g2_low}} to
+# {{s4_second_authors.g2_high}}), {{s4_second_authors.bias}} the unembedding bias, weight decay
+# {{s4_second_authors.weight_decay}}, grokked at accuracy >= {{s4_second_authors.threshold}}; at
+# the chapter's threshold, {{s4_second.g1}} and {{s4_second.g2}}. The same seed ends in the same
+# outcome at both decays in {{s4_second.same_outcome}} of the seeds. **Published** with the same
+# model, weight decay and threshold: {{s4_second_authors.published_g1}} and
+# {{s4_second_authors.published_g2}} of {{s4_second_authors.published_seeds}} seeds
+# ({{s4_second_authors.published_g1_fraction}} and {{s4_second_authors.published_g2_fraction}})
+# {cite:p}`wu2025ambiguous`.
 
 # %% [markdown]
 # ## S5 against A5 x Z2, a small sample
@@ -305,8 +373,9 @@ display(Markdown(
 # %%
 runs["s5"] = run_experiment(config.experiments["s5"], config)
 s5 = pair_outcome(runs["s5"])
-print(s5.fractions_line())
+display(Markdown(fractions_table([s5])))
 print(f"one S5 model-epoch took {s5.epoch_cost_relative_to(s4):.0f} times as long as one S4 model-epoch")
+record_outcome("s5", s5)
 
 # %% [markdown]
 # ## Another pair for either group: Z35 x|6 Z2 against Z35 x|34 Z2
@@ -327,15 +396,30 @@ print(f"one S5 model-epoch took {s5.epoch_cost_relative_to(s4):.0f} times as lon
 for rate in config.z35_learning_rates:
     runs[z35_key(rate)] = run_experiment(config.experiments[z35_key(rate)], config)
 z35_authors = {rate: pair_outcome(runs[z35_key(rate)]) for rate in config.z35_learning_rates}
-for rate, outcome in z35_authors.items():
-    print(f"lr {rate:g}: {outcome.fractions_line()}")
 runs["z35_book"] = run_experiment(config.experiments["z35_book"], config)
 z35 = pair_outcome(runs["z35_book"])
-print("the chapter's recipe:", z35.fractions_line())
+display(Markdown(fractions_table([*z35_authors.values(), z35])))  # each rate, then the chapter's recipe
 print(f"final accuracy against {z35.g2}:", rounded(z35.final_acc_g2, 3))
-display(Markdown(f"The study lists this pair as one where either group can be grokked "
-                 f"{{cite:p}}`wu2025ambiguous`. At the authors' settings, {sweep_of_rates_sentence(z35_authors)}; "
-                 f"with the chapter's recipe, {z35.preference_sentence()}."))
+z35_rates = sweep_of_rates(z35_authors)
+record("z35_rates.g1", z35_rates.grokked_g1, ",")
+record("z35_rates.g2", z35_rates.grokked_g2, ",")
+record("z35_rates.seeds", z35_rates.seeds, ",")
+record("z35_rates.rates", ", ".join(f"{rate:g}" for rate in z35_rates.rates))
+record("z35_rates.n_rates", len(z35_rates.rates), "d")
+record("z35_rates.seeds_per_rate", z35_rates.seeds_per_rate, ",")
+record("z35_rates.threshold", z35_rates.grok_threshold, "g")
+record("z35_rates.best_acc_g1", z35_rates.best_acc_g1, ".3f")
+record("z35_rates.best_acc_g2", z35_rates.best_acc_g2, ".3f")
+record_outcome("z35", z35)
+
+# %% [markdown]
+# The study lists this pair as one where either group can be grokked {cite:p}`wu2025ambiguous`.
+# At the authors' settings, {{z35_rates.g1}} of {{z35_rates.seeds}} seeds grokked Z35 x|6 Z2 and
+# {{z35_rates.g2}} grokked Z35 x|34 Z2 (learning rates {{z35_rates.rates}}, {{z35_rates.n_rates}} x
+# {{z35_rates.seeds_per_rate}} seeds, accuracy >= {{z35_rates.threshold}}; the best final
+# accuracies were {{z35_rates.best_acc_g1}} and {{z35_rates.best_acc_g2}}); with the chapter's
+# recipe, {{z35.g1}} of {{z35.seeds}} seeds grokked Z35 x|6 Z2 and {{z35.g2}} grokked
+# Z35 x|34 Z2: {{z35.preference}}.
 
 # %% [markdown]
 # ## No grokking: Z100 against Z50 x Z2
@@ -348,14 +432,23 @@ display(Markdown(f"The study lists this pair as one where either group can be gr
 # %%
 runs["z100"] = run_experiment(config.experiments["z100"], config)
 z100 = pair_outcome(runs["z100"])
-print(z100.fractions_line())
+display(Markdown(fractions_table([z100])))
 z100_balance = label_balance(runs["z100"].pair)
 s4_balance = label_balance(s4_pair)
-display(Markdown(
-    f"Labels on the Z100 intersection occur {z100_balance.intersection_occurrences} (every label "
-    f"occurs {z100_balance.n_elements} times on the full tables). On the S4 intersection, for "
-    f"comparison, every label occurs {s4_balance.intersection_occurrences}."))
+record_outcome("z100", z100)
+for name, balance in (("z100", z100_balance), ("s4", s4_balance)):
+    # How often a label occurs on the intersection: "exactly N times" when every label occurs
+    # equally often, else the range.
+    record(f"{name}.label_occurrences", verdict(
+        balance.uniform, yes=f"exactly {balance.intersection_min} times",
+        no=f"between {balance.intersection_min} and {balance.intersection_max} times"))
+record("z100.n_elements", z100_balance.n_elements, ",")
 class_balance_figure(z100_balance.counts, z100_balance.pair_name).show()
+
+# %% [markdown]
+# Labels on the Z100 intersection occur {{z100.label_occurrences}} (every label occurs
+# {{z100.n_elements}} times on the full tables). On the S4 intersection, for comparison, every
+# label occurs {{s4.label_occurrences}}.
 
 # %% [markdown]
 # ## Training on part of the intersection
@@ -373,12 +466,12 @@ subsamples = {}
 for key in subsample_keys(config.experiments):
     runs[key] = run_experiment(config.experiments[key], config)
     sub = subsamples[key] = subsample_outcome(runs[key])
-    print(sub.outcome.fractions_line())
-    print(f"  trained on {sub.n_train_pairs} of {sub.intersection_size} intersection pairs "
+    print(f"{sub.name}: trained on {sub.n_train_pairs} of {sub.intersection_size} intersection pairs "
           f"({sub.share_of_all_pairs:.1%} of all pairs); {sub.fraction_intersection_grokked:.1%} of the "
           f"seeds reach {sub.grok_threshold} accuracy on the whole intersection, the lowest reaches "
           f"{sub.min_acc_intersection:.5f}; final intersection accuracy of the first seeds: "
           f"{rounded(sub.final_acc_intersection[:8], 5)}")
+display(Markdown(fractions_table([sub.outcome for sub in subsamples.values()])))
 
 # %% [markdown]
 # ## All pairs at a glance
@@ -407,47 +500,81 @@ outcome_fractions_figure([runs[key].summary for key in pair_keys(runs)], publish
 # common than grokking A4 x Z2 in every S4 sweep, that no seed groks a group of the Z100 pair, and
 # that every seed trained on 60% of the S5 intersection completes it to 99%.
 
-# %% tags=["remove-output"]
+# %%
 check_findings(intersections, outcomes, subsamples)
 found = findings(outcomes, subsamples)
+for name, finding in found.items():
+    record(f"findings.{name}", verdict(finding["holds"], yes="holds", no="does not hold"))
+    record(f"findings.{name}_events", finding["events"], "d")
+    record(f"findings.{name}_seeds", finding["seeds"], ",")
+
+# %% [markdown]
+# - every seed trained on a whole intersection fits its training set:
+#   **{{findings.every_seed_fits}}** in this run ({{findings.every_seed_fits_events}} events among
+#   {{findings.every_seed_fits_seeds}} seeds)
+# - no seed groks the semidirect product of the Z48 pair: **{{findings.z48_no_semidirect}}** in
+#   this run ({{findings.z48_no_semidirect_events}} events among
+#   {{findings.z48_no_semidirect_seeds}} seeds)
+# - grokking S4 is rarer than memorizing and more common than grokking A4 x Z2 (every S4 sweep):
+#   **{{findings.s4_order}}** in this run ({{findings.s4_order_events}} events among
+#   {{findings.s4_order_seeds}} seeds)
+# - no seed groks either group of the Z100 pair: **{{findings.z100_no_grokking}}** in this run
+#   ({{findings.z100_no_grokking_events}} events among {{findings.z100_no_grokking_seeds}} seeds)
+# - every seed trained on 60% of the S5 intersection completes it to 99%:
+#   **{{findings.s5_subsample_completes}}** in this run
+#   ({{findings.s5_subsample_completes_events}} events among
+#   {{findings.s5_subsample_completes_seeds}} seeds)
+
+# %% tags=["remove-output"]
 saved = save_experiments(runs, config)
 results = chapter_results(runs, intersections, z100_balance, config, saved) | {"findings": found}
+results["recorded"] = record.results()
 path = write_results(config.results_dir, "04_ambiguous_grokking", results)
 print(f"results written to {path}; sweeps saved: {sorted(saved.values())}")
 print("all checks passed")
-
-# %%
-display(Markdown("\n".join(
-    f"- {FINDINGS[name]}: **{'holds' if finding['holds'] else 'does not hold'}** in this run "
-    f"({finding['events']} events among {finding['seeds']:,} seeds)" for name, finding in found.items())))
 
 # %% [markdown]
 # ## Summary
 #
 # What this run found (numbers from the cells above):
 
+# %% [markdown]
+# - **Z48 x Z2 vs Z48 x| Z2:** {{z48.g1}} of {{z48.seeds}} seeds grokked Z48 x Z2 and {{z48.g2}}
+#   grokked Z48 x| Z2: {{z48.preference}}.
+# - **S4 vs A4 x Z2, weight decay {{s4.weight_decay}}, {{s4.bias}} the bias:** {{s4.g1}} of
+#   {{s4.seeds}} seeds grokked S4 and {{s4.g2}} grokked A4 x Z2: {{s4.preference}};
+#   {{s4.neither_fraction}} grokked neither. **Published** with the same model, weight decay and
+#   threshold: {{s4.published_g1}} and {{s4.published_g2}} of {{s4.published_seeds}} seeds
+#   ({{s4.published_g1_fraction}} and {{s4.published_g2_fraction}}) {cite:p}`wu2025ambiguous`.
+# - **The same without the bias:** {{s4_no_bias.g1}} of {{s4_no_bias.seeds}} seeds grokked S4 and
+#   {{s4_no_bias.g2}} grokked A4 x Z2: {{s4_no_bias.preference}}. Chapters 5 and 6 measure this
+#   sweep: with the bias {{feeds.with_bias_g2}} of {{feeds.with_bias_seeds}} seeds grokked A4 x Z2
+#   ({{feeds.with_bias_enough}} to describe a group) against {{feeds.without_bias_g2}} without
+#   it, so their numbers describe the book's variant of the model, not the study's.
+# - **S4 vs A4 x Z2, weight decay {{s4_second.weight_decay}}, {{s4_second.bias}} the bias:**
+#   {{s4_second.g1}} of {{s4_second.seeds}} seeds grokked S4 and {{s4_second.g2}} grokked A4 x Z2:
+#   {{s4_second.preference}} at accuracy >= {{s4_second.threshold}}; at the authors'
+#   {{s4_second_authors.threshold}}, {{s4_second_authors.g1}} and {{s4_second_authors.g2}}.
+#   **Published** with the same model, weight decay and threshold:
+#   {{s4_second_authors.published_g1}} and {{s4_second_authors.published_g2}} of
+#   {{s4_second_authors.published_seeds}} seeds ({{s4_second_authors.published_g1_fraction}} and
+#   {{s4_second_authors.published_g2_fraction}}) {cite:p}`wu2025ambiguous`.
+# - **S5 vs A5 x Z2:** {{s5.g1}} of {{s5.seeds}} seeds grokked S5 and {{s5.g2}} grokked A5 x Z2:
+#   {{s5.preference}} (published: about 4% and 6% of 100).
+# - **Z35 x|6 Z2 vs Z35 x|34 Z2:** at the authors' settings, {{z35_rates.g1}} of
+#   {{z35_rates.seeds}} seeds grokked Z35 x|6 Z2 and {{z35_rates.g2}} grokked Z35 x|34 Z2 (learning
+#   rates {{z35_rates.rates}}, {{z35_rates.n_rates}} x {{z35_rates.seeds_per_rate}} seeds, accuracy
+#   >= {{z35_rates.threshold}}; the best final accuracies were {{z35_rates.best_acc_g1}} and
+#   {{z35_rates.best_acc_g2}}); with the chapter's recipe, {{z35.g1}} of {{z35.seeds}} seeds
+#   grokked Z35 x|6 Z2 and {{z35.g2}} grokked Z35 x|34 Z2: {{z35.preference}}.
+# - **Z100 vs Z50 x Z2:** {{z100.g1}} of {{z100.seeds}} seeds grokked Z100 and {{z100.g2}} grokked
+#   Z50 x Z2: {{z100.preference}}; its training labels occur {{z100.label_occurrences}} each.
+# - **Part of the intersection:** per pair trained on part of its intersection, the share of the
+#   seeds that reached the threshold on the whole intersection and the lowest intersection
+#   accuracy any seed reached:
+
 # %%
-display(Markdown("\n".join([
-    f"- **Z48 x Z2 vs Z48 x| Z2:** {z48.preference_sentence()}.",
-    f"- **S4 vs A4 x Z2, weight decay {short_scientific(s4.weight_decay)}, with the bias:** {s4.preference_sentence()}; "
-    f"{s4.fraction_neither:.2%} grokked neither. {s4.published_sentence()}",
-    f"- **The same without the bias:** {s4_no_bias.preference_sentence()}. "
-    f"{feeding_sweep_sentence(s4, s4_no_bias)}",
-    f"- **S4 vs A4 x Z2, weight decay {short_scientific(s4_second.weight_decay)}, with the bias:** "
-    f"{s4_second.preference_sentence()} at accuracy >= {s4_second.grok_threshold}; at the authors' "
-    f"{s4_second_authors.grok_threshold}, {s4_second_authors.grokked_g1.count} and "
-    f"{s4_second_authors.grokked_g2.count}. {s4_second_authors.published_sentence()}",
-    f"- **S5 vs A5 x Z2:** {s5.preference_sentence()} (published: about 4% and 6% of 100).",
-    f"- **Z35 x|6 Z2 vs Z35 x|34 Z2:** at the authors' settings, {sweep_of_rates_sentence(z35_authors)}; "
-    f"with the chapter's recipe, {z35.preference_sentence()}.",
-    f"- **Z100 vs Z50 x Z2:** {z100.preference_sentence()}; its training labels occur "
-    f"{z100_balance.intersection_occurrences} each.",
-    "- **Part of the intersection:** " + "; ".join(
-        f"{sub.name}: from {sub.n_train_pairs} training pairs ({sub.train_fraction:.0%} of the "
-        f"intersection), {sub.fraction_intersection_grokked:.2%} of {sub.n_instances} seeds reached "
-        f"{sub.grok_threshold} accuracy on the whole intersection and the lowest reached "
-        f"{sub.min_acc_intersection:.3%}" for sub in subsamples.values()) + ".",
-])))
+display(Markdown(subsample_table(subsamples.values())))
 
 # %% [markdown]
 # The study {cite:p}`wu2025ambiguous` reports that when two groups explain the training data equally

@@ -8,7 +8,7 @@ import torch
 from lib.grokking.pairs import make_pair
 from lib.book.params import read_parameters_cell, validate_parameters
 from lib.chapters.ch4 import (
-    PUBLISHED_COUNTS, Chapter4Parameters, experiments_overview, pair_keys, published_for, representative_instances,
+    PUBLISHED_COUNTS, Chapter4Parameters, experiments_table, pair_keys, published_for, representative_instances,
     run_experiment,
 )
 from lib.chapters.ch4_results import pair_outcome
@@ -56,11 +56,14 @@ def test_defaults_build_the_experiments():
     smoke = validate_parameters(Chapter4Parameters, {**DEFAULTS, "smoke": True})
     assert all(e.training.epochs <= 60 for e in smoke.experiments.values())
     assert smoke.experiments["s4"].n_instances <= 16
-    overview = experiments_overview(config.experiments).splitlines()
-    assert overview[1] == "            s4: S4_vs_A4xZ2, 1000 instances, d=32, h=32, bias, wd=2e-05, 2000 epochs"
-    assert overview[2] == "    s4_no_bias: S4_vs_A4xZ2, 1000 instances, d=32, h=32, no bias, wd=2e-05, 2000 epochs"
-    assert overview[-1] == ("  subsample_s4: S4_vs_A4xZ2, 200 instances, d=32, h=32, bias, wd=2e-05, 2000 epochs, "
-                            "60% of the intersection")
+    overview = experiments_table(config.experiments).splitlines()
+    assert len(overview) == 2 + len(config.experiments)
+    cells = {line.split(" | ")[0].strip("| "): line.strip("| ").split(" | ") for line in overview[2:]}
+    assert cells["s4"][1:] == ["S4_vs_A4xZ2", "1,000", "32", "32", "two maps", "yes", "2e-5", "2,000", "0.01",
+                               "0.98", "100%", "chapter's"]
+    assert cells["s4_no_bias"][6] == "no"
+    assert cells["subsample_s4"][2] == "200" and cells["subsample_s4"][11] == "60%"
+    assert cells["z48"][5:7] == ["one map on summed embeddings", "no"] and cells["z48"][10] == "0.999"
 
 
 @pytest.mark.parametrize("name, value", [
@@ -79,10 +82,9 @@ def test_a_smoke_experiment_and_its_figures():
     run = run_experiment(config.experiments["s4"], config, progress=False)
     assert run.summary["n_instances"] == 16 and run.summary["intersection_size"] == 336
     outcome = pair_outcome(run)
-    assert "S4_vs_A4xZ2, bias, wd 2e-5, 16 instances" in outcome.fractions_line()
-    assert outcome.published_sentence().startswith(
-        "**Published** with the same model, weight decay and threshold (with the unembedding bias, weight "
-        "decay 2e-5, grokked at accuracy >= 0.999): 603 and 43 of 10,000")
+    assert (outcome.name, outcome.unembed_bias, outcome.n_instances) == ("S4_vs_A4xZ2", True, 16)
+    assert outcome.published_counts == (603, 43) and outcome.published_n_instances == 10_000
+    assert outcome.unembed_bias and outcome.weight_decay == 2e-5 and outcome.grok_threshold == 0.999
     # The outcome object reads the same numbers as the summary written to the results JSON.
     for key in ("grokked_g1", "grokked_g2", "memorized", "failed"):
         share = getattr(outcome, key)

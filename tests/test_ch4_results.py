@@ -10,12 +10,11 @@ import torch
 from lib.book.params import read_parameters_cell, validate_parameters
 from lib.chapters.ch4 import Chapter4Parameters, Experiment, classify_run, pair_keys, save_experiments
 from lib.chapters.ch4_results import (
-    AUTHORS_SCRIPT_THRESHOLD, FINDINGS, check_findings, findings, intersections_table, label_balance,
+    AUTHORS_SCRIPT_THRESHOLD, FINDINGS, check_findings, findings, fractions_table, intersections_table, label_balance,
     outcomes_table, pair_intersection, pair_intersections, pair_outcome, published_fraction_marks,
-    sweep_of_rates_sentence,
-    rounded, subsample_outcome, typical_instance_panels,
+    rounded, subsample_outcome, subsample_table, sweep_of_rates, typical_instance_panels,
 )
-from lib.chapters.ch4_report import chapter_results
+from lib.chapters.ch4_report import FeedingSweep, chapter_results, feeding_sweep
 from lib.grokking.mlp import MLPConfig
 from lib.grokking.outcomes import wilson_interval
 from lib.grokking.pairs import PAIR_NAMES, make_pair, pairs_in_mask
@@ -107,18 +106,19 @@ def test_a_looser_threshold_reclassifies_from_the_final_accuracies():
     assert loose.grok_threshold == 0.95 and strict.grok_threshold == 0.999
 
 
-def test_outcome_and_summary_agree_and_the_fractions_line_reads_the_outcome():
+def test_outcome_and_summary_agree_and_the_fractions_table_reads_the_outcome():
     run = hand_made_run(EIGHT)
     outcome = pair_outcome(run)
     assert outcome.grokked_g1.fraction == run.summary["fraction_g1"]
     assert outcome.fraction_neither == run.summary["fraction_neither"]
     assert [outcome.failed.low, outcome.failed.high] == run.summary["ci_failed"]
     low, high = wilson_interval(3, 8)
-    line = outcome.fractions_line()
-    assert line.startswith("S4_vs_A4xZ2, bias, wd 2e-5, 8 instances, 10 epochs, threshold 0.999, 2 s: "
-                           "grokked S4: 3 (37.50%, "
-                           f"95% CI {100 * low:.2f}-{100 * high:.2f}%); grokked A4xZ2: 1 (12.50%")
-    assert "memorized only: 3 (37.50%" in line and "did not fit: 1 (12.50%" in line
+    lines = fractions_table([outcome]).splitlines()
+    assert len(lines) == 3
+    cells = lines[2].strip("| ").split(" | ")
+    assert cells[:8] == ["s4", "S4_vs_A4xZ2", "yes", "2e-5", "8", "10", "0.999", "2"]
+    assert cells[8] == f"3 (37.50%; {low:.2%} to {high:.2%})" and cells[9].startswith("1 (12.50%;")
+    assert cells[10].startswith("3 (37.50%;") and cells[11].startswith("1 (12.50%;")
 
 
 def test_epoch_cost_compares_model_epochs_per_second():
@@ -132,21 +132,28 @@ def test_a_pair_without_published_fractions_reads_none():
     assert outcome.published_fraction_g1 is None and outcome.published_fraction_g2 is None  # a note, no count
     runs = {"s5": hand_made_run([MEMORIZES], pair_name="S5_vs_A5xZ2", key="s5"), "s4": hand_made_run(EIGHT)}
     assert published_fraction_marks(runs) == {"s5": {}, "s4": {"fraction_g1": 0.0603, "fraction_g2": 0.0043}}
-    assert pair_outcome(runs["s5"]).published_sentence() == ""
+    assert pair_outcome(runs["s5"]).published_counts is None
+    assert pair_outcome(runs["s4"]).published_counts == (603, 43)  # of 10,000
+
+
+def test_the_feeding_sweep_reads_the_a4_counts_of_both_s4_sweeps():
+    with_bias = pair_outcome(hand_made_run([GROKS_G1] * 3 + [GROKS_G2] * 2 + [MEMORIZES] * 3))
+    without = pair_outcome(hand_made_run([GROKS_G2] * 4 + [MEMORIZES] * 4, bias=False, key="s4_no_bias"))
+    assert feeding_sweep(with_bias, without) == FeedingSweep(2, 8, 4, True)
+    assert not feeding_sweep(without, with_bias).too_few_with_bias  # 4 of them: enough
 
 
 def test_preference_is_claimed_only_when_the_intervals_separate():
     apart = pair_outcome(hand_made_run([GROKS_G1] * 30 + [MEMORIZES] * 70))
     assert apart.preferred_group == "S4"
-    assert apart.preference_sentence() == ("30 of 100 seeds grokked S4 and 0 grokked A4xZ2: the 95% "
-                                           "intervals do not overlap, a preference for S4")
+    assert apart.preference_shown is True and apart.intervals_apart
     reversed_ = pair_outcome(hand_made_run([GROKS_G2] * 30 + [MEMORIZES] * 70))
-    assert reversed_.preferred_group == "A4xZ2"
+    assert reversed_.preferred_group == "A4xZ2" and reversed_.preference_shown is True
+    assert not reversed_.intervals_apart  # G2 above G1: a preference, not G1's
     overlapping = pair_outcome(hand_made_run(EIGHT))  # 3 against 1 of 8
-    assert overlapping.preferred_group is None and "do not establish" not in overlapping.preference_sentence()
-    assert overlapping.preference_sentence().endswith("this sample does not establish a preference")
+    assert overlapping.preferred_group is None and overlapping.preference_shown is False
     none = pair_outcome(hand_made_run([MEMORIZES] * 4))
-    assert none.preference_sentence().endswith("no seed generalized, so there is no preference to measure")
+    assert none.grokked_either == 0 and none.preference_shown is None  # nothing to compare
 
 
 def test_outcomes_table_shows_counts_percentages_intervals_and_published_fractions():
@@ -170,6 +177,14 @@ def test_subsample_outcome_reads_the_completion_of_the_intersection():
     assert sub.fraction_intersection_grokked == 0.25 and sub.min_acc_intersection == 0.625
     assert rounded(sub.final_acc_intersection, 3) == [1.0, 0.75, 0.998, 0.625]
     assert sub.grok_threshold == 0.999 and sub.outcome.memorized.count == 4
+
+
+def test_the_subsample_table_has_one_row_per_sweep_with_its_completion():
+    run = hand_made_run([MEMORIZES] * 4, key="subsample_s4", n_train_pairs=202,
+                        acc_intersection=[1.0, 0.75, 0.998, 0.625])
+    lines = subsample_table([subsample_outcome(run)]).splitlines()
+    assert len(lines) == 3
+    assert lines[2] == "| S4_vs_A4xZ2 | 202 | 60% | 4 | 0.999 | 25.00% | 62.500% |"
 
 
 def test_typical_panels_name_the_outcome_and_seed_of_the_median_fitter():
@@ -198,10 +213,9 @@ def test_label_balance_of_z100_is_two_per_no_carry_sum():
     assert balance.counts["intersection"].tolist() == expected
     assert balance.counts["g1_full"].tolist() == [100] * 100 == balance.counts["g2_full"].tolist()
     assert (balance.intersection_min, balance.intersection_max, balance.uniform) == (2, 100, False)
-    assert balance.intersection_occurrences == "between 2 and 100 times"
     assert balance.counts_json()["intersection"] == expected
     s4 = label_balance(make_pair("S4_vs_A4xZ2"))
-    assert s4.uniform and s4.intersection_occurrences == "exactly 14 times"  # 336 / 24
+    assert s4.uniform and s4.intersection_min == s4.intersection_max == 14  # 336 / 24
 
 
 def chapter_runs():
@@ -283,7 +297,7 @@ def test_a_sweep_over_learning_rates_is_summed_with_its_best_accuracies():
     z35 = "Z35x|6Z2_vs_Z35x|34Z2"
     outcomes = {0.001: pair_outcome(hand_made_run([(0.6, 0.7, 1.0), (0.61, 0.9, 1.0)], pair_name=z35, threshold=0.95)),
                 0.01: pair_outcome(hand_made_run([(0.6, 1.0, 1.0), MEMORIZES], pair_name=z35, threshold=0.95))}
-    sentence = sweep_of_rates_sentence(outcomes)
-    assert sentence.startswith("0 of 4 seeds grokked Z35x|6Z2 and 1 grokked Z35x|34Z2 (learning rates 0.001, 0.01, "
-                               "2 x 2 seeds")
-    assert sentence.endswith("the best final accuracies were 0.625 and 1.000)")  # MEMORIZES: 0.625
+    summed = sweep_of_rates(outcomes)
+    assert (summed.grokked_g1, summed.grokked_g2, summed.seeds, summed.seeds_per_rate) == (0, 1, 4, 2)
+    assert summed.rates == (0.001, 0.01) and summed.grok_threshold == 0.95
+    assert (summed.best_acc_g1, summed.best_acc_g2) == (0.625, 1.0)  # MEMORIZES: 0.625

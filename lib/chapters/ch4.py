@@ -24,6 +24,7 @@ from lib.grokking.study import (
     Z35_MODEL, Z35_PAIR, Z35_SCHEDULE, Z48_MODEL, Z48_PAIR, Z48_SCHEDULE,
 )
 from lib.book.params import at_most, KEEP, parameter, ParameterError
+from lib.book.tables import markdown_table, short_scientific
 from lib.book.seed_streams import stream_seeds
 from lib.chapters.sweep_parameters import SweepChapterParameters
 
@@ -71,26 +72,22 @@ class Experiment:
     train_fraction: float = 1.0
     grok_threshold: float | None = None
 
-    def describe(self) -> str:
-        """One line: pair, seeds, model shape, weight decay, epochs (and the optimizer, training
-        share and threshold where they are not the chapter's)."""
-        line = (f"{self.pair_name}, {self.n_instances} instances, d={self.model.embed_dim}, "
-                f"h={self.model.hidden_dim}, {'one map on summed embeddings, ' if self.model.tied_linear else ''}"
-                f"{'bias' if self.model.unembed_bias else 'no bias'}, "
-                f"wd={self.training.weight_decay}, {self.training.epochs} epochs")
-        default = SweepConfig()
-        if (self.training.lr, self.training.beta2) != (default.lr, default.beta2):
-            line += f", Adam lr {self.training.lr:g}, beta2 {self.training.beta2:g}"
-        if self.train_fraction < 1:
-            line += f", {self.train_fraction:.0%} of the intersection"
-        if self.grok_threshold is not None:
-            line += f", grokked at >= {self.grok_threshold:g}"
-        return line
 
-
-def experiments_overview(experiments: dict[str, Experiment]) -> str:
-    """One line per experiment of the chapter, its key right-aligned before its description."""
-    return "\n".join(f"{key:>14}: {experiment.describe()}" for key, experiment in experiments.items())
+def experiments_table(experiments: dict[str, Experiment]) -> str:
+    """Markdown table, one row per experiment of the chapter: its key, pair, seeds, model shape,
+    weight decay, epochs, optimizer, share of the intersection and threshold ("chapter's": the
+    chapter's `grok_threshold`)."""
+    rows = [[key, e.pair_name, e.n_instances, e.model.embed_dim, e.model.hidden_dim,
+             "one map on summed embeddings" if e.model.tied_linear else "two maps",
+             "yes" if e.model.unembed_bias else "no", e.training.weight_decay, e.training.epochs,
+             e.training.lr, e.training.beta2, e.train_fraction,
+             "chapter's" if e.grok_threshold is None else e.grok_threshold]
+            for key, e in experiments.items()]
+    return markdown_table(
+        ["experiment", "pair", "seeds", "d", "h", "model", "bias", "weight decay", "epochs", "Adam lr",
+         "beta2", "of the intersection", "threshold"], rows,
+        formats={7: short_scientific, 9: lambda value: f"{value:g}", 10: lambda value: f"{value:g}",
+                 11: lambda share: f"{share:.0%}", 12: lambda value: value if isinstance(value, str) else f"{value:g}"})
 
 
 def subsample_keys(keys) -> list[str]:

@@ -5,7 +5,7 @@
   count's threshold (0.999 for wd 2e-5, the authors' 0.95 at the last logged epoch for wd 2e-4);
 * `outcome_json`: a sweep's counts, fractions and 95% intervals with its protocol and the
   published count it is compared with, for the results JSON and the index table;
-* `feeding_sweep_sentence`: which S4 sweep chapters 5 and 6 measure, and why;
+* `feeding_sweep`: the counts behind the S4 sweep chapters 5 and 6 measure (`FEEDS_LATER_CHAPTERS`);
 * `chapter_results`: the chapter's results JSON (the runs' summaries unchanged, the S4 pair with
   and without the bias, the published comparisons).
 """
@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 from lib.chapters.ch4 import (
     PUBLISHED_COUNTS, Chapter4Parameters, ExperimentRun, pair_keys, published_for, subsample_keys,
@@ -54,13 +55,22 @@ def published_comparisons(runs: Mapping[str, ExperimentRun]) -> list[PairOutcome
 FEEDS_LATER_CHAPTERS = "s4_no_bias"
 
 
-def feeding_sweep_sentence(with_bias: PairOutcome, without_bias: PairOutcome) -> str:
-    """Which S4 sweep chapters 5 and 6 measure and why, from the two sweeps' A4 x Z2 counts."""
-    return (f"Chapters 5 and 6 measure the sweep without the bias: they compare the seeds of each "
-            f"outcome, and with the bias {with_bias.grokked_g2.count} of {with_bias.n_instances:,} seeds "
-            f"grokked {with_bias.g2} against {without_bias.grokked_g2.count} without it"
-            + (" (too few to describe a group)" if with_bias.grokked_g2.count < 3 else "")
-            + ". Their numbers therefore describe the book's variant of the model, not the study's.")
+@dataclass(frozen=True)
+class FeedingSweep:
+    """Why chapters 5 and 6 measure the S4 sweep without the bias: how many seeds grokked A4 x Z2
+    with and without it, and whether the sweep with the bias has too few of them to describe a
+    group (under 3)."""
+
+    with_bias_g2: int
+    with_bias_seeds: int
+    without_bias_g2: int
+    too_few_with_bias: bool
+
+
+def feeding_sweep(with_bias: PairOutcome, without_bias: PairOutcome) -> FeedingSweep:
+    """The A4 x Z2 counts of the two S4 sweeps behind the choice of the sweep chapters 5 and 6 measure."""
+    return FeedingSweep(with_bias.grokked_g2.count, with_bias.n_instances, without_bias.grokked_g2.count,
+                        with_bias.grokked_g2.count < 3)
 
 
 def chapter_results(runs: Mapping[str, ExperimentRun], intersections: Sequence[PairIntersection],
@@ -86,4 +96,4 @@ def chapter_results(runs: Mapping[str, ExperimentRun], intersections: Sequence[P
     }
 
 
-__all__ = ["FEEDS_LATER_CHAPTERS", "chapter_results", "feeding_sweep_sentence", "outcome_json", "published_comparisons"]
+__all__ = ["FEEDS_LATER_CHAPTERS", "FeedingSweep", "chapter_results", "feeding_sweep", "outcome_json", "published_comparisons"]

@@ -7,8 +7,8 @@ rest), `LabelBalance` (how often each label occurs on an intersection). `check_f
 the invariants of a run, `findings` reports (never asserts) which published findings this run
 shows; the results JSON and the like-for-like comparisons
 with the published counts are built in `lib.chapters.ch4_report`.
-The module runs over 400 lines because each result sits beside the prose and tables built from
-it (the reporting redesign of issue 35 moves those to data).
+`RatesSweep` sums a sweep over learning rates; the notebook records the numbers its prose cites
+(`lib.book.record`), and the words that flip with them from the booleans here (`preference_shown`).
 """
 
 from __future__ import annotations
@@ -139,45 +139,26 @@ class PairOutcome:
             return self.g2
         return None
 
-    def preference_sentence(self) -> str:
-        """What this sweep says about a preference between the two groups, with its counts."""
-        counts = (f"{self.grokked_g1.count} of {self.n_instances:,} seeds grokked {self.g1} and "
-                  f"{self.grokked_g2.count} grokked {self.g2}")
+    @property
+    def preference_shown(self) -> bool | None:
+        """Whether this sweep shows a preference between the two groups (the 95% intervals of
+        grokking them do not overlap); None when no seed grokked either, with nothing to compare."""
         if self.grokked_either == 0:
-            return f"{counts}: no seed generalized, so there is no preference to measure"
-        if self.preferred_group is None:
-            return (f"{counts}: the 95% intervals overlap, so this sample does not establish a "
-                    "preference")
-        return f"{counts}: the 95% intervals do not overlap, a preference for {self.preferred_group}"
+            return None
+        return self.preferred_group is not None
 
     def epoch_cost_relative_to(self, other: PairOutcome) -> float:
         """How many times as long one model-epoch of this sweep took as one of `other`."""
         return other.model_epochs_per_second / self.model_epochs_per_second
 
-    def published_sentence(self) -> str:
-        """The published counts and fractions of grokking G1 and G2, as a sentence with its
-        citation; empty when the authors give none for this sweep (or its weight decay)."""
-        if self.published_fraction_g1 is None or self.published_n_instances is None:
-            return ""
-        n = self.published_n_instances
-        g1, g2 = self.published_fraction_g1, self.published_fraction_g2
-        return (f"**Published** with the same model, weight decay and threshold ({self.protocol}): "
-                f"{round(g1 * n):,} and {round(g2 * n):,} of {n:,} seeds ({g1:.2%} and {g2:.2%}) "
-                "{cite:p}`wu2025ambiguous`.")
-
     @property
-    def protocol(self) -> str:
-        """How the sweep was trained and classified, in words: bias, weight decay, threshold."""
-        return (f"{'with' if self.unembed_bias else 'without'} the unembedding bias, weight decay "
-                f"{short_scientific(self.weight_decay)}, grokked at accuracy >= {self.grok_threshold}")
-
-    def counts_sentence(self) -> str:
-        """Counts, fractions and 95% intervals of grokking each group, with the protocol."""
-        return (f"{self.grokked_g1.count} of {self.n_instances:,} seeds grokked {self.g1} "
-                f"({self.grokked_g1.fraction:.2%}; 95% interval {self.grokked_g1.low:.2%} to "
-                f"{self.grokked_g1.high:.2%}) and {self.grokked_g2.count} grokked {self.g2} "
-                f"({self.grokked_g2.fraction:.2%}; {self.grokked_g2.low:.2%} to {self.grokked_g2.high:.2%}), "
-                f"{self.protocol}")
+    def published_counts(self) -> tuple[int, int] | None:
+        """The published counts of grokking G1 and G2 (fraction times seeds, rounded), or None
+        when the authors give none trained and classified as this sweep was."""
+        if self.published_fraction_g1 is None or self.published_n_instances is None:
+            return None
+        n = self.published_n_instances
+        return round(self.published_fraction_g1 * n), round(self.published_fraction_g2 * n)
 
     def published_inside(self) -> tuple[bool, bool] | None:
         """Whether each published fraction lies inside this sweep's 95% interval (None when
@@ -186,18 +167,6 @@ class PairOutcome:
             return None
         return (self.grokked_g1.low <= self.published_fraction_g1 <= self.grokked_g1.high,
                 self.grokked_g2.low <= self.published_fraction_g2 <= self.grokked_g2.high)
-
-    def fractions_line(self) -> str:
-        """One line: count, percentage and 95% interval of each outcome."""
-        parts = []
-        for label, share in [(f"grokked {self.g1}", self.grokked_g1),
-                             (f"grokked {self.g2}", self.grokked_g2),
-                             ("memorized only", self.memorized), ("did not fit", self.failed)]:
-            parts.append(f"{label}: {share.count} ({100 * share.count / self.n_instances:.2f}%, "
-                         f"95% CI {100 * share.low:.2f}-{100 * share.high:.2f}%)")
-        return (f"{self.name}, {'bias' if self.unembed_bias else 'no bias'}, wd "
-                f"{short_scientific(self.weight_decay)}, {self.n_instances} instances, {self.epochs} epochs, "
-                f"threshold {self.grok_threshold}, {self.seconds:.0f} s: " + "; ".join(parts))
 
 
 def pair_outcome(run: ExperimentRun, threshold: float | None = None) -> PairOutcome:
@@ -227,27 +196,55 @@ def pair_outcome(run: ExperimentRun, threshold: float | None = None) -> PairOutc
         published_fraction_g2=published.get("fraction_g2"))
 
 
-def sweep_of_rates_sentence(outcomes: Mapping[float, PairOutcome]) -> str:
-    """What a sweep over learning rates (chapter 4's Z35 pair at the authors' settings) grokked:
-    counts of each group over all its seeds, the rates, and the best accuracy any seed reached."""
+@dataclass(frozen=True)
+class RatesSweep:
+    """A sweep over learning rates (chapter 4's Z35 pair at the authors' settings), summed: how
+    many of all its seeds grokked each group, and the best final accuracy any seed reached."""
+
+    rates: tuple[float, ...]
+    seeds_per_rate: int
+    seeds: int
+    grokked_g1: int
+    grokked_g2: int
+    grok_threshold: float
+    best_acc_g1: float
+    best_acc_g2: float
+
+
+def sweep_of_rates(outcomes: Mapping[float, PairOutcome]) -> RatesSweep:
+    """The counts of each group over all seeds of a sweep over learning rates (rate -> outcome),
+    the rates, and the best final accuracy against each group."""
     first = next(iter(outcomes.values()))
-    g1 = sum(o.grokked_g1.count for o in outcomes.values())
-    g2 = sum(o.grokked_g2.count for o in outcomes.values())
-    seeds = sum(o.n_instances for o in outcomes.values())
-    best_g1 = max(max(o.final_acc_g1) for o in outcomes.values())
-    best_g2 = max(max(o.final_acc_g2) for o in outcomes.values())
-    return (f"{g1} of {seeds} seeds grokked {first.g1} and {g2} grokked {first.g2} (learning rates "
-            f"{', '.join(f'{rate:g}' for rate in outcomes)}, {len(outcomes)} x {first.n_instances} seeds, "
-            f"accuracy >= {first.grok_threshold:g}; the best final accuracies were {best_g1:.3f} and "
-            f"{best_g2:.3f})")
+    return RatesSweep(
+        rates=tuple(outcomes), seeds_per_rate=first.n_instances,
+        seeds=sum(o.n_instances for o in outcomes.values()),
+        grokked_g1=sum(o.grokked_g1.count for o in outcomes.values()),
+        grokked_g2=sum(o.grokked_g2.count for o in outcomes.values()),
+        grok_threshold=first.grok_threshold,
+        best_acc_g1=max(max(o.final_acc_g1) for o in outcomes.values()),
+        best_acc_g2=max(max(o.final_acc_g2) for o in outcomes.values()))
+
+
+def _share(value: OutcomeFraction) -> str:
+    return f"{value.count:,} ({value.fraction:.2%}; {value.low:.2%} to {value.high:.2%})"
+
+
+def fractions_table(outcomes: Iterable[PairOutcome]) -> str:
+    """Markdown table: per sweep (its key), the protocol, seeds, epochs and seconds, then each
+    outcome as "count (percentage; 95% interval)" (the lines a sweep's cell shows)."""
+    return markdown_table(
+        ["sweep", "pair", "bias", "weight decay", "seeds", "epochs", "threshold", "seconds", "grokked G1",
+         "grokked G2", "memorized only", "did not fit"],
+        [[o.key, o.name, "yes" if o.unembed_bias else "no", o.weight_decay, o.n_instances, o.epochs,
+          o.grok_threshold, o.seconds, o.grokked_g1, o.grokked_g2, o.memorized, o.failed] for o in outcomes],
+        formats={3: short_scientific, 6: lambda threshold: f"{threshold:g}", 7: lambda seconds: f"{seconds:.0f}",
+                 8: _share, 9: _share, 10: _share, 11: _share})
 
 
 def outcomes_table(outcomes: Iterable[PairOutcome]) -> str:
     """Markdown table: per pair, each outcome as "count (percentage; 95% interval)", then the
     published fractions of grokking G1 and G2."""
-    def share(value: OutcomeFraction) -> str:
-        return f"{value.count:,} ({value.fraction:.2%}; {value.low:.2%} to {value.high:.2%})"
-
+    share = _share
     rows = [[o.name, o.g1, o.g2, "yes" if o.unembed_bias else "no", o.weight_decay, o.grok_threshold,
              o.n_instances, o.grokked_g1, o.grokked_g2, o.memorized, o.failed,
              o.published_fraction_g1, o.published_fraction_g2] for o in outcomes]
@@ -316,6 +313,19 @@ def subsample_outcome(run: ExperimentRun) -> SubsampleOutcome:
         outcome=pair_outcome(run))
 
 
+def subsample_table(subsamples: Iterable[SubsampleOutcome]) -> str:
+    """Markdown table: per subsample sweep, its training pairs and their share of the
+    intersection, its seeds, the share of them that reached the threshold on the whole
+    intersection, and the lowest intersection accuracy."""
+    return markdown_table(
+        ["pair", "training pairs", "of the intersection", "seeds", "threshold",
+         "reached it on the whole intersection", "lowest intersection accuracy"],
+        [[s.name, s.n_train_pairs, s.train_fraction, s.n_instances, s.grok_threshold,
+          s.fraction_intersection_grokked, s.min_acc_intersection] for s in subsamples],
+        formats={2: lambda share: f"{share:.0%}", 4: lambda threshold: f"{threshold:g}",
+                 5: lambda share: f"{share:.2%}", 6: lambda share: f"{share:.3%}"})
+
+
 # --- Class balance -------------------------------------------------------------------------
 
 
@@ -337,14 +347,6 @@ class LabelBalance:
     def uniform(self) -> bool:
         """Whether every label occurs equally often on the intersection."""
         return self.intersection_min == self.intersection_max
-
-    @property
-    def intersection_occurrences(self) -> str:
-        """How often a label occurs on the intersection, in words: "exactly 14 times" or
-        "between 2 and 100 times"."""
-        if self.uniform:
-            return f"exactly {self.intersection_min} times"
-        return f"between {self.intersection_min} and {self.intersection_max} times"
 
     def counts_json(self) -> dict[str, list[int]]:
         """The counts as lists, for the results JSON."""
