@@ -72,7 +72,7 @@ sketch_overflow_steps = 4000  # steps of a float64 and a float32 run of the read
 predict_every = 20  # epochs between the epochs at which the outcome is predicted
 predict_folds = 5  # folds of the held-out predictions
 cpu_threads = 1  # torch threads of this process on the CPU
-workers = 2  # single-threaded worker processes training the perturbed copies and the retrained seeds, on a CPU
+workers = 2  # single-threaded worker processes training the perturbed copies, the retrained seeds and the runs read through products, on a CPU
 
 # %% tags=["hide-input"]
 import time

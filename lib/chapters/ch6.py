@@ -33,6 +33,7 @@ import torch
 
 from lib.book.params import ParameterError, at_most, parameter
 from lib.book.seed_streams import stream_seeds
+from lib.book.workers import map_in_workers
 from lib.chapters.sweep_parameters import SweepChapterParameters
 from lib.grokking.jacobian_sketch import (
     SketchedJacobianStudy, finite_amplification, screen_seeds, sketched_jacobian_study)
@@ -137,8 +138,8 @@ class Chapter6Parameters(SweepChapterParameters):
                                    low=1, smoke=at_most(20))
     predict_folds: int = parameter("folds of the held-out predictions", low=2, high=1000)
     cpu_threads: int = parameter("torch threads of this process on the CPU", low=1, high=256)
-    workers: int = parameter("single-threaded worker processes training the perturbed copies and "
-                             "the retrained seeds, on a CPU", low=1, high=256)
+    workers: int = parameter("single-threaded worker processes training the perturbed copies, the "
+                             "retrained seeds and the runs read through products, on a CPU", low=1, high=256)
 
     def check_consistency(self) -> None:
         """Lists in increasing order, a decision scale on the grid of scales, distinct noise shapes."""
@@ -295,9 +296,42 @@ def sketched_jacobian_run(config: Chapter6Parameters, schedule: SweepConfig) -> 
                                     *adam_settings, device=config.device).tolist()
     grokked = [(step, seed) for step, seed in zip(grok_steps, seeds) if step > 0]
     chosen = min(grokked)[1] if grokked else seeds[0]
-    study = sketched_jacobian_study(model, chosen, training, test, config.sketch_steps, config.sketch_segment,
-                                    *adam_settings, config.sketch_directions, spectrum_boundaries,
-                                    torch.Generator().manual_seed(config.seed + 11), device=config.device)
+    # One model is one draw: the next grokkers' largest singular value, forward only, in float64.
+    others = [seed for _, seed in sorted(grokked) if seed != chosen][:config.sketch_spread_seeds]
+    eps_of = {"adam": schedule.eps, **{f"eps {eps:g}": eps for eps in config.sketch_adam_eps}}
+
+    def read(job: tuple[str, int]):
+        """One training run read through products: the chosen seed's ("read"), another grokker's
+        at the schedule's Adam eps ("adam") or at another ("eps <value>"), or the long run ("overflow")."""
+        kind, seed = job
+        if kind == "read":
+            return sketched_jacobian_study(model, chosen, training, test, config.sketch_steps, config.sketch_segment,
+                                           *adam_settings, config.sketch_directions, spectrum_boundaries,
+                                           torch.Generator().manual_seed(config.seed + 11), device=config.device)
+        if kind == "overflow":
+            # The rival "float32 overflow": the authors' norm ends near 1e37, just under float32's
+            # largest number; the read seed run past their epoch 3,100 in both dtypes.
+            return sketched_jacobian_study(model, chosen, training, test, config.sketch_overflow_steps,
+                                           config.sketch_segment, *adam_settings, config.sketch_spread_directions,
+                                           [], torch.Generator().manual_seed(config.seed + 13), device=config.device)
+        # The rival "an optimizer artefact": Adam divides by sqrt(v-hat) + eps, and v-hat of some
+        # weights falls towards eps late in training. The same seeds, the same directions, other eps.
+        return sketched_jacobian_study(model, seed, training, test, config.sketch_steps, config.sketch_segment,
+                                       config.jacobian_weight_decay, schedule.lr, (schedule.beta1, schedule.beta2),
+                                       eps_of[kind], config.sketch_spread_directions, [],
+                                       torch.Generator().manual_seed(config.seed + 12), device=config.device,
+                                       with_float32=False)
+
+    # The runs are independent: single-threaded worker processes take them two (or more) at once.
+    jobs = [("read", chosen), *[("adam", seed) for seed in others],
+            *[(f"eps {eps:g}", seed) for eps in config.sketch_adam_eps for seed in [chosen, *others]]]
+    if config.sketch_overflow_steps >= config.sketch_segment:
+        jobs.append(("overflow", chosen))
+    studies = dict(zip(jobs, map_in_workers(read, jobs, config.workers, config.device)))
+    study = studies[("read", chosen)]
+    spread = [studies[("adam", seed)] for seed in others]
+    eps_spread = {eps: [studies[(f"eps {eps:g}", seed)] for seed in [chosen, *others]] for eps in config.sketch_adam_eps}
+    overflow = studies.get(("overflow", chosen))
     # Finite moves along the most stretched direction: early, where the products can be checked in
     # their linear regime, and at grokking (only the early one when the model never groks).
     checked = {study.spectra[0].step: study.spectra[0]}
@@ -308,28 +342,6 @@ def sketched_jacobian_run(config: Chapter6Parameters, schedule: SweepConfig) -> 
                                                   spectrum.top_direction, AMPLIFICATION_SIZES, device=config.device)
         amplification.append({"step": spectrum.step, "sizes": list(AMPLIFICATION_SIZES), "ratios": ratios,
                               "derivative": derivative, "estimate": float(spectrum.top[0])})
-    # One model is one draw: the next grokkers' largest singular value, forward only, in float64.
-    others = [seed for _, seed in sorted(grokked) if seed != chosen][:config.sketch_spread_seeds]
-    spread = [sketched_jacobian_study(model, seed, training, test, config.sketch_steps, config.sketch_segment,
-                                      *adam_settings, config.sketch_spread_directions, [],
-                                      torch.Generator().manual_seed(config.seed + 12), device=config.device,
-                                      with_float32=False) for seed in others]
-    # The rival "an optimizer artefact": Adam divides by sqrt(v-hat) + eps, and v-hat of some
-    # weights falls towards eps late in training. The same seeds, the same directions, other eps.
-    eps_spread = {eps: [sketched_jacobian_study(model, seed, training, test, config.sketch_steps,
-                                                config.sketch_segment, config.jacobian_weight_decay, schedule.lr,
-                                                (schedule.beta1, schedule.beta2), eps, config.sketch_spread_directions,
-                                                [], torch.Generator().manual_seed(config.seed + 12),
-                                                device=config.device, with_float32=False)
-                        for seed in [chosen, *others]]
-                  for eps in config.sketch_adam_eps}
-    # The rival "float32 overflow": the authors' norm ends near 1e37, just under float32's largest
-    # number; the read seed run past their epoch 3,100 in both dtypes shows where float32 overflows.
-    overflow = None
-    if config.sketch_overflow_steps >= config.sketch_segment:
-        overflow = sketched_jacobian_study(model, chosen, training, test, config.sketch_overflow_steps,
-                                           config.sketch_segment, *adam_settings, config.sketch_spread_directions, [],
-                                           torch.Generator().manual_seed(config.seed + 13), device=config.device)
     return SketchRun(seeds=seeds, grok_steps=grok_steps, chosen=chosen, study=study, amplification=amplification,
                      spread=spread, small_width=config.jacobian_dim, small_grok_steps=small_grok_steps,
                      eps_spread=eps_spread, overflow=overflow, adam_eps=schedule.eps)
