@@ -120,6 +120,6 @@ lib.chapters   glue of each chapter: its parameters, runs, summaries and figures
   ch6_jacobian           the Jacobian at the authors' scale: rows, growth per seed, verdicts on the study's two claims
   ch7, ch7_figures       the learned circuit: parameters, models of other depths, graph sets; figures
   ch7_hand_built         chapter 1's hand-built model on chapter 7's graphs
-  ch7_results            the verdicts, tables, summary sentences and results JSON
+  ch7_results            the verdicts as numbers and layer lists, tables and results JSON
   sweep_parameters       the sweep-backend parameters chapters 4-6 share (no chapter imports another's)
 """

@@ -64,8 +64,10 @@ from IPython.display import Markdown, display
 
 from lib.book.params import apply_cpu_threads, validate_parameters
 from lib.book.plotting import configure_notebook_rendering
+from lib.book.record import Record, direction, share, verdict
 from lib.book.reproducibility import seed_everything
 from lib.book.results import write_results
+from lib.book.tables import markdown_table
 from lib.bfs.transformer import bfs_transformer, reach_by_layer
 from lib.chapters.ch7 import (
     Chapter7Parameters, GraphSet, TrainedModel, depth_model, fact_radii, from_base, grid_results, model_rows,
@@ -77,16 +79,18 @@ from lib.chapters.ch7_figures import (
 )
 from lib.chapters.ch7_hand_built import hand_built_adjacency, hand_built_distances, hand_built_rows
 from lib.chapters.ch7_results import (
-    ablation_rows, attention_rows, bins_sentence, chapter_results, largest_ks, model_table, patching_sentence,
-    preference_table, random_reads_sentence, seeds_sentence, shortcut_sentence, statistics_sentence, summary_lines,
+    WEAK_CORRELATION, ablation_extremes, ablation_rows, attention_rows, bins_table, chapter_results, depth_table,
+    growth, largest_ks, layers_label, model_table, patching_summary, preference_table, radii_table,
+    radius_cell, random_reads, random_reads_table, seeds_table, span, statistics_table, strongest_shortcut,
+    top_attention,
 )
 from lib.paths.activations import capture
 from lib.paths.attention_fractions import attention_fractions
 from lib.paths.causal import ablate_components, patch_distance, shortcut_correlations
 from lib.paths.finetuning import ensure_base_model, fallback_base_config
 from lib.paths.layer_probes import (
-    DISTANCE, FACTS, REACHABLE, REACHABLE_WITH_EDGES, ReadCriteria, edge_count_bins, fact_values, probe_model,
-    statistics_probes, usable_ks,
+    DISTANCE, EDGE_STATISTICS, FACTS, GRAPH_STATISTICS, REACHABLE, REACHABLE_WITH_EDGES, ReadCriteria,
+    doubling_radii, edge_count_bins, fact_values, one_hop_radii, probe_model, statistics_probes, usable_ks,
 )
 from lib.paths.model import build_model
 from lib.paths.token_graphs import UNREACHABLE
@@ -96,6 +100,7 @@ apply_cpu_threads(config.cpu_threads, config.device)
 seed_everything(config.seed)
 configure_notebook_rendering()
 seconds = {}
+record = Record()  # the numbers the prose cites as {{key}}; they also go to the results JSON
 print(f"device: {config.device}; smoke run: {config.smoke}")
 
 # %% [markdown]
@@ -194,8 +199,26 @@ print(f"thresholds: {ks}; largest distance in the probe graphs: {largest}; edge-
 print(f"held-out R^2 of a linear probe of d(1, t) at the target token (reachable targets), per index: "
       f"{[round(v, 3) for v in probes[base.n_layers].distance_r2.tolist()]}")
 probe_grid_figure(probes[base.n_layers], random_probes, statistics).show()
-display(Markdown(statistics_sentence(statistics, criteria)))
-display(Markdown(random_reads_sentence(random_radii, random_probes)))
+record("statistics.graph_features", ", ".join(GRAPH_STATISTICS))
+record("statistics.edge_features", " and ".join(EDGE_STATISTICS))
+record("statistics.margin", criteria.margin, "g")
+display(Markdown(markdown_table(*statistics_table(statistics), formats={2: lambda v: f"{v:.3f}"})))
+
+# %% [markdown]
+# The rival probe reads the graph's statistics alone ({{statistics.graph_features}}; at edge
+# tokens also the {{statistics.edge_features}}); the table above gives its held-out AUC per fact
+# and $k$. A layer reads a fact at $k$ only where its AUC beats this by at least
+# {{statistics.margin}} (or matches it where it leaves less room than that).
+#
+# A randomly initialised model of the same shape, probed and scored the same way, reads what the
+# table below gives per fact: its largest stated radius (beyond the statistics probe; "-":
+# nothing beyond it) and the first residual index that states it, and without the rival, its
+# largest radius at the tuned cut-off and by AUC and its best AUC. What a trained model reads
+# beyond this is what training added.
+
+# %%
+random_reads_rows = random_reads(random_radii, random_probes)
+display(Markdown(markdown_table(*random_reads_table(random_reads_rows))))
 
 # %% [markdown]
 # Under breadth-first search with one hop per layer, the radius after layer $l$ is $l$; a model
@@ -212,7 +235,13 @@ display(Markdown(random_reads_sentence(random_radii, random_probes)))
 # %%
 reach_radius_figure(reach_rows(radii), probed, random_init={fact: value["stated"]
                                                           for fact, value in random_radii.items()}).show()
-display(Markdown(bins_sentence(radii[base.n_layers], bins, (DISTANCE, REACHABLE_WITH_EDGES))))
+display(Markdown(markdown_table(*bins_table(radii[base.n_layers], bins, (DISTANCE, REACHABLE_WITH_EDGES)))))
+
+# %% [markdown]
+# Within bins of the edge count, each probe is scored on the held-out graphs of the bin, its
+# cut-off tuned on the training graphs of the bin, against the statistics probe in the same bin,
+# over the $k$ with both answers often enough in the bin ("-": no $k$ has); a radius below the
+# first $k$ scored reads none. The table above gives the stated radii per residual index.
 
 # %% [markdown]
 # **Other seeds.** The same probes on models of chapter 2's recipe trained here with the next
@@ -230,7 +259,16 @@ for offset in range(1, config.probe_seeds):
     seed_results[recipe.seed + offset] = grid_results(other_probes, None, seed_radii[recipe.seed + offset])
 spread = seed_spread(seed_radii)
 seconds["seeds"] = time.perf_counter() - started
-display(Markdown(seeds_sentence(spread, list(seed_radii))))
+record("seeds.count", len(seed_radii), ",")
+record("seeds.list", ", ".join(str(seed) for seed in seed_radii))
+record("seeds.spread", verdict(len(seed_radii) > 1, yes="the range over the seeds",
+                               no="one model's, with no spread over training seeds"))
+display(Markdown(markdown_table(*seeds_table(spread, (DISTANCE, REACHABLE_WITH_EDGES)))))
+
+# %% [markdown]
+# Probed: {{seeds.count}} model(s) of chapter 2's recipe (seeds {{seeds.list}}). The table gives,
+# per residual index, the stated radii ({{seeds.spread}}; "-": no seed states a radius there),
+# and per index how many seeds' radius is disputed.
 
 # %% [markdown]
 # ## Where attention goes
@@ -296,7 +334,37 @@ patching = patch_distance(base.model, held_out, probes[base.n_layers].distance_s
                           random_subspaces=config.random_subspaces, seed=config.seed + 5)
 seconds["patching"] = time.perf_counter() - started
 patching_figure(patching).show()
-display(Markdown(patching_sentence(patching)))
+patched = patching_summary(patching)
+middle = patched["middle"]
+record("patching.dimension", patching.dimension, ",")
+record("patching.pairs", patching.pairs, ",")
+record("patching.last_layer", patched["last"]["layer"], ",")
+record("patching.last_probe", patched["last"]["probe"], ".2f")
+record("patching.last_random", patched["last"]["random_mean"], ".2f")
+record("patching.last_token", patched["last"]["token"], ".2f")
+record("patching.intermediate", layers_label([row["layer"] for row in middle], "no intermediate layer"))
+record("patching.beats_random", layers_label(patched["above"]))
+record("patching.used", layers_label(patched["used"]))
+record("patching.used_share", share(len(patched["used"]), len(middle), every="every one", some="only some",
+                                    none="none"))
+display(Markdown(markdown_table(
+    ["layer", "probes' subspace", "random subspaces (mean)", "random subspaces (largest)", "whole token",
+     "share of the token's effect", "beats every random subspace"],
+    [[row["layer"], f"{row['probe']:.2f}", f"{row['random_mean']:.2f}", f"{row['random_max']:.2f}",
+      f"{row['token']:.2f}", f"{row['share_of_token']:.0%}", "yes" if row["beats_every_random"] else "no"]
+     for row in middle])))
+
+# %% [markdown]
+# Patching the {{patching.dimension}}-dimensional subspace of the distance probes from a donor
+# graph at another distance ({{patching.pairs}} pairs): after layer {{patching.last_layer}},
+# whose stream the readout reads, it moves the prediction by {{patching.last_probe}} per unit of
+# label difference (random subspaces of that dimension {{patching.last_random}}, the whole token
+# {{patching.last_token}}), which the readout makes nearly circular. The table gives the same
+# after the intermediate layers ({{patching.intermediate}}), with the share of the token's effect
+# the probes' subspace carries. It beats every random subspace after {{patching.beats_random}},
+# and also carries at least half of the token's effect after {{patching.used}}: {{patching.used_share}}
+# of the intermediate layers. Where it beats the random subspaces but carries less than half,
+# most of what the token passes on lies outside the probed directions.
 
 # %% [markdown]
 # ## Learned against hand-built
@@ -312,7 +380,24 @@ hand_built = hand_built_distances(held_out.graphs, recipe.n_max)
 agreement = hand_built_rows(activations.prediction, hand_built, held_out, base.n_layers)
 shortcuts = shortcut_correlations(activations.prediction, held_out)
 confusion_figure(activations.prediction, held_out.labels, hand_built.prediction, held_out.unreachable_label).show()
-display(Markdown(shortcut_sentence(shortcuts)))
+strongest = strongest_shortcut(shortcuts)
+record("shortcut.tested", strongest["tested"], ",")
+record("shortcut.strongest", strongest["name"])
+record("shortcut.correlation", strongest["correlation"], "+.3f")
+record("shortcut.weak_limit", WEAK_CORRELATION, "g")
+record("shortcut.size", direction(abs(strongest["correlation"]), WEAK_CORRELATION, above="above", below="below",
+                                  equal="at"))
+record("shortcut.verdict", verdict(not strongest["weak"], yes="goes with a shortcut in place of part of the search",
+                                   no="follows none of the statistics tested; other shortcuts are not ruled "
+                                      "out by this"))
+display(Markdown(markdown_table(["statistic", "correlation with the error"],
+                                [[name, f"{value:+.3f}"] for name, value in shortcuts.items()])))
+
+# %% [markdown]
+# Within each true distance, the error's largest correlation with the {{shortcut.tested}} graph
+# statistics tested (table above) is {{shortcut.correlation}}, with the {{shortcut.strongest}}:
+# {{shortcut.size}} the {{shortcut.weak_limit}} in size below which a correlation counts as no
+# shortcut, so the error {{shortcut.verdict}}.
 
 # %% [markdown]
 # ## Numbers and checks
@@ -327,17 +412,50 @@ assert len(fact_values(train.graphs, REACHABLE)) == len(train.labels)
 assert all((stated is None) == disputed and (stated is None or stated <= beyond)
            for by_fact in radii.values() for r in by_fact.values()
            for stated, disputed, beyond in zip(r["stated"], r["disputed"], r["beyond_statistics"]))
-conclusions = summary_lines(
-    base=probes[base.n_layers], random_init=random_probes, statistics=statistics, radii=radii,
-    random_radii=random_radii, base_depth=base.n_layers, criteria=criteria, bins=bins, spread=spread,
-    seeds=list(seed_radii), attention=attention, ablation=ablation_summary, patching=patching,
-    shortcuts=shortcuts, agreement=agreement)
 results = chapter_results(config=config, models=model_summary, largest=largest, probes=probes,
                           base_depth=base.n_layers, criteria=criteria, random_init=random_probes,
                           statistics=statistics, radii=radii, random_radii=random_radii, bins=bins,
                           seed_results=seed_results, spread=spread, attention=attention, ablation=ablation_summary,
-                          patching=patching, shortcuts=shortcuts, agreement=agreement, conclusions=conclusions,
+                          patching=patching, shortcuts=shortcuts, agreement=agreement,
                           seconds=seconds)
+
+# The numbers the summary cites.
+own, probed_k = radii[base.n_layers], largest_ks(probes[base.n_layers])
+record("summary.balanced_accuracy", criteria.balanced_accuracy, "g")
+record("summary.auc", criteria.auc, "g")
+record("summary.depth", base.n_layers, ",")
+record("summary.distance_fact", DISTANCE)
+record("summary.distance_largest_k", probed_k[DISTANCE], ",")
+for key, fact in (("distance", DISTANCE), ("reachable", REACHABLE), ("with_edges", REACHABLE_WITH_EDGES)):
+    record(f"summary.{key}_stated", radius_cell(own[fact]["stated"]))
+    low, high = span(statistics[fact].scores.auc)
+    record(f"summary.{key}_statistics_low", low, ".3f")
+    record(f"summary.{key}_statistics_high", high, ".3f")
+    grown = growth(own[fact]["stated"], probed_k[fact])
+    record(f"summary.{key}_faster", layers_label(grown["faster"]))
+    record(f"summary.{key}_slower", layers_label(grown["slower"]))
+    record(f"summary.{key}_unstated", layers_label(grown["unstated"]))
+record("summary.one_hop", str(one_hop_radii(base.n_layers, probed_k[DISTANCE])))
+record("summary.doubling", str(doubling_radii(base.n_layers, probed_k[DISTANCE])))
+for key, query in (("target", "target token"), ("edges", "edge tokens")):
+    top = top_attention(attention, query)
+    record(f"summary.attention_{key}_head", f"layer {top['layer']} head {top['head']}")
+    record(f"summary.attention_{key}_share", top["share"], ".2f")
+    record(f"summary.attention_{key}_category", top["category"])
+    record(f"summary.attention_{key}_ratio", top["ratio"], ".1f")
+    record(f"summary.attention_{key}_chance", top["chance"], ".2f")
+extremes = ablation_extremes(ablation_summary)
+record("summary.ablation_intact", extremes["intact"], ".3f")
+record("summary.ablation_worst", extremes["worst"]["component"])
+record("summary.ablation_worst_mse", extremes["worst"]["mse"], ".2f")
+record("summary.ablation_mildest", extremes["mildest"]["component"])
+record("summary.ablation_mildest_mse", extremes["mildest"]["mse"], ".3f")
+record("summary.hand_built_mse", agreement["hand_built_mse"], ".2g")
+record("summary.hand_built_layers", agreement["hand_built_layers"], ",")
+for key in ("within_depth", "beyond_depth", "unreachable"):
+    record(f"summary.trained_exact_{key}", agreement["trained_exact"][key], ".1%")
+record("summary.beyond_depth_graphs", agreement["counts"]["beyond_depth"], ",")
+results["recorded"] = record.results()
 path = write_results(config.results_dir, "07_learned_circuit", results)
 print(f"results written to {path}")
 
@@ -345,6 +463,55 @@ print(f"results written to {path}")
 # ## Summary
 #
 # What this run measured (every number from the cells above):
+#
+# - Reading rule: a layer reads a fact up to $k$ when, for every $k' \le k$, the held-out balanced
+#   accuracy at the cut-off tuned on the training graphs is at least {{summary.balanced_accuracy}},
+#   the held-out AUC at least {{summary.auc}}, and the AUC beats the statistics probe by
+#   {{statistics.margin}}; where the first two give different radii, the radius is disputed.
+# - On graphs whose target is reachable, the probes of chapter 2's {{summary.depth}}-layer model
+#   read "{{summary.distance_fact}}" ($k$ probed up to {{summary.distance_largest_k}}) up to
+#   $k$ = {{summary.distance_stated}} after residual index 0 to {{summary.depth}} (under each
+#   criterion in the first table below); one hop per layer would give {{summary.one_hop}} and
+#   doubling {{summary.doubling}}. The stated radii are ahead of one hop per layer after
+#   {{summary.distance_faster}}, behind it after {{summary.distance_slower}}, and disputed (the
+#   tuned cut-off and the AUC disagree) after {{summary.distance_unstated}}.
+# - Reachability on all graphs is read up to $k$ = {{summary.reachable_stated}}, where the
+#   statistics probe alone scores AUC {{summary.reachable_statistics_low}} to
+#   {{summary.reachable_statistics_high}}; on the graphs where 1 and $t$ both have an edge
+#   (statistics probe: AUC {{summary.with_edges_statistics_low}} to
+#   {{summary.with_edges_statistics_high}}) up to $k$ = {{summary.with_edges_stated}}: ahead of
+#   one hop per layer after {{summary.with_edges_faster}}, disputed after
+#   {{summary.with_edges_unstated}}.
+# - Controls: the best held-out AUC of each probe trained on shuffled labels is in the first
+#   table below; what a randomly initialised model reads is in the table of the section "What
+#   each layer knows". The edge facts' radii are in the first table below, the radii within
+#   edge-count bins and over seeds in the tables of that section.
+# - The models of other depths, on the same reachable graphs: the second table below. The last
+#   layer's stream is what the linear readout reads, so an accurate model's probes read every
+#   $k$ there; the informative layers are the earlier ones.
+# - Attention from the target token: the most selective head is
+#   {{summary.attention_target_head}}, which gives {{summary.attention_target_share}} of its
+#   attention to {{summary.attention_target_category}} ({{summary.attention_target_ratio}} times
+#   the {{summary.attention_target_chance}} of uniform attention). From the edge tokens:
+#   {{summary.attention_edges_head}}, {{summary.attention_edges_share}} to
+#   {{summary.attention_edges_category}} ({{summary.attention_edges_ratio}} times the
+#   {{summary.attention_edges_chance}} of uniform attention).
+# - Mean-ablating {{summary.ablation_worst}} raises the MSE most, from
+#   {{summary.ablation_intact}} to {{summary.ablation_worst_mse}}; {{summary.ablation_mildest}}
+#   least (to {{summary.ablation_mildest_mse}}).
+# - Patching the probes' {{patching.dimension}}-dimensional subspace moves the prediction after
+#   the last layer by {{patching.last_probe}} per unit of label difference (whole token
+#   {{patching.last_token}}); it beats every random subspace and carries at least half of the
+#   token's effect after {{patching.used}} ({{patching.used_share}} of the intermediate layers).
+# - Within each true distance, the error's largest correlation with a graph statistic is
+#   {{shortcut.correlation}} (the {{shortcut.strongest}}): it {{shortcut.verdict}}.
+# - The hand-built model answers every graph exactly (MSE {{summary.hand_built_mse}}) with
+#   {{summary.hand_built_layers}} layers; the trained one, rounded, is exact on
+#   {{summary.trained_exact_within_depth}} of the reachable graphs whose distance is at most its
+#   depth, {{summary.trained_exact_beyond_depth}} of those beyond
+#   ({{summary.beyond_depth_graphs}} graphs) and {{summary.trained_exact_unreachable}} of the
+#   unreachable ones.
 
 # %%
-display(Markdown("\n".join(f"- {line}" for line in conclusions)))
+display(Markdown(markdown_table(*radii_table(probes[base.n_layers], own))))
+display(Markdown(markdown_table(*depth_table(radii, probed_k))))

@@ -13,7 +13,8 @@ from lib.book.params import ParameterError, validate_parameters
 from lib.chapters.ch7 import DEPTH_CHECKPOINT, Chapter7Parameters, GraphSet, depth_model, seed_model, seed_spread
 from lib.chapters.ch7_hand_built import hand_built_distances
 from lib.chapters.ch7_results import (
-    bins_sentence, growth_verdict, patching_sentence, seeds_sentence, settled_layer, shortcut_sentence,
+    bins_table, growth, layers_label, patching_summary, seeds_table, settled_layer, strongest_shortcut,
+    WEAK_CORRELATION,
 )
 from lib.paths.causal import SHORTCUTS, Patching, ablate_components, patch_distance, shortcut_values
 from lib.paths.layer_probes import (
@@ -173,26 +174,15 @@ def test_radii_per_edge_count_bin_use_the_ks_scored_in_each_bin():
     assert small["ks"] == [1, 2] and small["stated"] == [2]
     assert middle["ks"] == [2, 3] and middle["stated"] == [1] and middle["auc"] == [1]   # below its first k
     assert large["ks"] == [] and large["stated"] == [None]
-    sentence = bins_sentence({"fact": {"bins": [small, middle, large]}}, boundaries, ("fact",))
-    assert "no k has both answers often enough" in sentence and "[2] (k scored [1, 2])" in sentence
+    header, rows = bins_table({"fact": {"bins": [small, middle, large]}}, boundaries, ("fact",))
+    assert [row[2:] for row in rows] == [["[2]", "[1, 2]"], ["[1]", "[2, 3]"], ["-", "-"]]
 
 
-def test_verdicts_in_words_follow_the_radii():
-    assert growth_verdict([0, 1, 2, 3], 7) == "never ahead of one hop per layer"
-    assert growth_verdict([0, 1, 1], 7) == "never ahead of one hop per layer (behind it after layer 2)"
-    assert growth_verdict([0, 1, 2, 7, 7], 7) == ("ahead of one hop per layer after layers 3, 4; its largest "
-                                                  "step is from k = 2 to k = 7 in layer 3")
-    assert growth_verdict([0, 1, 2, None, None], 7) == (
-        "never ahead of one hop per layer where a radius is stated; no radius is stated after layers 3, 4 (the tuned "
-        "cut-off and the AUC disagree there)")
-    assert growth_verdict([0, 1, None, 5, 5], 7) == (
-        "ahead of one hop per layer after layers 3, 4; no radius is stated after layer 2 (the tuned cut-off and the "
-        "AUC disagree there)")
+def test_settled_layers_and_the_spread_over_seeds_follow_the_radii():
     assert settled_layer([0, 1, None, 7], 7) == 3
     spread = seed_spread({0: {fact: {"stated": [0, 1, None]} for fact in FACTS},
                           1: {fact: {"stated": [0, 2, None]} for fact in FACTS}})
     assert spread[DISTANCE]["range"] == [[0, 0], [1, 2], None] and spread[DISTANCE]["disputed_seeds"] == [0, 0, 2]
-    assert "1-2" in seeds_sentence(spread, [0, 1]) and "no spread" in seeds_sentence(spread, [0])
     assert settled_layer([0, 1, 2, 7, 7], 7) == 3 and settled_layer([0, 1, 2], 7) is None
 
 
@@ -269,18 +259,41 @@ def test_patching_by_layer_rests_the_verdict_on_the_intermediate_layers():
     rows = patching.by_layer()
     assert [r["last"] for r in rows] == [False, False, True] and rows[0]["beats_every_random"]
     assert rows[1]["random_max"] == pytest.approx(0.3) and rows[1]["share_of_token"] == pytest.approx(0.8)
-    assert "At every intermediate layer it beats every random subspace" in patching_sentence(patching)
-    weak = Patching(3, torch.tensor([0.1, 0.2, 0.9]), torch.tensor([[0.1, 0.2], [0.1, 0.3], [0.2, 0.2]]),
-                    torch.tensor([1.0, 1.0, 1.0]), 100)
-    assert "At no intermediate layer does it beat every random subspace" in patching_sentence(weak)
 
 
-def test_shortcut_statistics_on_a_known_graph_and_the_sentence_counts_them():
+def test_shortcut_statistics_on_a_known_graph():
     # Edges 1-3, 3-2, 1-3 (a duplicate), 4-5; target 2: d(1, 2) = 2.
     tokens = torch.tensor([[[1, 3], [2, 3], [1, 3], [4, 5], [0, 0], [0, 0], [2, 9]]])
     values = {name: int(v[0]) for name, v in shortcut_values(TokenGraphs.from_tokens(tokens)).items()}
     assert values == {"edges in the graph": 4, "duplicate edges": 1, "vertices with an edge": 5,
                       "degree of vertex 1": 2, "degree of t": 1, "vertices reachable from 1": 3,
                       "vertices reachable from t": 3, "edges on shortest 1-t paths": 3}
-    weak = dict.fromkeys(SHORTCUTS, 0.01)
-    assert f"none of the {len(SHORTCUTS)} graph statistics tested" in shortcut_sentence(weak)
+
+
+def test_growth_against_one_hop_is_numbers():
+    assert growth([0, 1, 2, 3], 7) == {"faster": [], "slower": [], "unstated": [], "step":
+                                       {"layer": 1, "from": 0, "to": 1}}
+    assert growth([0, 1, 1], 7)["slower"] == [2]
+    assert growth([0, 1, 2, 7, 7], 7) == {"faster": [3, 4], "slower": [], "unstated": [],
+                                          "step": {"layer": 3, "from": 2, "to": 7}}
+    assert growth([0, 1, None, 5, 5], 7)["unstated"] == [2] and growth([0, 1, None, 5, 5], 7)["faster"] == [3, 4]
+    assert growth([0, None], 7)["step"] is None
+    assert layers_label([]) == "no layer" and layers_label([2]) == "layer 2" and layers_label([3, 4]) == "layers 3, 4"
+    spread = seed_spread({0: {fact: {"stated": [0, 1, None]} for fact in FACTS},
+                          1: {fact: {"stated": [0, 2, None]} for fact in FACTS}})
+    assert seeds_table(spread, (DISTANCE,))[1] == [[DISTANCE, "0, 1-2, -", "[0, 0, 2]"]]
+
+
+def test_patching_and_shortcut_summaries_are_the_layers_and_numbers_of_the_verdict():
+    random = torch.tensor([[0.1, 0.2], [0.1, 0.3], [0.2, 0.2]])
+    strong = patching_summary(Patching(3, torch.tensor([0.6, 0.8, 0.9]), random, torch.tensor([1.0, 1.0, 1.0]), 100))
+    assert strong["used"] == strong["above"] == [1, 2] and [r["layer"] for r in strong["middle"]] == [1, 2]
+    assert strong["last"]["layer"] == 3
+    weak = patching_summary(Patching(3, torch.tensor([0.1, 0.2, 0.9]), random, torch.tensor([1.0, 1.0, 1.0]), 100))
+    assert weak["used"] == weak["above"] == []
+    outside = patching_summary(Patching(3, torch.tensor([0.3, 0.4, 0.9]), random, torch.tensor([1.0, 1.0, 1.0]), 100))
+    assert outside["above"] == [1, 2] and outside["used"] == []
+    small = dict.fromkeys(SHORTCUTS, 0.01) | {SHORTCUTS[2]: -0.05}
+    assert strongest_shortcut(small) == {"name": SHORTCUTS[2], "correlation": -0.05, "weak": True,
+                                         "tested": len(SHORTCUTS)}
+    assert not strongest_shortcut(small | {SHORTCUTS[0]: WEAK_CORRELATION})["weak"]
