@@ -98,8 +98,8 @@ lib.chapters   glue of each chapter: its parameters, runs, summaries and figures
   ch1_study              the study's perturb-and-recover protocol: table, comparison with the study, judgements by counts
   ch1_results            what chapter 1's results JSON must hold (the notebook tests read it)
   ch2, ch2_figures       training: the main run and the figures
-  ch2_transitions        the transition study's table, order of learning over seeds, sentences, results
-  ch2_rival              drops against the constant rival and the detector's settings: tables, sentences, findings
+  ch2_transitions        the transition study's table, order of learning over seeds, names of lengths, results
+  ch2_rival              drops against the constant rival and the detector's settings: tables, counts, findings
   ch2_results            what chapter 2's results JSON must hold (the notebook tests read it)
   ch3, ch3_figures       fine-tuning and off-distribution generalization
   ch3_results            typed summaries of fine-tuning and the five tests, read by the prose

@@ -5,8 +5,9 @@ so that length 6's loss falls with it; length 2 is learned later in one seed onl
 import torch
 
 from lib.chapters.ch2_rival import (
-    analyse_study, common_lengths, held_only, held_steps, order_text, rival_table, sensitivity_table,
-    study_findings, study_sensitivity, study_text,
+    analyse_study, chapter_findings, common_lengths, group_names, held_only, held_steps, length_counts,
+    length_verdict_table, main_run_table, one_length_at_a_time, rival_table, sensitivity_table, study_counts,
+    study_findings, study_sensitivity,
 )
 from lib.paths.drop_sensitivity import SENSITIVITY_RANGES
 from lib.paths.phase_transitions import DropSettings, drop_order
@@ -51,8 +52,7 @@ def test_the_constant_passing_length_6_is_no_transition_and_length_1_holds_every
     common = common_lengths(LENGTHS, SHARES)
     order = drop_order(held_steps(sens, 2, common))
     assert order.groups == ((1,),) and order.sometimes == (2,) and order.never == (6, 10)
-    assert order_text(order, 2, 10) == ("In all 2 seeds only length 1 has a transition that holds; length 2: in some "
-                                        "seeds only; length 6 and unreachable targets: in none.")
+    assert group_names(order, 10) == ["length 1"] and one_length_at_a_time(order) is False
     found = study_findings(analyses, sens, order, common, 10)
     assert found["length_1_transition_holds_in_every_seed"] == {"holds": True, "events": 2, "seeds": 2}
     assert found["length_2_transition_holds_in_every_seed"] == {"holds": False, "events": 1, "seeds": 2}
@@ -61,5 +61,31 @@ def test_the_constant_passing_length_6_is_no_transition_and_length_1_holds_every
     table = rival_table(analyses, sens, LENGTHS, SHARES, 10)
     assert "| 6 | 25.0% | 2 of 2 | 0 of 2 | 0 of 2 |" in table
     assert len(sensitivity_table(sens).splitlines()) == 2 + len(sens.rows)
-    text = study_text(analyses, sens, order, common, SHARES, 10, None)
-    assert "Length 6: a drop in 2 of 2 seeds, the constant rival ruled out in 0" in text
+    counts = study_counts(analyses, sens, common)
+    # Drops: length 1 and 6 in both seeds, length 2 in seed 0; transitions: length 1 twice, length 2 once.
+    assert (counts.seeds, counts.lengths, counts.drops, counts.transitions, counts.held) == (2, 4, 5, 3, 3)
+    assert (counts.drops_beyond_1, counts.transitions_beyond_1, counts.held_beyond_1) == (3, 1, 1)
+    assert len(counts.length_1_held_steps) == 2
+    by_length = {c.length: c for c in length_counts(analyses, sens, common)}
+    six = by_length[6]
+    assert (six.dropped, six.ruled_out, six.held, six.first_not_ruled) == (2, 0, 0, 0) and six.first_not_ruled_reason
+    assert (by_length[2].dropped, by_length[2].ruled_out, by_length[2].held) == (1, 1, 1)
+    assert by_length[10].dropped == 0 and by_length[10].first_seed_reason
+    assert len(length_verdict_table(list(by_length.values()), 10).splitlines()) == 2 + len(common)
+    summary = {"final_loss": 0.01, "constant_prediction_loss": 5.0}
+    findings = chapter_findings(summary, analyses, sens, order, common, 10, sens)
+    assert findings["beats_baseline_tenfold"] == {"holds": True, "events": 1, "seeds": 1}
+    # The study's table stands in for the main run's: seed 0's length 2 holds there.
+    assert list(findings)[1:-1] == list(found) and findings["main_run_length_2_transition_holds"]["holds"] is True
+
+
+def test_the_main_run_table_has_one_row_per_label_with_its_drop_and_verdict():
+    curves = make_curves()
+    analyses = analyse_study(curves, SHARES, DropSettings())
+    sens = study_sensitivity(curves, SHARES, DropSettings())
+    rows = main_run_table(analyses[0], sens, LENGTHS, 10).splitlines()[2:]
+    assert len(rows) == len(LENGTHS)
+    cells = {row.split(" | ")[0].strip("| "): row.split(" | ") for row in rows}
+    assert cells["1"][4:6] == ["yes", "yes"]            # length 1: a transition that holds
+    assert cells["6"][4:6] == ["no", "no"]              # length 6: a drop, the rival not ruled out
+    assert cells["unreachable"][1] == "no drop"

@@ -171,19 +171,6 @@ def summarize_run(run: TrainingRun, settings: DropSettings, curves: EvaluationCu
     }
 
 
-def drop_sentence(drops: dict[int, Drop], unreachable_label: int) -> str:
-    """Plain-language drops of one run, e.g. "length 1 at step 60, then length 2 at step 190"."""
-    dropped = sorted((drop.step, length) for length, drop in drops.items() if drop.dropped)
-    if not dropped:
-        return "no length's loss drops"
-    return ", then ".join(length_text(length, unreachable_label) + f" at step {step}" for step, length in dropped)
-
-
-def length_text(length: int, unreachable_label: int) -> str:
-    """ "length k", or "unreachable targets" for the unreachable label."""
-    return "unreachable targets" if length == unreachable_label else f"length {length}"
-
-
 @dataclasses.dataclass(frozen=True)
 class LearningOrder:
     """What chapter 2's summary says about the order in which path lengths were learned."""

@@ -1,6 +1,7 @@
 """Chapter 2's drops against their rivals (`notebooks/02_training.py`): the constant rival
 (`lib.paths.constant_rival`) and the detector's settings (`lib.paths.drop_sensitivity`), for the
-transition study's seeds and for the main run, as tables, sentences, findings and results.
+transition study's seeds and for the main run, as tables, counts, findings and results (numbers
+and booleans for the notebook to record; no sentences).
 
 A drop of the detector (`lib.paths.phase_transitions`) becomes a *transition* when the constant
 rival is ruled out for it, and a transition *holds* when it is found at every row of the
@@ -11,16 +12,15 @@ the lengths with at least `MIN_SHARE` of the training distribution.
 from __future__ import annotations
 
 import dataclasses
-import math
 import statistics
 from collections.abc import Mapping, Sequence
 
 from lib.book.tables import format_value, markdown_table
-from lib.chapters.ch2_transitions import join_words, length_name, lengths_phrase
+from lib.chapters.ch2_transitions import length_name, lengths_phrase
 from lib.paths.constant_rival import RivalVerdict, judge_drops
 from lib.paths.drop_sensitivity import Found, Sensitivity, sensitivity
 from lib.paths.evaluation_curves import EvaluationCurves
-from lib.paths.phase_transitions import Drop, DropOrder, DropSettings, detect_drops, drop_order
+from lib.paths.phase_transitions import Drop, DropOrder, DropSettings, detect_drops
 from lib.paths.transition_study import TransitionCurves
 
 #: Lengths with at least this share of the training distribution enter the order of learning.
@@ -141,54 +141,73 @@ def sensitivity_table(sens: Sensitivity) -> str:
     return markdown_table(["setting", "value", "drops", "transitions", "default transitions lost"], rows)
 
 
-def order_text(order: DropOrder, n_seeds: int, unreachable_label: int) -> str:
-    """The order of the transitions that hold, as far as it holds in every seed, in words."""
-    if not order.groups:
-        text = f"No length has a transition that holds in all {n_seeds} seeds"
-    elif len(order.groups) == 1:
-        group = order.groups[0]
-        text = (f"In all {n_seeds} seeds only {lengths_phrase(group, unreachable_label)} "
-                f"{'has a transition that holds' if len(group) == 1 else 'have transitions that hold'}"
-                + ("" if len(group) == 1 else ", in an order that changes between seeds"))
-    else:
-        parts = [lengths_phrase(g, unreachable_label) + (" (in an order that changes between seeds)" if len(g) > 1 else "")
-                 for g in order.groups]
-        text = f"In every one of the {n_seeds} seeds, " + ", then ".join(parts) + " have transitions that hold, in this order"
-    extras = []
-    if order.sometimes:
-        extras.append(f"{lengths_phrase(order.sometimes, unreachable_label)}: in some seeds only")
-    if order.never:
-        extras.append(f"{lengths_phrase(order.never, unreachable_label)}: in none")
-    return text + ("; " + "; ".join(extras) if extras else "") + "."
+def one_length_at_a_time(order: DropOrder) -> bool:
+    """Whether "the loss falls one path length at a time" holds over the seeds: at least two
+    groups of lengths with transitions that hold in every seed, in one order, and no length
+    that holds in some seeds only."""
+    return len(order.groups) >= 2 and order.holds_over_seeds and not order.sometimes
 
 
-def length_verdicts(analyses: Sequence[Analysis], sens: Sensitivity, lengths: Sequence[int],
-                    unreachable_label: int) -> str:
-    """Per length, one sentence: seeds with a drop, with the constant rival ruled out, with a
-    transition that holds across the table, and why the others are not."""
+def group_names(order: DropOrder, unreachable_label: int) -> list[str]:
+    """The names of the lengths of each group of `order.groups` ("length 1", "lengths 2 and 3"),
+    in the order of their transitions (labels, for the prose to join)."""
+    return [lengths_phrase(group, unreachable_label) for group in order.groups]
+
+
+@dataclasses.dataclass(frozen=True)
+class LengthCounts:
+    """One length over the seeds: how many have a drop at the detector's defaults, how many of
+    those rule out the constant rival, and in which the transition holds across the table."""
+
+    length: int
+    seeds: int
+    dropped: int
+    ruled_out: int
+    held_steps: tuple[int, ...]          # step of each seed whose transition holds
+    first_not_ruled: int | None          # first seed with a drop whose rival is not ruled out
+    first_not_ruled_reason: str          # its verdict's reason ("" if none)
+    first_seed_reason: str               # the first seed's drop reason when no seed has a drop
+    first_seed_decades: float            # the first seed's largest fall (decades)
+
+    @property
+    def held(self) -> int:
+        return len(self.held_steps)
+
+
+def length_counts(analyses: Sequence[Analysis], sens: Sensitivity, lengths: Sequence[int]) -> list[LengthCounts]:
+    """Per length, its `LengthCounts` over the seeds of `analyses`."""
     n = len(analyses)
-    lines = []
+    counts = []
     for k in lengths:
-        name = "Unreachable targets" if k == unreachable_label else f"Length {k}"
         dropped = [i for i, a in enumerate(analyses) if a.drops[k].dropped]
         ruled = [i for i in dropped if analyses[i].verdicts[k].transition]
-        held = [i for i in range(n) if (i, k) in sens.holds]
-        text = f"{name}: a drop in {len(dropped)} of {n} seeds"
-        if dropped:
-            text += f", the constant rival ruled out in {len(ruled)}"
-            not_ruled = [i for i in dropped if i not in ruled]
-            if not_ruled:
-                v = analyses[not_ruled[0]].verdicts[k]
-                text += f" (not in seed {not_ruled[0]}: {v.reason})"
-        text += f"; a transition that holds across the table in {len(held)} of {n}"
-        if held:
-            text += " (steps " + ", ".join(str(sens.holds[(i, k)]) for i in held) + ")"
-        if not dropped:
-            first = analyses[0].drops[k]
-            text += f" (seed 0: {first.reason}, largest fall {first.decades:.2f} decades)"
-        lines.append(text + ".")
-    return "\n".join(f"- {line}" for line in lines)
+        not_ruled = [i for i in dropped if i not in ruled]
+        first = analyses[0].drops[k]
+        counts.append(LengthCounts(
+            k, n, len(dropped), len(ruled), tuple(sens.holds[(i, k)] for i in range(n) if (i, k) in sens.holds),
+            not_ruled[0] if not_ruled else None,
+            analyses[not_ruled[0]].verdicts[k].reason if not_ruled else "",
+            "" if dropped else first.reason, first.decades))
+    return counts
 
+
+def length_verdict_table(counts: Sequence[LengthCounts], unreachable_label: int) -> str:
+    """Markdown table, one row per length (`length_counts`): seeds with a drop, with the constant
+    rival ruled out, with a transition that holds across the table (and their steps), and why
+    not in the first seed that falls short."""
+    rows = []
+    for c in counts:
+        if c.first_not_ruled is not None:
+            why = f"seed {c.first_not_ruled}: {c.first_not_ruled_reason}"
+        elif not c.dropped:
+            why = f"seed 0: {c.first_seed_reason}, largest fall {c.first_seed_decades:.2f} decades"
+        else:
+            why = "–"
+        rows.append([length_name(c.length, unreachable_label), f"{c.dropped} of {c.seeds}",
+                     f"{c.ruled_out} of {c.dropped}" if c.dropped else "–", f"{c.held} of {c.seeds}",
+                     ", ".join(str(s) for s in c.held_steps) or "–", why])
+    return markdown_table(["length", "seeds with a drop", "rival ruled out", "holds across the table",
+                           "steps (holds)", "why not (first seed that falls short)"], rows)
 
 def analyses_results(analyses: Sequence[Analysis], lengths: Sequence[int]) -> dict:
     """Per length, the verdict of every seed (JSON)."""
@@ -219,7 +238,7 @@ def study_findings(analyses: Sequence[Analysis], sens: Sensitivity, order: DropO
     }
     results = {name: {"holds": events == n, "events": events, "seeds": n} for name, events in found.items()}
     results["one_length_at_a_time"] = {
-        "holds": len(order.groups) >= 2 and order.holds_over_seeds and not order.sometimes,
+        "holds": one_length_at_a_time(order),
         "events": len(order.groups), "seeds": n}
     return results
 
@@ -231,96 +250,82 @@ def held_only(analyses: Sequence[Analysis], sens: Sensitivity) -> list[dict[int,
     return [{k: (d if (i, k) in sens.holds else none) for k, d in a.drops.items()} for i, a in enumerate(analyses)]
 
 
-def study_text(analyses: Sequence[Analysis], sens: Sensitivity, order: DropOrder, lengths: Sequence[int],
-               shares: Mapping[int, float], unreachable_label: int, chance: float | None) -> str:
-    """The study's findings about drops, rival and order, each from the run's numbers (markdown)."""
+@dataclasses.dataclass(frozen=True)
+class StudyCounts:
+    """The transition study over its seeds and the common lengths: drops at the detector's
+    defaults, of which transitions (the constant rival ruled out), of which hold across the
+    sensitivity table; the same counts beyond length 1; and length 1's held steps per seed."""
+
+    seeds: int
+    lengths: int
+    drops: int
+    transitions: int
+    held: int
+    drops_beyond_1: int
+    transitions_beyond_1: int
+    held_beyond_1: int
+    length_1_held_steps: tuple[int, ...]
+
+
+def study_counts(analyses: Sequence[Analysis], sens: Sensitivity, lengths: Sequence[int]) -> StudyCounts:
+    """The `StudyCounts` of `analyses` over `lengths`."""
     n = len(analyses)
-    drops = sum(a.drops[k].dropped for a in analyses for k in lengths)
-    transitions = sum(a.verdicts[k].transition for a in analyses for k in lengths)
-    held = sum(1 for (_, k) in sens.holds if k in lengths)
-    lines = [f"**Over {n} seeds and the {len(lengths)} labels with at least {100 * MIN_SHARE:.0f}% of the training "
-             f"graphs** ({lengths_phrase(lengths, unreachable_label)}), the detector at its defaults finds {drops} drops; "
-             f"the constant rival is ruled out for {transitions} of them, and {held} of those transitions hold at "
-             f"every row of the sensitivity table. {order_text(order, n, unreachable_label)}"]
-    if chance is not None and len(order.groups) > 1:
-        lines[0] += (f" If the lengths with such transitions had them in a random order, this order would hold in all "
-                     f"{n} seeds with probability {chance:.3g}.")
-    lines.append(length_verdicts(analyses, sens, lengths, unreachable_label))
-    return "\n\n".join(lines)
+    beyond = [k for k in lengths if k != 1]
+    return StudyCounts(
+        n, len(lengths),
+        sum(a.drops[k].dropped for a in analyses for k in lengths),
+        sum(a.verdicts[k].transition for a in analyses for k in lengths),
+        sum(1 for (_, k) in sens.holds if k in lengths),
+        sum(a.drops[k].dropped for a in analyses for k in beyond),
+        sum(a.verdicts[k].transition for a in analyses for k in beyond),
+        sum(1 for (_, k) in sens.holds if k in beyond),
+        tuple(s for s in (sens.holds.get((i, 1)) for i in range(n)) if s is not None))
 
 
-def main_run_text(analysis: Analysis, sens: Sensitivity, lengths: Sequence[int], unreachable_label: int,
-                  n_max: int) -> str:
-    """What the detector and the rival find in the main run's evaluation curves, in words."""
-    parts = []
+def main_run_table(analysis: Analysis, sens: Sensitivity, lengths: Sequence[int], unreachable_label: int) -> str:
+    """Markdown table, one row per label of the main run: its drop (step, fall, width), whether
+    it is a transition and holds across the table (steps across the table), and why not."""
+    rows = []
     for k in lengths:
-        drop, verdict = analysis.drops[k], analysis.verdicts[k]
-        name = "unreachable" if k == unreachable_label else f"length {k}"
+        drop, rival = analysis.drops[k], analysis.verdicts[k]
+        transition = drop.dropped and rival.transition
+        holds = (0, k) in sens.holds
         if not drop.dropped:
-            parts.append(f"{name}: no drop ({drop.reason})")
-        elif not verdict.transition:
-            parts.append(f"{name}: a drop at step {drop.step}, but not a transition ({verdict.reason})")
-        elif (0, k) not in sens.holds:
+            why = drop.reason
+        elif not rival.transition:
+            why = rival.reason
+        elif not holds:
             lost = [f"{setting} = {format_value(value, 3)}" + (" (none)" if step is None else f" (step {step})")
                     for setting, value, step in sens.lost_at((0, k))]
-            parts.append(f"{name}: a transition at step {drop.step} ({drop.decades:.1f} decades in {drop.width} steps) "
-                         f"that does not hold across the table (missing or dated elsewhere at {', '.join(lost[:4])}"
-                         + (", ..." if len(lost) > 4 else "") + ")")
+            why = "missing or dated elsewhere at " + (", ".join(lost[:4]) + (", ..." if len(lost) > 4 else "")
+                                                       if lost else "–")
         else:
-            low, high = sens.step_range[(0, k)]
-            parts.append(f"{name}: a transition at step {drop.step} ({drop.decades:.1f} decades in {drop.width} steps, "
-                         f"steps {low} to {high} across the table) that holds")
-    held = [k for k in lengths if (0, k) in sens.holds]
-    return (f"**Main run (graphs of up to {n_max} vertices).** Among the labels with at least "
-            f"{100 * MIN_SHARE:.0f}% of the evaluation examples, "
-            + (f"{lengths_phrase(held, unreachable_label)} {'has a transition that holds' if len(held) == 1 else 'have transitions that hold'}"
-               if held else "none has a transition that holds")
-            + ": " + "; ".join(parts) + ".")
+            why = "–"
+        low_high = sens.step_range.get((0, k))
+        rows.append([length_name(k, unreachable_label), "no drop" if not drop.dropped else str(drop.step),
+                     f"{drop.decades:.1f}" if drop.dropped else "–", str(drop.width) if drop.dropped else "–",
+                     ("yes" if transition else "no") if drop.dropped else "–", "yes" if holds else "no",
+                     f"{low_high[0]} to {low_high[1]}" if low_high else "–", why])
+    return markdown_table(["label", "drop step", "fall (decades)", "width (steps)", "transition", "holds across the table",
+                           "steps across the table", "why not"], rows)
 
 
-def summary_text(summary: dict, training, curves: TransitionCurves, analyses: Sequence[Analysis], sens: Sensitivity,
-                 order: DropOrder, lengths: Sequence[int], unreachable_label: int, published: dict, main_order,
-                 main_sens: Sensitivity, main_lengths: Sequence[int], main_unreachable_label: int) -> str:
-    """The chapter's closing bullets, every number from the run (`unreachable_label`: the
-    transition study's, `main_unreachable_label`: the main run's; `main_order`: the main run's
-    `lib.chapters.ch2.LearningOrder`)."""
-    n = len(analyses)
-    examples = summary["steps"] * training.batch_size
-    first = [sens.holds.get((i, 1)) for i in range(n)]
-    length_one = (f"length 1 has a transition that holds in {sum(s is not None for s in first)} of {n} seeds"
-                  + (" (steps " + ", ".join(str(s) for s in first if s is not None) + "; the published run: about "
-                     "step 50)" if any(s is not None for s in first) else ""))
-    rival = "; ".join(
-        f"{'unreachable' if k == unreachable_label else f'length {k}'}: {sum(a.drops[k].dropped for a in analyses)} drops, "
-        f"{sum(a.verdicts[k].transition for a in analyses)} ruled out, {sens.held_count(k)} hold"
-        for k in lengths if k != 1)
-    one_at_a_time = len(order.groups) >= 2 and order.holds_over_seeds and not order.sometimes
-    main_held = [k for k in main_lengths if (0, k) in main_sens.holds]
-    return "\n".join([
-        f"- The main run, a {training.n_layers}-layer transformer trained on {examples:,} fresh graphs of up to "
-        f"{training.n_max} vertices (the model chapters 3 and 7 build on), reaches a mean squared error of "
-        f"{summary['final_loss']:.4f} on held-out graphs, against {summary['constant_prediction_loss']:.3f} for "
-        f"always predicting the mean: it computes distances rather than guessing. The published model, larger "
-        f"and trained on about {3.14e8 / examples:,.0f} times more examples, reached {published['final_loss']} "
-        f"{{cite:p}}`wang2024shortest`.",
-        f"- At the study's graph size (up to {curves.config.n_max} vertices, {n} models of "
-        f"{curves.config.n_layers} layers, {curves.steps[-1]} steps each), {length_one}. {order_text(order, n, unreachable_label)}",
-        f"- Beyond length 1, per length over the {n} seeds (drops at the detector's defaults, of which the constant "
-        f"rival is ruled out, of which hold across the sensitivity table): {rival}. \"The loss falls one path "
-        f"length at a time\" {'holds' if one_at_a_time else 'does not hold'} over these seeds: "
-        + (f"{len(order.groups)} lengths have transitions that hold, each in its own place in every seed." if one_at_a_time
-           else "it would need at least two lengths with transitions that hold in every seed, in one order."),
-        f"- In the main run, on graphs of up to {training.n_max} vertices, "
-        + (f"{lengths_phrase(main_held, main_unreachable_label)} {'has a transition that holds' if len(main_held) == 1 else 'have transitions that hold'}"
-           if main_held else "no length has a transition that holds") + ".",
-        f"- At the end of the main run the largest remaining loss is on {main_order.hardest_name} "
-        f"({main_order.hardest_loss:.3f}, on {main_order.hardest_count} of {training.eval_size} evaluation "
-        f"examples, which are drawn like the training graphs): at that share about "
-        f"{main_order.hardest_count / training.eval_size * examples:,.0f} of the {examples:,} training graphs "
-        f"had that length.",
-    ])
+def chapter_findings(summary: dict, analyses: Sequence[Analysis], sens: Sensitivity, order: DropOrder,
+                     lengths: Sequence[int], unreachable_label: int, main_sens: Sensitivity) -> dict[str, dict]:
+    """The chapter's findings, each {"holds", "events", "seeds"}: whether the main run beats the
+    mean-label baseline tenfold, the study's (`study_findings`) and whether the main run's length 2
+    has a transition that holds. Reported, never asserted."""
+    beats = summary["final_loss"] * 10 < summary["constant_prediction_loss"]
+    return {
+        "beats_baseline_tenfold": {"holds": beats, "events": int(beats), "seeds": 1},
+        **study_findings(analyses, sens, order, lengths, unreachable_label),
+        "main_run_length_2_transition_holds": {"holds": (0, 2) in main_sens.holds,
+                                               "events": int((0, 2) in main_sens.holds), "seeds": 1},
+    }
 
 
-__all__ = ["Analysis", "MIN_EVAL_COUNT", "MIN_SHARE", "analyse", "analyse_main", "analyse_study", "analyses_results",
-           "common_lengths", "held_only", "held_steps", "main_run_text", "study_text", "summary_text", "length_verdicts", "main_curves", "main_lengths", "main_sensitivity", "main_shares",
-           "order_text", "rival_table", "sensitivity_table", "study_curves", "study_findings", "study_sensitivity"]
+__all__ = ["Analysis", "LengthCounts", "MIN_EVAL_COUNT", "MIN_SHARE", "StudyCounts", "analyse", "analyse_main",
+           "analyse_study", "analyses_results", "chapter_findings", "common_lengths", "group_names", "held_only",
+           "held_steps", "length_counts", "length_verdict_table", "main_curves", "main_lengths", "main_run_table",
+           "main_sensitivity", "main_shares", "one_length_at_a_time", "rival_table", "sensitivity_table",
+           "study_counts", "study_curves", "study_findings", "study_sensitivity"]
