@@ -26,7 +26,7 @@ lib.book       what every chapter uses
   code_fingerprint       which code produced a committed notebook's outputs (make notebooks, tests) [all]
   sphinx_outputs         how the HTML book (Sphinx, MyST-NB) shows plotly figures and widget panels [book]
   figure_style           the book's one figure style, applied to every figure when the book is staged [book]
-  workers                independent runs mapped over forked single-threaded worker processes [1-3]
+  workers                independent runs mapped over forked single-threaded worker processes [1-3, 6]
 lib.bfs        the hand-built BFS transformer (study 1, part 1)
   transformer            the construction: weights set by hand, n layers of n + 1 heads [1]
   graphs                 adjacency-matrix graph samplers and the plain BFS oracle [1]

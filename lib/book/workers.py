@@ -1,8 +1,9 @@
-"""A function mapped over independent runs in forked single-threaded worker processes (chapters 1-3).
+"""A function mapped over independent runs in forked single-threaded worker processes (chapters 1-3, 6).
 
-Chapter 1 retrains forty damaged copies of two constructions, chapter 2 trains ten seeds and
-chapter 3 pre-trains and fine-tunes further seeds: each run is small, single-threaded runs use a
-core best, and the runs do not talk to each other.
+Chapter 1 retrains forty damaged copies of two constructions, chapter 2 trains ten seeds,
+chapter 3 pre-trains and fine-tunes further seeds and chapter 6 reads several training runs
+through Jacobian products: each run is small, single-threaded runs use a core best, and the runs
+do not talk to each other.
 `map_in_workers` hands them to `workers` forked processes, each with one torch thread, and
 returns the results in the order of the items, so a run's numbers are those of the same run done
 here on one thread (the tests check it). On a GPU, with one worker, or where fork is missing, the
