@@ -35,7 +35,8 @@ lib.bfs        the hand-built BFS transformer (study 1, part 1)
   study_damage           the study's perturb-and-recover protocol on the study's construction and the book's [1]
   damage_distribution    the study's damage over every matrix: MSE right after it, percentiles, draws near a value [1]
 lib.paths      transformers trained on shortest paths (study 1, part 2)
-  sampler                edge-token graphs with shortest-path labels, batched: options and the rounds [2, 3]
+  sampler                edge-token graphs with shortest-path labels, batched: options checked, the rounds [2, 3]
+  sampler_options        the sampler's options, one data distribution (below the sampler's modules) [2, 3]
   tasks                  the sampler's tasks: the target of each graph, which graphs are kept [2, 3]
   graph_batch            random graph batches: drawing them, their labels, their edge-token layout [2, 3]
   graph_search           breadth-first search of whole batches, vertex sets as bitmasks (the only BFS) [2, 3]
@@ -54,6 +55,7 @@ lib.paths      transformers trained on shortest paths (study 1, part 2)
   length_generalization  train on small graphs, test on larger ones [3]
   baselines              model-free baselines of the five tests at any scale; on-path error by graph size [3]
   seed_replicates        pre-training and fine-tuning again from other seeds, and the five tests of each [3]
+  recipe_models          models of chapter 2's recipe kept on disk by configuration, trained once for chapters 3 and 7 [3, 7]
   length_frequency       prediction against training frequency per path length: where the under-prediction begins [3]
   activations            residual streams and attention weights of a forward pass, by hooks [7]
   graph_set              graphs of a model's training distribution with their BFS facts [7]
@@ -67,7 +69,8 @@ lib.grokking   ambiguous grokking of finite groups (study 2)
   groups                 groups as checked multiplication tables [4-6]
   pairs                  pairs of groups, intersections, training sets [4-6]
   mlp                    the one-hidden-layer MLP with a leading instances dimension [4-6]
-  training               sweeps of instances: config, plan, the epoch loop of a chunk, result [4-6]
+  training               sweeps of instances: plan, the epoch loop of a chunk, result [4-6]
+  sweep_config           a sweep's optimiser, schedule and bookkeeping (below training and chunk_step) [4-6]
   reference_training     one model trained plainly with autograd: the trainer's test reference [4-6]
   chunk_step             one full-batch step of a chunk of instances: hand-written gradient, Adam [4-6]
   fused_ops              the private torch kernel (fused Adam) beside its public fallback [4-6]
@@ -92,15 +95,15 @@ lib.grokking   ambiguous grokking of finite groups (study 2)
   transplant             the authors' transplant protocol: whole table, then the intersection; ungrokking criteria [6]
   early_prediction       held-out logistic regression of the final outcome from epoch-t features [6]
 lib.chapters   glue of each chapter: its parameters, runs, summaries and figures
-  registry               a chapter's parameters class and results checks, found from its notebook's name (tests, tools)
+  registry               a chapter's parameters class, found from its notebook's name (tests, tools)
   ch1, ch1_figures       the hand-built BFS transformer
   ch1_damage             where the study's damaged draw falls in the damage distribution; the draws retrained
   ch1_study              the study's perturb-and-recover protocol: table, comparison with the study, judgements by counts
-  ch1_results            what chapter 1's results JSON must hold (the notebook tests read it)
+  ch1_results            the checks chapter 1's notebook runs on its results JSON before writing it
   ch2, ch2_figures       training: the main run and the figures
   ch2_transitions        the transition study's table, order of learning over seeds, names of lengths, results
   ch2_rival              drops against the constant rival and the detector's settings: tables, counts, findings
-  ch2_results            what chapter 2's results JSON must hold (the notebook tests read it)
+  ch2_results            the checks chapter 2's notebook runs on its results JSON before writing it
   ch3, ch3_figures       fine-tuning and off-distribution generalization
   ch3_results            typed summaries of fine-tuning and the five tests, read by the prose
   ch3_length             typed summary of the length-generalization study
@@ -108,18 +111,18 @@ lib.chapters   glue of each chapter: its parameters, runs, summaries and figures
   ch3_seeds              the one-model claims (target kinds, per-size check, length study) over the seeds
   ch4, ch4_figures       ambiguous grokking
   ch4_results            typed outcomes of each pair and subsample, tables, the chapter's checks
-  ch4_report             published counts beside this run's, like for like; the sweep that feeds 5-6; results JSON
+  ch4_report             published counts beside this run's, like for like; the sweep that feeds 5-6
   ch5, ch5_figures       complexity of the grokked solution
-  ch5_results            summaries per outcome, their comparisons, correlations, AUCs, the S5 LLC course beside the study's; results JSON
+  ch5_results            summaries per outcome, their comparisons, correlations, AUCs, the S5 LLC course beside the study's; checks
   ch5_trajectory         the LLC along training: S4 seeds per outcome, S5 seeds as in the study
   ch5_chain_length       the LLC estimate against the SGLD chain length, and where it settles
   ch5_population         end-of-training correlations over the sweep's population; the study's circuit efficiency
   ch5_measures           the study's S5 measures over time: the run, rankings of the measures, table, the claim, results
   ch6, ch6_figures       determination: parameters, seeds per outcome, transplant and Jacobian runs; figures
-  ch6_results            decision epochs by noise shape, flips by both definitions, ungrok criteria, tables, results JSON
-  ch6_jacobian           the Jacobian at the authors' scale: rows, growth per seed, verdicts on the study's two claims
-  ch7, ch7_figures       the learned circuit: parameters, models of other depths, graph sets; figures
+  ch6_results            decision epochs by noise shape, flips by both definitions, ungrok criteria, tables, checks
+  ch6_jacobian           the Jacobian at the authors' scale: rows, growth per seed, the study's two claims as booleans with their evidence
+  ch7, ch7_figures       the learned circuit: parameters, models of other depths and seeds, graph sets; figures
   ch7_hand_built         chapter 1's hand-built model on chapter 7's graphs
-  ch7_results            the verdicts as numbers and layer lists, tables and results JSON
-  sweep_parameters       the sweep-backend parameters chapters 4-6 share (no chapter imports another's)
+  ch7_results            the verdicts as numbers and layer lists, tables, checks of the results JSON
+  sweep_parameters       the parameters chapters 4-6 share: sweep backend; fallback sweep, grok threshold declared once
 """

@@ -59,8 +59,6 @@ study_draws = 20  # draws retrained on both constructions: those whose MSE right
 study_steps = 100  # Adam steps (lr 1e-6, a fresh batch of 512 graphs each) after each retrained draw (the study: 5,000; 0.1-0.3 s each here)
 
 # %% tags=["remove-output", "hide-input"]
-import statistics
-
 import torch
 from IPython.display import Markdown, display
 
@@ -90,6 +88,7 @@ from lib.bfs.transformer import reach_by_layer
 from lib.chapters.ch1_study import (
     fall_factor, index_row_numbers, judge_at_step, judge_pairs, judged_step, protocol_table,
 )
+from lib.chapters.ch1_results import check_results
 
 config = validate_parameters(Chapter1Parameters, globals())
 seed_everything(config.seed)
@@ -367,8 +366,8 @@ for name, part in (("answer_key_query", distribution_summary.reaching_answer_key
     record(f"distribution.{name}_share", part.share, ".1%")
     record(f"distribution.{name}_low", part.interval[0], ".1%")
     record(f"distribution.{name}_high", part.interval[1], ".1%")
-record("distribution.reaching_matrices", "; ".join(f"{s.weight_list}: {s.matrices_text()}"
-                                                   for s in distribution_summary.lists if s.matrices) or "no matrix")
+record("distribution.matrices_reaching", distribution_summary.reaching_matrices, ",")
+record("distribution.lists_reaching", distribution_summary.reaching_lists, ",")
 
 # %% [markdown]
 # Every one of the {{distribution.matrices}} matrices of the six weight lists, each damaged with
@@ -383,8 +382,9 @@ record("distribution.reaching_matrices", "; ".join(f"{s.weight_list}: {s.matrice
 # {{distribution.answer_key_query_of}} draws ({{distribution.answer_key_query_share}}, 95% interval
 # {{distribution.answer_key_query_low}} to {{distribution.answer_key_query_high}}) reach it; among
 # all other draws, {{distribution.other}} of {{distribution.other_of}}. The draws that reach it hit
-# {{distribution.reaching_matrices}} (noise draws at or below {{distribution.target}}, of
-# {{distribution.noise_draws}}).
+# {{distribution.matrices_reaching}} of the {{distribution.matrices}} matrices, in
+# {{distribution.lists_reaching}} of the six weight lists; the table's last column names them, each
+# with its noise draws at or below {{distribution.target}} (of {{distribution.noise_draws}}).
 
 # %% [markdown]
 # To compare like with like, the draws retrained below are the `study_draws` draws whose MSE right
@@ -414,6 +414,7 @@ study_protocol_figure(protocol).show()
 judged = judged_step(protocol["study"])
 at_step = judge_at_step(protocol["study"], judged)
 pairs = judge_pairs(protocol, judged)
+display(Markdown(selection.table()))
 display(Markdown(protocol_table(protocol)))
 record("protocol.batch", config.study_batch_size, ",")
 record("protocol.steps", config.study_steps, ",")
@@ -431,22 +432,12 @@ record("selection.resolved", verdict(selection.within_two,
                                      yes="within two, so the study's own measurement could not tell these draws "
                                          "from its value",
                                      no="wider than the study's own measurement could resolve"))
-record("selection.hits", ", ".join(f"{name} {count} (on {selection.matrices[name]} of its matrices)"
-                                   for name, count in selection.hits.items()))
-
-
-def record_spread(key, values, fmt=".3g"):
-    """Record the median, least and largest of `values` under key.median, key.min, key.max (n/a if none)."""
-    values = list(values)
-    record(f"{key}.median", statistics.median(values) if values else None, fmt)
-    record(f"{key}.min", min(values) if values else None, fmt)
-    record(f"{key}.max", max(values) if values else None, fmt)
-
-
+record("selection.lists", len(selection.hits), ",")
+record("selection.matrices_hit", sum(selection.matrices.values()), ",")
 record("at_step.step", at_step.step, ",")
 record("at_step.draws", len(at_step.values), ",")
-record_spread("at_step.mse", at_step.values)
-record_spread("at_step.ratio", at_step.ratios)
+record.spread("at_step.mse", at_step.values)
+record.spread("at_step.ratio", at_step.ratios)
 record("at_step.published", at_step.published, ".3g")
 record("at_step.within", verdict(at_step.within, yes="inside", no="outside", undefined="not compared with"))
 for name, part in (("reaching", at_step.reaching), ("ratio_reaching", at_step.ratio_reaching)):
@@ -468,9 +459,9 @@ record("at_step.fall_more_or_less", direction(factor, 1.0, above="times more", b
                                               equal="times, as much", undefined="times (one of them did not fall)"))
 
 record("pairs.pairs", len(pairs.book_ratios), ",")
-record_spread("pairs.book_before", pairs.book_before)
-record_spread("pairs.book_ratio", pairs.book_ratios)
-record_spread("pairs.study_ratio", pairs.study_ratios)
+record.spread("pairs.book_before", pairs.book_before)
+record.spread("pairs.book_ratio", pairs.book_ratios)
+record.spread("pairs.study_ratio", pairs.study_ratios)
 record("pairs.book_slower", pairs.book_slower.k, ",")
 record("pairs.book_slower_share", pairs.book_slower.share, ".1%")
 record("pairs.book_slower_low", pairs.book_slower.interval[0], ".1%")
@@ -496,7 +487,9 @@ record("pairs.left_out", pairs.left_out, ",")
 # over {{selection.n_held_out}} graphs is {{selection.standard_error}} of it (median over these
 # draws; over the study's batch of {{selection.study_batch}} graphs,
 # {{selection.study_standard_error}}), so the band reaches {{selection.widths}} standard errors
-# from {{selection.target}}: {{selection.resolved}}. They hit: {{selection.hits}}.
+# from {{selection.target}}: {{selection.resolved}}. They hit {{selection.matrices_hit}} matrices
+# in {{selection.lists}} of the six weight lists (the first table above, per list; the second gives
+# every draw).
 #
 # After {{at_step.step}} steps on the study's construction the {{at_step.draws}} draws the damage
 # changed stand at {{at_step.mse.median}} ({{at_step.mse.min}} to {{at_step.mse.max}}; median, then
@@ -557,6 +550,7 @@ results = {
                  "learning_rate": config.recovery.learning_rate, "recovered_below": config.recovered_below},
 }
 results["recorded"] = record.results()
+check_results(results)
 path = write_results(config.results_dir, "01_handcrafted_bfs", results)
 print(f"wrote {path}")
 

@@ -88,7 +88,7 @@ from lib.chapters.ch2_figures import (
     transition_study_figure,
 )
 from lib.chapters.ch2_transitions import (
-    chance_of_order, drop_order, drop_table, mean_label_loss, study_drops, study_results,
+    chance_of_order, drop_order, drop_table, length_name, mean_label_loss, study_drops, study_results,
 )
 from lib.chapters.ch2_figures import evaluation_loss_figure, mean_prediction_figure
 from lib.chapters.ch2_rival import (
@@ -97,11 +97,11 @@ from lib.chapters.ch2_rival import (
     main_sensitivity, one_length_at_a_time, rival_table, sensitivity_table, study_counts, study_curves,
     study_sensitivity,
 )
-from lib.chapters.ch2_transitions import lengths_phrase
+from lib.chapters.ch2_results import check_results
 from lib.paths.constant_rival import shares_of
 from lib.paths.evaluation_curves import train_with_curves
 from lib.paths.model import PathTransformer, PathTransformerConfig, count_parameters
-from lib.paths.sampler import describe_filter, sample_batch
+from lib.paths.sampler import sample_batch
 from lib.paths.training import save_training_run, start_training
 from lib.paths.transition_study import balanced_evaluation_set, run_transition_study
 
@@ -154,7 +154,7 @@ print(f"device: {training.device}; main run: graphs of {training.n_min}..{traini
 
 # %%
 tokens, labels = sample_batch(20_000, "pretrain", config.n_min, config.n_max, torch.Generator().manual_seed(config.seed))
-print("filter:", describe_filter(sampler))
+print("sampler options:", sampler)
 print(format_example(tokens[0], labels[0]))
 print(format_example(tokens[1], labels[1]))
 label_histogram_figure(labels, sampler.unreachable_label).show()
@@ -348,30 +348,30 @@ record("order.one_at_a_time", verdict(one_length_at_a_time(order), yes="holds", 
 record("study.seeds", counts.seeds, ",")
 record("study.labels", counts.lengths, ",")
 record("study.min_share", MIN_SHARE, ".0%")
-record("study.common_lengths", lengths_phrase(common, study_unreachable))
+record("study.common_lengths", ", ".join(length_name(k, study_unreachable) for k in common))
 record("study.drops", counts.drops, ",")
 record("study.transitions", counts.transitions, ",")
 record("study.held", counts.held, ",")
-record("order.every", ", then ".join(group_names(order, study_unreachable)) or "no length")
-record("order.sometimes", lengths_phrase(order.sometimes, study_unreachable) if order.sometimes else "no length")
-record("order.never", lengths_phrase(order.never, study_unreachable) if order.never else "no length")
+record("order.every", ", then ".join("/".join(group) for group in group_names(order, study_unreachable)) or "none")
+record("order.sometimes", ", ".join(length_name(k, study_unreachable) for k in order.sometimes) or "none")
+record("order.never", ", ".join(length_name(k, study_unreachable) for k in order.never) or "none")
 record("order.groups", len(order.groups), ",")
 record("order.chance", chance_of_order(order, len(curves.seeds)) if len(order.groups) > 1 else None, ".3g")
 display(Markdown(length_verdict_table(length_counts(analyses, study_sens, common), study_unreachable)))
 
 # %% [markdown]
 # Over {{study.seeds}} seeds and the {{study.labels}} labels with at least {{study.min_share}} of
-# the training graphs ({{study.common_lengths}}), the detector at its defaults finds
-# {{study.drops}} drops; the constant rival is ruled out for {{study.transitions}} of them, and
-# {{study.held}} of those transitions hold at every row of the sensitivity table. Lengths with a
-# transition that holds in every one of the {{study.seeds}} seeds, in the order of their
-# transitions (lengths named together changed their order between seeds): {{order.every}}; in
-# some seeds only: {{order.sometimes}}; in none: {{order.never}}. If the lengths with such
-# transitions had them in a random order, this order would hold in all {{study.seeds}} seeds with
-# probability {{order.chance}} (computed only where at least two groups of lengths hold in every
-# seed). The
-# last table gives each length's count of seeds with a drop, with the constant rival ruled out and
-# with a transition that holds across the table, and why not in the first seed that falls short.
+# the training graphs ({{study.common_lengths}}; a label is a path length, or "unreachable" for
+# unreachable targets), the detector at its defaults finds {{study.drops}} drops; the constant
+# rival is ruled out for {{study.transitions}} of them, and {{study.held}} of those transitions
+# hold at every row of the sensitivity table. Labels with a transition that holds in every one of
+# the {{study.seeds}} seeds, in the order of their transitions (labels joined by a slash changed
+# their order between seeds): {{order.every}}; in some seeds only: {{order.sometimes}}; in none:
+# {{order.never}}. If the lengths with such transitions had them in a random order, this order
+# would hold in all {{study.seeds}} seeds with probability {{order.chance}} (computed only where at
+# least two groups of lengths hold in every seed). The last table gives each length's count of
+# seeds with a drop, with the constant rival ruled out and with a transition that holds across the
+# table, and why not in the first seed that falls short.
 #
 # In the published run the loss of length 1 sat at about 16 until step 40 and fell to 0.04 by
 # step 70, and lengths 2 and 3 fell from about step 80 {cite:p}`wang2024shortest`.
@@ -389,7 +389,9 @@ main_analysis = analyse_main(eval_curves, config.drop_settings)
 main_sens = main_sensitivity(eval_curves, config.drop_settings)
 order_main = learning_order(summary, sampler.unreachable_label)
 main_common = main_lengths(eval_curves)
-record("main.hardest", order_main.hardest_name)
+record("main.hardest", order_main.hardest_length, "d")
+record("main.hardest_kind", verdict(order_main.hardest_unreachable, yes="the label of unreachable targets",
+                                    no="a path length"))
 record("main.hardest_loss", order_main.hardest_loss, ".3f")
 record("main.hardest_count", order_main.hardest_count, ",")
 record("main.eval_size", training.eval_size, ",")
@@ -403,7 +405,7 @@ mean_prediction_figure(eval_curves.steps, {k: main_means[k] for k in main_common
                        title="Main run: mean prediction by true path length").show()
 main_held = [k for k in main_common if (0, k) in main_sens.holds]
 record("main.n_max", training.n_max, ",")
-record("main.held", lengths_phrase(main_held, sampler.unreachable_label) if main_held else "none")
+record("main.held", ", ".join(length_name(k, sampler.unreachable_label) for k in main_held) or "none")
 display(Markdown(main_run_table(main_analysis, main_sens, main_common, sampler.unreachable_label)))
 
 # %% [markdown]
@@ -465,6 +467,7 @@ results = {**summary, "checkpoint": "02_training_checkpoint.pt", "smoke": config
                         "held_step": {k: main_sens.holds.get((0, k)) for k in main_analysis.drops},
                         "sensitivity": main_sens.to_dict()}}
 results["recorded"] = record.results()
+check_results(results)
 path = write_results(config.results_dir, "02_training", results)
 print(f"wrote {path}")
 
@@ -498,8 +501,9 @@ for name, found in findings.items():
 # - At the study's graph size (up to {{study.n_max}} vertices, {{study.seeds}} models of
 #   {{study.layers}} layers, {{study.steps}} steps each), length 1 has a transition that holds in
 #   {{study.length_1_held}} of {{study.seeds}} seeds (steps: {{study.length_1_held_steps}}; the
-#   published run: about step 50). Lengths with a transition that holds in every seed, in order:
-#   {{order.every}}; in some seeds only: {{order.sometimes}}; in none: {{order.never}}.
+#   published run: about step 50). Labels with a transition that holds in every seed, in order
+#   (a slash joins labels whose order changed between seeds): {{order.every}}; in some seeds only:
+#   {{order.sometimes}}; in none: {{order.never}}.
 # - Beyond length 1, over the {{study.seeds}} seeds and the common lengths, the detector at its
 #   defaults finds {{study.drops_beyond_1}} drops, of which the constant rival is ruled out for
 #   {{study.transitions_beyond_1}}, of which {{study.held_beyond_1}} hold across the sensitivity
@@ -509,10 +513,10 @@ for name, found in findings.items():
 #   only; here {{order.groups}} group(s) of lengths hold in every seed.
 # - In the main run, on graphs of up to {{main.n_max}} vertices, the labels with a transition that
 #   holds: {{main.held}}.
-# - At the end of the main run the largest remaining loss is on {{main.hardest}}
-#   ({{main.hardest_loss}}, on {{main.hardest_count}} of {{main.eval_size}} evaluation examples,
-#   which are drawn like the training graphs): at that share about
-#   {{main.hardest_training_graphs}} of the {{main.examples}} training graphs had that length.
+# - At the end of the main run the largest remaining loss is on label {{main.hardest}}
+#   ({{main.hardest_kind}}): {{main.hardest_loss}}, on {{main.hardest_count}} of {{main.eval_size}}
+#   evaluation examples, which are drawn like the training graphs; at that share about
+#   {{main.hardest_training_graphs}} of the {{main.examples}} training graphs had that label.
 
 # %% [markdown]
 # Open questions:

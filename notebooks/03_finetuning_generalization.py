@@ -61,6 +61,7 @@ workers = 2  # worker processes that train the further seeds at once on a CPU (o
 
 # %% tags=["remove-output", "hide-input"]
 import dataclasses
+import functools
 import time
 
 from IPython.display import Markdown, display
@@ -71,30 +72,30 @@ from lib.chapters.ch3_figures import (
     confusion_by_test_figure, error_by_target_kind_figure, finetune_loss_figure,
     generalization_bars_figure, length_heatmap_figure, loss_by_distance_figure, loss_by_size_figure,
 )
-from lib.chapters.ch3_length import frequency_table, onsets, summarize_length_study, under_prediction
+from lib.chapters.ch3_length import (
+    GROUP_FIELDS, frequency_table, length_study_of_seed, onsets, summarize_length_study, under_prediction,
+)
 from lib.chapters.ch3_seeds import (
-    LengthSeeds, kind_contrast, kind_spread, kind_spread_table, seed_claims, size_trends_over_seeds,
+    LengthSeeds, kind_contrast, kind_spread, kind_spread_table, seed_analysis, seed_claims, size_trends_over_seeds,
 )
 from lib.chapters.ch3_results import (
-    chapter_claims, share_with_target, summarize_finetuning_run, summarize_generalization,
+    chapter_claims, check_results, share_with_target, summarize_finetuning_run, summarize_generalization,
 )
 from lib.chapters.ch3_baselines import (
     SeedSpread, baseline_table, compare_with_baselines, count_higher,
     position_against, size_trend, spread_by_test, vertex_2_table,
 )
-from lib.paths.baselines import onpath_by_graph_size, test_baselines
+from lib.paths.baselines import test_baselines
 from lib.paths.length_frequency import compare_frequency
 from lib.paths.generalization_tests import PUBLISHED_SCALE, TARGET_KINDS, TESTS, evaluate_all, scale_for
 from lib.paths.seed_replicates import replicate_seed, seed_run
-from lib.paths.sampler import describe_filter, sample_with_options
-from lib.paths.length_generalization import (
-    Cell, evaluate_cells, own_graphs_by_distance, training_config, vertex_id_coverage,
-)
+from lib.paths.sampler import sample_with_options
+from lib.paths.length_generalization import Cell, evaluate_cells, training_config, vertex_id_coverage
 from lib.paths.training import start_training, train
 from lib.book.params import apply_cpu_threads, validate_parameters
 from lib.book.plotting import configure_notebook_rendering
 from lib.book.reproducibility import make_generator, seed_everything
-from lib.book.record import Record, direction, verdict
+from lib.book.record import Record, direction, share, verdict
 from lib.book.results import write_results
 from lib.book.tables import markdown_table
 from lib.book.workers import map_in_workers
@@ -106,24 +107,16 @@ seed_everything(config.seed)
 apply_cpu_threads(config.cpu_threads, config.device)
 configure_notebook_rendering()
 seconds = {}
-def in_seeds(count, total):
-    """How many seeds a statement holds in, for the prose cells not yet converted to records."""
-    if total == 1:
-        return "in the one seed" if count else "not in the one seed"
-    return f"in all {total} seeds" if count == total else f"in none of {total} seeds" if count == 0 else f"in {count} of {total} seeds"
-
-
 record = Record()  # the numbers the prose cites as {{key}}; they also go to the results JSON
 
 
-def record_spread(key, spread, digits=3):
-    """Record a value over seeds: its mean, min, max, SD and number of seeds (`key.mean`, ...)."""
-    fmt = f".{digits}g"
-    record(f"{key}.mean", spread.mean, fmt)
-    record(f"{key}.low", spread.low, fmt)
-    record(f"{key}.high", spread.high, fmt)
-    record(f"{key}.sd", spread.sd, ".2g")
-    record(f"{key}.seeds", len(spread.values), "d")
+def in_seeds(count, total):
+    """The words for how many of `total` seeds a statement holds in, chosen by `share` for the prose
+    to cite: "in all 3 seeds", "in 2 of 3 seeds", "in none of 3 seeds" ("in the one seed" or "not in
+    the one seed" when there is one)."""
+    one = total == 1
+    return share(count, total, every="in the one seed" if one else f"in all {total} seeds",
+                 some=f"in {count} of {total} seeds", none="not in the one seed" if one else f"in none of {total} seeds")
 
 
 print(f"device: {config.device}; small graphs up to {config.small_n_max} vertices; "
@@ -154,8 +147,8 @@ print(f"device: {config.device}; small graphs up to {config.small_n_max} vertice
 #
 # The chapter starts from the model chapter 2 trained, read from its checkpoint in
 # `results_dir`. When the checkpoint is missing (this chapter run on its own), the same
-# library code trains chapter 2's default model here first; the line below says which
-# happened.
+# library code trains chapter 2's default model here first; the text below the next cell says
+# which happened.
 
 # %%
 started = time.perf_counter()
@@ -164,9 +157,29 @@ base = ensure_base_model(config.results_dir, fallback_base_config(
 seconds["base_model"] = time.perf_counter() - started
 scale = scale_for(base.config, config.small_n_max)
 n_labels = scale.unreachable_label + 1
-display(Markdown(base.describe()))
-print(f"scale of this run: {scale.describe()}")
-print(f"published scale:   {PUBLISHED_SCALE.describe()}")
+from_checkpoint = base.source == "checkpoint"
+record("base_model.origin", verdict(from_checkpoint, yes=f"Loaded chapter 2's checkpoint {base.checkpoint_path}",
+                                    no="No chapter 2 checkpoint was found, so a base model was trained here "
+                                       "with chapter 2's library code"))
+record.fields("base_model", base.config, n_layers="d", total_steps="d", batch_size="d")
+record.fields("base_model", base.config.sampler, n_min="d", n_max="d")
+record("base_model.seconds", base.seconds, ".0f")
+# The time it took, stated only for a model trained here.
+record("base_model.time", verdict(from_checkpoint, yes="", no=f", {record['base_model.seconds'].text} s"))
+for key, each in (("scale", scale), ("published_scale", PUBLISHED_SCALE)):
+    record.fields(key, each, n_min="d", small_n_max="d", large_n_max="d", unreachable_label="d")
+
+# %% [markdown]
+# {{base_model.origin}} ({{base_model.n_layers}} layers, graphs of
+# {{base_model.n_min}}..{{base_model.n_max}} vertices, {{base_model.total_steps}} steps of
+# {{base_model.batch_size}} graphs{{base_model.time}}).
+#
+# Scale of this run: small graphs {{scale.n_min}}..{{scale.small_n_max}} vertices, large graphs
+# {{scale.n_min}}..{{scale.large_n_max}}, small targets 2..{{scale.small_n_max}}, unreachable label
+# {{scale.unreachable_label}}. Published scale: small graphs
+# {{published_scale.n_min}}..{{published_scale.small_n_max}} vertices, large graphs
+# {{published_scale.n_min}}..{{published_scale.large_n_max}}, small targets
+# 2..{{published_scale.small_n_max}}, unreachable label {{published_scale.unreachable_label}}.
 
 # %% [markdown]
 # The post's tests speak of *small* graphs (3 to 7 vertices: the fine-tuning graphs), *large*
@@ -192,7 +205,7 @@ print(f"published scale:   {PUBLISHED_SCALE.describe()}")
 # from 1 to 2; a position k on a shortest 1-2 path is drawn with probability proportional to
 # k; the target is the vertex at that position and the label is k, its distance from vertex 1.
 # k can be the whole path, so vertex 2 itself stays a target (always, when 1 and 2 are
-# neighbours); the cell below says how often. Here the post's text and the authors' code
+# neighbours); the note below the next cell says how often. Here the post's text and the authors' code
 # disagree: the text says fine-tuning targets exclude vertex 2, while the code draws k from 1
 # to the full path length, so vertex 2 is a target whenever k reaches it. The book follows the
 # code. Graphs are small, and short 1-2 paths are thinned
@@ -215,13 +228,15 @@ finetune_config = finetuning_config(
     weight_decay=config.finetune_weight_decay, eval_size=config.eval_size, seed=config.seed)
 example_tokens, example_labels = sample_with_options(
     20_000, finetune_config.sampler, make_generator(config.seed + 11, config.device))
-print("filter:", describe_filter(finetune_config.sampler))
-print(f"share of fine-tuning graphs whose target is vertex 2 itself: "
-      f"{share_with_target(example_tokens, 2):.2f}")
+print("sampler options:", finetune_config.sampler)
+record("finetune.vertex_2_share", share_with_target(example_tokens, 2), ".2f")
 print(format_example(example_tokens[0].cpu(), example_labels[0].cpu()))
 print(format_example(example_tokens[1].cpu(), example_labels[1].cpu()))
 label_histogram_figure(example_labels.cpu(), scale.unreachable_label,
                        title="Labels of the fine-tuning data").show()
+
+# %% [markdown]
+# Share of fine-tuning graphs whose target is vertex 2 itself: {{finetune.vertex_2_share}}.
 
 # %%
 started = time.perf_counter()
@@ -236,20 +251,25 @@ finetuning = summarize_finetuning_run(
 
 # %%
 # NBVAL_CHECK_OUTPUT
-print(f"on-path task, {config.eval_size} held-out small graphs: MSE {finetuning.loss_before:.4f} before "
-      f"fine-tuning, {finetuning.loss_after:.5f} after "
-      f"(published, at its own scale: {finetuning.published_loss_before} and {finetuning.published_loss_after})")
-print(f"pre-training task (target 2, the base model's graphs): MSE {finetuning.pretrain_task_loss_before:.4f} "
-      f"before, {finetuning.pretrain_task_loss_after:.4f} after")
-print(f"AdamW's decay alone scales every weight by {finetuning.weight_shrink:.6f} over this run; "
-      f"at the post's stated settings it would be {finetuning.published_weight_shrink:.10f}")
+record("finetune.eval_size", config.eval_size, "d")
+record.fields("finetune", finetuning, steps="d", loss_before=".4f", loss_after=".5f", published_loss_before="g",
+              published_loss_after="g", pretrain_task_loss_before=".4f", pretrain_task_loss_after=".4f",
+              weight_shrink=".6f", published_weight_shrink=".10f")
 
 # %% [markdown]
-# Two remarks on these numbers. With the post's stated learning rate and weight decay, the
-# decay moves each weight by about one part in $10^8$ over 100 steps: whatever the
-# authors' intent, the decay itself could not have shaped the fine-tuned model, so it is
-# unlikely to explain what generalizes below. Second, fine-tuning on new targets changes the
-# model's answer on its old task; the second line above measures how much.
+# On the on-path task, {{finetune.eval_size}} held-out small graphs: MSE {{finetune.loss_before}} before
+# fine-tuning, {{finetune.loss_after}} after (published, at its own scale:
+# {{finetune.published_loss_before}} and {{finetune.published_loss_after}}). On the pre-training task
+# (target 2, the base model's graphs): MSE {{finetune.pretrain_task_loss_before}} before,
+# {{finetune.pretrain_task_loss_after}} after. AdamW's decay alone scales every weight by
+# {{finetune.weight_shrink}} over this run; at the post's stated settings it would be
+# {{finetune.published_weight_shrink}}.
+#
+# Two remarks on these numbers. With the post's stated learning rate and weight decay, the decay moves each
+# weight by about one part in $10^8$ over 100 steps: whatever the authors' intent, the decay itself could
+# not have shaped the fine-tuned model, so it is unlikely to explain what generalizes below. Second,
+# fine-tuning on new targets changes the model's answer on its old task; the pre-training task's MSE before
+# and after measures how much.
 
 # %%
 finetune_loss_figure(finetune_run.log, scale.unreachable_label, loss_before=finetuning.loss_before,
@@ -302,9 +322,10 @@ display(Markdown(generalization_table(generalization)))
 
 # %%
 # NBVAL_CHECK_OUTPUT
+# The table's numbers, recorded (the prose below cites some of them).
 for test in generalization.tests:
-    print(f"{test.test.name:>30}: MSE {test.mse_before:9.4f} -> {test.mse_after:9.4f}, accuracy "
-          f"{test.accuracy_before:.3f} -> {test.accuracy_after:.3f} (published {test.test.published_mse})")
+    record.fields(f"tests.{test.test.name}", test, mse_before=".4f", mse_after=".4f", accuracy_before=".3f",
+                  accuracy_after=".3f")
 
 # %%
 scale_text = f"graphs up to {scale.large_n_max} vertices, small = up to {scale.small_n_max}"
@@ -341,28 +362,18 @@ started = time.perf_counter()
 replicate_base = (fallback_base_config(seed=config.seed, device=str(config.device), smoke=True)
                   if config.smoke else base.config)
 
-
-def seed_analysis(sampler):
-    """What each seed's models are measured on beyond the five tests: the fine-tuned model on
-    on-path targets other than vertex 2, one graph size at a time (read below), and the base model
-    on its own largest graphs, one cell per distance (the length study's depth check)."""
-    def analyse(base_model, tuned_model):
-        return {"onpath_by_graph_size": onpath_by_graph_size(tuned_model, TESTS["onpath_target"], scale,
-                                                             config.graphs_per_size, config.seed),
-                "depth_check": [c.record() for c in own_graphs_by_distance(
-                    base_model, sampler, per_cell=config.length_graphs_per_cell, seed=config.seed,
-                    max_proposals=config.length_max_proposals)]}
-    return analyse
-
-
+# Beyond the five tests, each seed's models are measured by graph size and on the depth check.
+analysis_settings = dict(graphs_per_size=config.graphs_per_size, per_cell=config.length_graphs_per_cell,
+                         seed=config.seed, max_proposals=config.length_max_proposals)
 seed_runs = [seed_run(config.seed, base.source, finetune_run, scale, config.test_graphs, config.seed,
                       seconds["base_model"] + seconds["finetuning"], base_model=base.model,
-                      analysis=seed_analysis(base.config.sampler))]
-# The further seeds are independent runs: one worker process each (on one core each).
+                      analysis=seed_analysis(base.config.sampler, scale, **analysis_settings))]
+# The further seeds are independent runs: one worker process each (on one core each). Their base
+# models are kept in results_dir (lib.paths.recipe_models), where chapter 7 finds them.
 seed_runs += map_in_workers(lambda extra_seed: replicate_seed(
     replicate_base, lambda s: dataclasses.replace(finetune_config, seed=s), extra_seed, scale,
-    config.test_graphs, config.seed, analysis=seed_analysis(replicate_base.sampler)), config.seeds[1:], config.workers,
-    config.device)
+    config.test_graphs, config.seed, analysis=seed_analysis(replicate_base.sampler, scale, **analysis_settings),
+    results_dir=config.results_dir), config.seeds[1:], config.workers, config.device)
 seconds["seed_replicates"] = time.perf_counter() - started
 seed_records = [run.record() for run in seed_runs]
 spreads = spread_by_test(seed_records)
@@ -370,13 +381,45 @@ finetune_spread = SeedSpread(tuple(run.finetune_loss_after for run in seed_runs)
 
 # %%
 # NBVAL_CHECK_OUTPUT
+record("seeds.n", len(seed_runs), "d")
 for name, spread in spreads.items():
-    published = TESTS[name].published_mse
-    side = verdict(position_against(spread, published), yes=f"above the study's {published:g} in every seed",
-                   no=f"below the study's {published:g} in every seed",
-                   undefined=f"on both sides of the study's {published:g} across the seeds (no ordering can be stated)")
-    print(f"{name:>30}: MSE {spread.describe()}; {side}")
-print(f"{'fine-tuning, held-out on-path':>30}: MSE {finetune_spread.describe(3)}")
+    record.spread(f"seeds.{name}.mse", spread.values)
+    record(f"seeds.{name}.published", TESTS[name].published_mse, "g")
+    # Where every seed lies against the study's MSE: above it, below it, or on both sides.
+    position = position_against(spread, TESTS[name].published_mse)
+    record(f"seeds.{name}.side", verdict(position, yes="above", no="below", undefined="on both sides of"))
+    record(f"seeds.{name}.in_every_seed", verdict(position, yes="in every seed", no="in every seed",
+                                                  undefined="across the seeds (no ordering can be stated)"))
+record.spread("seeds.finetune_loss", finetune_spread.values)
+
+# %% [markdown]
+# Each test's MSE over the seeds, mean (min to max, SD, seeds), against the study's:
+#
+# - On-path small target: MSE {{seeds.onpath_small_target.mse.mean}} ({{seeds.onpath_small_target.mse.min}}
+#   to {{seeds.onpath_small_target.mse.max}}, SD {{seeds.onpath_small_target.mse.sd}},
+#   {{seeds.onpath_small_target.mse.n}} seeds); {{seeds.onpath_small_target.side}} the study's
+#   {{seeds.onpath_small_target.published}} {{seeds.onpath_small_target.in_every_seed}}.
+# - On-path target: MSE {{seeds.onpath_target.mse.mean}} ({{seeds.onpath_target.mse.min}} to
+#   {{seeds.onpath_target.mse.max}}, SD {{seeds.onpath_target.mse.sd}}, {{seeds.onpath_target.mse.n}}
+#   seeds); {{seeds.onpath_target.side}} the study's {{seeds.onpath_target.published}}
+#   {{seeds.onpath_target.in_every_seed}}.
+# - Any target in small graphs: MSE {{seeds.any_target_small_graphs.mse.mean}}
+#   ({{seeds.any_target_small_graphs.mse.min}} to {{seeds.any_target_small_graphs.mse.max}}, SD
+#   {{seeds.any_target_small_graphs.mse.sd}}, {{seeds.any_target_small_graphs.mse.n}} seeds);
+#   {{seeds.any_target_small_graphs.side}} the study's {{seeds.any_target_small_graphs.published}}
+#   {{seeds.any_target_small_graphs.in_every_seed}}.
+# - Any small target in large graphs: MSE {{seeds.any_small_target_large_graphs.mse.mean}}
+#   ({{seeds.any_small_target_large_graphs.mse.min}} to {{seeds.any_small_target_large_graphs.mse.max}}, SD
+#   {{seeds.any_small_target_large_graphs.mse.sd}}, {{seeds.any_small_target_large_graphs.mse.n}} seeds);
+#   {{seeds.any_small_target_large_graphs.side}} the study's
+#   {{seeds.any_small_target_large_graphs.published}} {{seeds.any_small_target_large_graphs.in_every_seed}}.
+# - Any target in large graphs: MSE {{seeds.any_target_large_graphs.mse.mean}}
+#   ({{seeds.any_target_large_graphs.mse.min}} to {{seeds.any_target_large_graphs.mse.max}}, SD
+#   {{seeds.any_target_large_graphs.mse.sd}}, {{seeds.any_target_large_graphs.mse.n}} seeds);
+#   {{seeds.any_target_large_graphs.side}} the study's {{seeds.any_target_large_graphs.published}}
+#   {{seeds.any_target_large_graphs.in_every_seed}}.
+# - Fine-tuning, held-out on-path: MSE {{seeds.finetune_loss.mean}} ({{seeds.finetune_loss.min}} to
+#   {{seeds.finetune_loss.max}}, SD {{seeds.finetune_loss.sd}}, {{seeds.finetune_loss.n}} seeds).
 
 # %% [markdown]
 # The target-kind table above is one model's. Over the seeds, each cell is the mean MSE (min to
@@ -408,8 +451,7 @@ display(Markdown(baseline_table(comparisons)))
 for c in comparisons:
     record(f"base.{c.test}.title", c.title)
     record(f"base.{c.test}.title_lower", c.title.lower())
-    record(f"base.{c.test}.ratio_low", c.ratio_to_baseline.low, ".2f")
-    record(f"base.{c.test}.ratio_high", c.ratio_to_baseline.high, ".2f")
+    record.spread(f"base.{c.test}.ratio", c.ratio_to_baseline.values, ".2f")
     record(f"base.{c.test}.d12", c.book.mse_distance_1_2, ".3g")
     record(f"base.{c.test}.mean_label_ratio", c.model.mean / c.book.mse_mean_label, ".2f")
     record(f"base.{c.test}.mean_label", c.book.mse_mean_label, ".3g")
@@ -425,33 +467,57 @@ record("base.any_accounted", sum(c.scale_accounts for c in any_target_comparison
 record("base.any_tests", len(any_target_comparisons), "d")
 
 # %% [markdown]
-# - *{{base.onpath_small_target.title}}*: the fine-tuned model's MSE is {{base.onpath_small_target.ratio_low}} to {{base.onpath_small_target.ratio_high}} times that of
-#   answering d(1,2) ({{base.onpath_small_target.d12}}) and {{base.onpath_small_target.mean_label_ratio}} times that of the constant mean label
-#   ({{base.onpath_small_target.mean_label}}); the study's MSE is {{base.onpath_small_target.study_ratio}} times its own d(1,2) baseline ({{base.onpath_small_target.study_d12}}).
-# - *{{base.onpath_target.title}}*: the fine-tuned model's MSE is {{base.onpath_target.ratio_low}} to {{base.onpath_target.ratio_high}} times that of
-#   answering d(1,2) ({{base.onpath_target.d12}}) and {{base.onpath_target.mean_label_ratio}} times that of the constant mean label
-#   ({{base.onpath_target.mean_label}}); the study's MSE is {{base.onpath_target.study_ratio}} times its own d(1,2) baseline ({{base.onpath_target.study_d12}}).
-# - *{{base.any_target_small_graphs.title}}*: the fine-tuned model's MSE is {{base.any_target_small_graphs.ratio_low}} to {{base.any_target_small_graphs.ratio_high}} times that of
-#   answering d(1,2) ({{base.any_target_small_graphs.d12}}) and {{base.any_target_small_graphs.mean_label_ratio}} times that of the constant mean label
-#   ({{base.any_target_small_graphs.mean_label}}); the study's MSE is {{base.any_target_small_graphs.study_ratio}} times its own d(1,2) baseline ({{base.any_target_small_graphs.study_d12}}).
-# - *{{base.any_small_target_large_graphs.title}}*: the fine-tuned model's MSE is {{base.any_small_target_large_graphs.ratio_low}} to {{base.any_small_target_large_graphs.ratio_high}} times that of
-#   answering d(1,2) ({{base.any_small_target_large_graphs.d12}}) and {{base.any_small_target_large_graphs.mean_label_ratio}} times that of the constant mean label
-#   ({{base.any_small_target_large_graphs.mean_label}}); the study's MSE is {{base.any_small_target_large_graphs.study_ratio}} times its own d(1,2) baseline ({{base.any_small_target_large_graphs.study_d12}}).
-# - *{{base.any_target_large_graphs.title}}*: the fine-tuned model's MSE is {{base.any_target_large_graphs.ratio_low}} to {{base.any_target_large_graphs.ratio_high}} times that of
-#   answering d(1,2) ({{base.any_target_large_graphs.d12}}) and {{base.any_target_large_graphs.mean_label_ratio}} times that of the constant mean label
-#   ({{base.any_target_large_graphs.mean_label}}); the study's MSE is {{base.any_target_large_graphs.study_ratio}} times its own d(1,2) baseline ({{base.any_target_large_graphs.study_d12}}).
+# - *{{base.onpath_small_target.title}}*: the fine-tuned model's MSE is
+#   {{base.onpath_small_target.ratio.min}} to {{base.onpath_small_target.ratio.max}} times that of answering
+#   d(1,2) ({{base.onpath_small_target.d12}}) and {{base.onpath_small_target.mean_label_ratio}} times that
+#   of the constant mean label ({{base.onpath_small_target.mean_label}}); the study's MSE is
+#   {{base.onpath_small_target.study_ratio}} times its own d(1,2) baseline
+#   ({{base.onpath_small_target.study_d12}}).
+# - *{{base.onpath_target.title}}*: the fine-tuned model's MSE is {{base.onpath_target.ratio.min}} to
+#   {{base.onpath_target.ratio.max}} times that of answering d(1,2) ({{base.onpath_target.d12}}) and
+#   {{base.onpath_target.mean_label_ratio}} times that of the constant mean label
+#   ({{base.onpath_target.mean_label}}); the study's MSE is {{base.onpath_target.study_ratio}} times its own
+#   d(1,2) baseline ({{base.onpath_target.study_d12}}).
+# - *{{base.any_target_small_graphs.title}}*: the fine-tuned model's MSE is
+#   {{base.any_target_small_graphs.ratio.min}} to {{base.any_target_small_graphs.ratio.max}} times that of
+#   answering d(1,2) ({{base.any_target_small_graphs.d12}}) and
+#   {{base.any_target_small_graphs.mean_label_ratio}} times that of the constant mean label
+#   ({{base.any_target_small_graphs.mean_label}}); the study's MSE is
+#   {{base.any_target_small_graphs.study_ratio}} times its own d(1,2) baseline
+#   ({{base.any_target_small_graphs.study_d12}}).
+# - *{{base.any_small_target_large_graphs.title}}*: the fine-tuned model's MSE is
+#   {{base.any_small_target_large_graphs.ratio.min}} to {{base.any_small_target_large_graphs.ratio.max}}
+#   times that of answering d(1,2) ({{base.any_small_target_large_graphs.d12}}) and
+#   {{base.any_small_target_large_graphs.mean_label_ratio}} times that of the constant mean label
+#   ({{base.any_small_target_large_graphs.mean_label}}); the study's MSE is
+#   {{base.any_small_target_large_graphs.study_ratio}} times its own d(1,2) baseline
+#   ({{base.any_small_target_large_graphs.study_d12}}).
+# - *{{base.any_target_large_graphs.title}}*: the fine-tuned model's MSE is
+#   {{base.any_target_large_graphs.ratio.min}} to {{base.any_target_large_graphs.ratio.max}} times that of
+#   answering d(1,2) ({{base.any_target_large_graphs.d12}}) and
+#   {{base.any_target_large_graphs.mean_label_ratio}} times that of the constant mean label
+#   ({{base.any_target_large_graphs.mean_label}}); the study's MSE is
+#   {{base.any_target_large_graphs.study_ratio}} times its own d(1,2) baseline
+#   ({{base.any_target_large_graphs.study_d12}}).
 
 # %% [markdown]
-# Graph size and the unreachable label, measured by the d(1,2) baseline: {{base.any_target_small_graphs.title_lower}}: the study {{base.any_target_small_graphs.published}} against {{base.any_target_small_graphs.model_mean}} here; answering d(1,2)
-# gives {{base.any_target_small_graphs.study_d12}} at the study's scale and {{base.any_target_small_graphs.d12}} here, {{base.any_target_small_graphs.gap_scale}}% of the gap
-# ({{base.any_target_small_graphs.gap_label}}% from the label alone); {{base.any_small_target_large_graphs.title_lower}}: the study {{base.any_small_target_large_graphs.published}} against {{base.any_small_target_large_graphs.model_mean}} here; answering d(1,2)
-# gives {{base.any_small_target_large_graphs.study_d12}} at the study's scale and {{base.any_small_target_large_graphs.d12}} here, {{base.any_small_target_large_graphs.gap_scale}}% of the gap
-# ({{base.any_small_target_large_graphs.gap_label}}% from the label alone); {{base.any_target_large_graphs.title_lower}}: the study {{base.any_target_large_graphs.published}} against {{base.any_target_large_graphs.model_mean}} here; answering d(1,2)
-# gives {{base.any_target_large_graphs.study_d12}} at the study's scale and {{base.any_target_large_graphs.d12}} here, {{base.any_target_large_graphs.gap_scale}}% of the gap
-# ({{base.any_target_large_graphs.gap_label}}% from the label alone).
-# On {{base.any_accounted}} of {{base.any_tests}} any-target tests the study's ratio to its baseline lies
-# inside this book's range over seeds, so there graph size and the unreachable label account for the
-# whole difference.
+# Graph size and the unreachable label, measured by the d(1,2) baseline:
+# {{base.any_target_small_graphs.title_lower}}: the study {{base.any_target_small_graphs.published}} against
+# {{base.any_target_small_graphs.model_mean}} here; answering d(1,2) gives
+# {{base.any_target_small_graphs.study_d12}} at the study's scale and {{base.any_target_small_graphs.d12}}
+# here, {{base.any_target_small_graphs.gap_scale}}% of the gap ({{base.any_target_small_graphs.gap_label}}%
+# from the label alone); {{base.any_small_target_large_graphs.title_lower}}: the study
+# {{base.any_small_target_large_graphs.published}} against {{base.any_small_target_large_graphs.model_mean}}
+# here; answering d(1,2) gives {{base.any_small_target_large_graphs.study_d12}} at the study's scale and
+# {{base.any_small_target_large_graphs.d12}} here, {{base.any_small_target_large_graphs.gap_scale}}% of the
+# gap ({{base.any_small_target_large_graphs.gap_label}}% from the label alone);
+# {{base.any_target_large_graphs.title_lower}}: the study {{base.any_target_large_graphs.published}} against
+# {{base.any_target_large_graphs.model_mean}} here; answering d(1,2) gives
+# {{base.any_target_large_graphs.study_d12}} at the study's scale and {{base.any_target_large_graphs.d12}}
+# here, {{base.any_target_large_graphs.gap_scale}}% of the gap ({{base.any_target_large_graphs.gap_label}}%
+# from the label alone). On {{base.any_accounted}} of {{base.any_tests}} any-target tests the study's ratio
+# to its baseline lies inside this book's range over seeds, so there graph size and the unreachable label
+# account for the whole difference.
 
 # %% [markdown]
 # Most on-path targets are vertex 2 itself, the pre-training target, which the base model
@@ -490,36 +556,34 @@ record("sizes.verdict", verdict(sizes.stays_right_small_ids,
                                 no="more than twice as high: the answer does not stay right as graphs grow, "
                                    "and new target ids are not the whole reason"))
 record("size_seeds.seeds", size_seeds.seeds, "d")
-record_spread("size_seeds.mse_small", size_seeds.mse_small)
-record_spread("size_seeds.mse_large_small_ids", size_seeds.mse_large_small_ids)
-record_spread("size_seeds.mse_large_large_ids", size_seeds.mse_large_large_ids)
-record("size_seeds.growth_low", size_seeds.growth_small_ids.low, ".3g")
-record("size_seeds.growth_high", size_seeds.growth_small_ids.high, ".3g")
+for name in ("mse_small", "mse_large_small_ids", "mse_large_large_ids", "growth_small_ids"):
+    record.spread(f"size_seeds.{name}", getattr(size_seeds, name).values)
 record("size_seeds.not_staying_right", size_seeds.seeds_not_staying_right, "d")
+record("size_seeds.not_staying_right_in_seeds", in_seeds(size_seeds.seeds_not_staying_right, size_seeds.seeds))
 record("size_seeds.new_ids_worse", size_seeds.seeds_new_ids_worse, "d")
 
 # %% [markdown]
-# The table gives the fine-tuned model's MSE on on-path targets other than vertex 2 by graph size
-# (first seed). Pooled, it is {{sizes.mse_small}} on graphs of up to {{sizes.small_n_max}} vertices
-# (the fine-tuning sizes, {{sizes.count_small}} targets, every id up to {{sizes.small_n_max}}) and
-# {{sizes.mse_large}} on larger ones ({{sizes.count_large}} targets). On the larger graphs, targets
-# with ids up to {{sizes.small_n_max}} (ids fine-tuning used) score {{sizes.mse_large_small_ids}}
+# The table gives the fine-tuned model's MSE on on-path targets other than vertex 2 by graph size (first
+# seed). Pooled, it is {{sizes.mse_small}} on graphs of up to {{sizes.small_n_max}} vertices (the
+# fine-tuning sizes, {{sizes.count_small}} targets, every id up to {{sizes.small_n_max}}) and
+# {{sizes.mse_large}} on larger ones ({{sizes.count_large}} targets). On the larger graphs, targets with ids
+# up to {{sizes.small_n_max}} (ids fine-tuning used) score {{sizes.mse_large_small_ids}}
 # ({{sizes.count_large_small_ids}} targets) and targets with larger ids (never fine-tuning targets)
-# {{sizes.mse_large_large_ids}} ({{sizes.count_large_large_ids}}). With the ids held to the
-# fine-tuning ones, the MSE on the larger graphs is {{sizes.growth_small_ids}} times that on the
-# fine-tuning sizes, {{sizes.verdict}}.
+# {{sizes.mse_large_large_ids}} ({{sizes.count_large_large_ids}}). With the ids held to the fine-tuning
+# ones, the MSE on the larger graphs is {{sizes.growth_small_ids}} times that on the fine-tuning sizes,
+# {{sizes.verdict}}.
 #
 # Over {{size_seeds.seeds}} seeds of pre-training and fine-tuning, the MSE on these targets is
-# {{size_seeds.mse_small.mean}} ({{size_seeds.mse_small.low}} to {{size_seeds.mse_small.high}}, SD
+# {{size_seeds.mse_small.mean}} ({{size_seeds.mse_small.min}} to {{size_seeds.mse_small.max}}, SD
 # {{size_seeds.mse_small.sd}}) on the fine-tuning sizes and, on larger graphs,
-# {{size_seeds.mse_large_small_ids.mean}} ({{size_seeds.mse_large_small_ids.low}} to
-# {{size_seeds.mse_large_small_ids.high}}, SD {{size_seeds.mse_large_small_ids.sd}}) with the target
-# ids fine-tuning used and {{size_seeds.mse_large_large_ids.mean}} ({{size_seeds.mse_large_large_ids.low}}
-# to {{size_seeds.mse_large_large_ids.high}}, SD {{size_seeds.mse_large_large_ids.sd}}) with larger
-# ids. With the ids held to the fine-tuning ones the larger graphs' MSE is {{size_seeds.growth_low}}
-# to {{size_seeds.growth_high}} times that of the fine-tuning sizes, more than twice in
-# {{size_seeds.not_staying_right}} of {{size_seeds.seeds}} seeds; new ids score worse than
-# fine-tuning ids in {{size_seeds.new_ids_worse}} of {{size_seeds.seeds}}.
+# {{size_seeds.mse_large_small_ids.mean}} ({{size_seeds.mse_large_small_ids.min}} to
+# {{size_seeds.mse_large_small_ids.max}}, SD {{size_seeds.mse_large_small_ids.sd}}) with the target ids
+# fine-tuning used and {{size_seeds.mse_large_large_ids.mean}} ({{size_seeds.mse_large_large_ids.min}} to
+# {{size_seeds.mse_large_large_ids.max}}, SD {{size_seeds.mse_large_large_ids.sd}}) with larger ids. With
+# the ids held to the fine-tuning ones the larger graphs' MSE is {{size_seeds.growth_small_ids.min}} to
+# {{size_seeds.growth_small_ids.max}} times that of the fine-tuning sizes, more than twice in
+# {{size_seeds.not_staying_right}} of {{size_seeds.seeds}} seeds; new ids score worse than fine-tuning ids
+# in {{size_seeds.new_ids_worse}} of {{size_seeds.seeds}}.
 
 
 # %%
@@ -527,69 +591,120 @@ record("size_seeds.new_ids_worse", size_seeds.seeds_new_ids_worse, "d")
 on_path_test, any_target_test = generalization.onpath_target, generalization.any_target_large_graphs
 onpath_gap, onpath_ids = generalization.onpath_gap, generalization.onpath_target_ids
 onpath_order = count_higher(spreads, "onpath_target", "onpath_small_target")
-display(Markdown(f"""
-**Reading the table.** All numbers are from this run, at the scale above.
+# On-path targets other than vertex 2: small fine-tuning graphs, large graphs, large graphs before.
+record.fields("read.on_path_small_graphs", generalization.on_path_small_graphs, mse=".4f", accuracy=".3f")
+record.fields("read.on_path_large", on_path_test.kinds_after.on_path, mse=".4f", accuracy=".3f")
+record.fields("read.on_path_large_before", on_path_test.kinds_before.on_path, mse=".3f", accuracy=".3f")
+record("read.loss_grows", verdict(generalization.on_path_loss_grows, yes="grows", no="does not grow"))
+# Small target ids against any target: over the seeds, and the first seed's gap and split by id.
+record.fields("read.onpath_order", onpath_order, higher="d", seeds="d")
+record.fields("read.onpath_gap", onpath_gap, difference=".4f", low=".4f", high=".4f")
+record("read.onpath_gap.separates", verdict(
+    onpath_gap.excludes_zero, yes="so the two tests separate at this sample size",
+    no="an interval that contains zero: at this sample size the two tests do not separate"))
+record("read.test_graphs", config.test_graphs, ",")
+record.fields("read.onpath_ids", onpath_ids, count_large="d", id_max="d", mse_large=".4f", mse_small=".4f",
+              count_small="d")
+# The any-target tests, and the last one by kind of target (this model, then over the seeds).
+for test in generalization.tests[2:]:
+    record(f"read.{test.test.name}.mse_after", test.mse_after, ".2f")
+record("read.any_target_large_graphs.mse_before", any_target_test.mse_before, ".2f")
+record("read.any_target_large_graphs.rose", verdict(generalization.any_target_large_mse_rose,
+                                                    yes="higher", no="lower"))
+kinds_after = any_target_test.kinds_after
+record("read.better", verdict(contrast.seeds_far_better == contrast.seeds, yes="far better", no="better"))
+record.fields("read.any_large.on_path", kinds_after.on_path, mse=".3f", count="d")
+record("read.factor", contrast.factor, "g")
+record("read.far_better_in_seeds", in_seeds(contrast.seeds_far_better, contrast.seeds))
+record.fields("read.any_large.off_path", kinds_after.off_path, mean_prediction=".2f", mean_label=".2f", mse=".2f")
+record.fields("read.any_large.unreachable", kinds_after.unreachable, mean_prediction=".2f", mse=".2f")
+record("read.any_large.share_unreachable", 100 * any_target_test.share_unreachable, ".0f")
+record("read.any_large.off_path.answers_1_2", 100 * kinds_after.off_path.answers_1_2_distance, ".0f")
+record("read.any_large.unreachable.answers_1_2", 100 * kinds_after.unreachable.answers_1_2_distance, ".0f")
+for kind in ("off_path", "unreachable"):
+    answers = getattr(contrast, f"{kind}_answers_1_2")
+    record.spread(f"read.contrast.{kind}_answers_1_2", [100 * v for v in (answers.values if answers else ())], ".0f")
+record("read.contrast.seeds", contrast.seeds, "d")
+record("read.stays_right", verdict(sizes.stays_right_small_ids, yes="and about as well on larger graphs",
+                                   no="though far less well on larger graphs"))
 
-- *On-path targets on larger graphs.* On large graphs the fine-tuned model scores
-  MSE {generalization.onpath_small_target.mse_after:.4f} with small target ids and
-  {on_path_test.mse_after:.4f} with any target (the pre-trained model:
-  {generalization.onpath_small_target.mse_before:.4f} and {on_path_test.mse_before:.4f}). Most of these
-  targets are vertex 2 itself, so count only the others: their MSE is
-  {generalization.on_path_small_graphs.mse:.4f} on the small fine-tuning graphs and
-  {on_path_test.kinds_after.on_path.mse:.4f} on large graphs, with accuracy
-  {generalization.on_path_small_graphs.accuracy:.3f} and {on_path_test.kinds_after.on_path.accuracy:.3f}
-  (before fine-tuning, on large graphs: MSE {on_path_test.kinds_before.on_path.mse:.3f},
-  accuracy {on_path_test.kinds_before.on_path.accuracy:.3f}). Fine-tuning helps on large
-  graphs too, with a loss that {"grows" if generalization.on_path_loss_grows else "does not grow"}
-  with the graph; the next point splits that loss by the target's vertex id, and the per-size
-  check above holds the id to the fine-tuning ones: there the MSE on larger graphs is
-  {size_seeds.growth_small_ids.low:.3g} to {size_seeds.growth_small_ids.high:.3g} times that on the
-  fine-tuning sizes over the {size_seeds.seeds} seeds.
-- *Small target ids against any target.* The post found the small-target test easier than the
-  any-target one (0.1020 against 0.1451) and called it good and moderate generalization
-  {{cite:p}}`wang2024shortest`. Over the seeds the any-target test is the higher in
-  {onpath_order.higher} of {onpath_order.seeds}. In the first seed its MSE is higher by
-  {onpath_gap.difference:.4f} (95% interval {onpath_gap.low:.4f} to {onpath_gap.high:.4f};
-  {config.test_graphs:,} graphs per test), {"so the two tests separate at this sample size" if onpath_gap.excludes_zero else "an interval that contains zero: at this sample size the two tests do not separate"}.
-  Inside the any-target test, the {onpath_ids.count_large} graphs whose target has a vertex id
-  above {onpath_ids.id_max} (never a fine-tuning target) score MSE {onpath_ids.mse_large:.4f},
-  against {onpath_ids.mse_small:.4f} for the {onpath_ids.count_small} with a smaller id.
-- *Any-target tests fail*, with MSEs of {generalization.any_target_small_graphs.mse_after:.2f},
-  {generalization.any_small_target_large_graphs.mse_after:.2f} and {any_target_test.mse_after:.2f}.
-  The split by target kind says why. On the last test, targets that happen
-  to lie on a shortest 1-2 path are answered {"far " if contrast.seeds_far_better == contrast.seeds else ""}better than the rest (MSE
-  {any_target_test.kinds_after.on_path.mse:.3f} on {any_target_test.kinds_after.on_path.count} graphs; more than
-  {contrast.factor:g} times lower than both other kinds {in_seeds(contrast.seeds_far_better, contrast.seeds)}). Reachable targets off the path get a mean
-  prediction of {any_target_test.kinds_after.off_path.mean_prediction:.2f} against a mean true
-  distance of {any_target_test.kinds_after.off_path.mean_label:.2f} (MSE
-  {any_target_test.kinds_after.off_path.mse:.2f}), and unreachable targets a mean prediction of
-  {any_target_test.kinds_after.unreachable.mean_prediction:.2f} against the label
-  {scale.unreachable_label} (MSE {any_target_test.kinds_after.unreachable.mse:.2f}, on
-  {100 * any_target_test.share_unreachable:.0f}% of the graphs). What does the model answer instead?
-  Often the distance from 1 to 2: its rounded prediction equals that distance (or "unreachable"
-  when 2 cannot be reached) for {100 * any_target_test.kinds_after.off_path.answers_1_2_distance:.0f}%
-  of the off-path targets and {100 * any_target_test.kinds_after.unreachable.answers_1_2_distance:.0f}%
-  of the unreachable ones in this model, and {100 * contrast.off_path_answers_1_2.low:.0f}% to
-  {100 * contrast.off_path_answers_1_2.high:.0f}% and {100 * contrast.unreachable_answers_1_2.low:.0f}% to
-  {100 * contrast.unreachable_answers_1_2.high:.0f}% over the {contrast.seeds} seeds. Where fine-tuning taught
-  nothing, the model falls back on its pre-training answer.
-- *What the training explains.* Every fine-tuning target lies on a shortest 1-2 path and is
-  reachable, so nothing in fine-tuning rewarded a distance to a vertex off that path or an
-  "unreachable" answer for any target but vertex 2. The model learned to answer the question it
-  was asked, the position of a vertex along the 1-2 path (on targets other than vertex 2:
-  MSE {sizes.mse_small:.3g} on the fine-tuning sizes, {sizes.mse_large_small_ids:.3g} on larger graphs
-  with the same target ids), {"and about as well on larger graphs" if sizes.stays_right_small_ids else "though far less well on larger graphs"};
-  it did not become a general distance calculator. Fine-tuning left the
-  any-target MSE on large graphs {"higher" if generalization.any_target_large_mse_rose else "lower"}
-  than before ({any_target_test.mse_before:.2f} before, {any_target_test.mse_after:.2f} after): it was never
-  good at these targets to begin with.
-- *Against the study, over {len(seed_runs)} seeds.* {"; ".join(f"{c.title.lower()}: {c.model.describe()}, " + verdict(position_against(c.model, c.published), yes=f"above the study's {c.published:g} in every seed", no=f"below the study's {c.published:g} in every seed", undefined=f"on both sides of the study's {c.published:g} across the seeds (no ordering can be stated)") for c in comparisons)}.
-  The study's graphs are larger (up to {PUBLISHED_SCALE.large_n_max} vertices, against {scale.large_n_max})
-  and its unreachable label is {PUBLISHED_SCALE.unreachable_label} (here {scale.unreachable_label}),
-  so these orderings are not like for like; the ratios to the d(1,2) baseline above are.
-  The paragraph after the baseline table says how much of each any-target gap graph size and the
-  unreachable label account for.
-"""))
+# %% [markdown]
+# **Reading the table.** All numbers are from this run, at the scale above.
+#
+# - *On-path targets on larger graphs.* On large graphs the fine-tuned model scores MSE
+#   {{tests.onpath_small_target.mse_after}} with small target ids and {{tests.onpath_target.mse_after}} with
+#   any target (the pre-trained model: {{tests.onpath_small_target.mse_before}} and
+#   {{tests.onpath_target.mse_before}}). Most of these targets are vertex 2 itself, so count only the
+#   others: their MSE is {{read.on_path_small_graphs.mse}} on the small fine-tuning graphs and
+#   {{read.on_path_large.mse}} on large graphs, with accuracy {{read.on_path_small_graphs.accuracy}} and
+#   {{read.on_path_large.accuracy}} (before fine-tuning, on large graphs: MSE
+#   {{read.on_path_large_before.mse}}, accuracy {{read.on_path_large_before.accuracy}}). Fine-tuning helps
+#   on large graphs too, with a loss that {{read.loss_grows}} with the graph; the next point splits that
+#   loss by the target's vertex id, and the per-size check above holds the id to the fine-tuning ones: there
+#   the MSE on larger graphs is {{size_seeds.growth_small_ids.min}} to {{size_seeds.growth_small_ids.max}}
+#   times that on the fine-tuning sizes over the {{size_seeds.seeds}} seeds.
+# - *Small target ids against any target.* The post found the small-target test easier than the any-target
+#   one (0.1020 against 0.1451) and called it good and moderate generalization {cite:p}`wang2024shortest`.
+#   Over the seeds the any-target test is the higher in {{read.onpath_order.higher}} of
+#   {{read.onpath_order.seeds}}. In the first seed its MSE is higher by {{read.onpath_gap.difference}} (95%
+#   interval {{read.onpath_gap.low}} to {{read.onpath_gap.high}}; {{read.test_graphs}} graphs per test),
+#   {{read.onpath_gap.separates}}. Inside the any-target test, the {{read.onpath_ids.count_large}} graphs
+#   whose target has a vertex id above {{read.onpath_ids.id_max}} (never a fine-tuning target) score MSE
+#   {{read.onpath_ids.mse_large}}, against {{read.onpath_ids.mse_small}} for the
+#   {{read.onpath_ids.count_small}} with a smaller id.
+# - *Any-target tests fail*, with MSEs of {{read.any_target_small_graphs.mse_after}},
+#   {{read.any_small_target_large_graphs.mse_after}} and {{read.any_target_large_graphs.mse_after}}. The
+#   split by target kind says why. On the last test, targets that happen to lie on a shortest 1-2 path are
+#   answered {{read.better}} than the rest (MSE {{read.any_large.on_path.mse}} on
+#   {{read.any_large.on_path.count}} graphs; more than {{read.factor}} times lower than both other kinds
+#   {{read.far_better_in_seeds}}). Reachable targets off the path get a mean prediction of
+#   {{read.any_large.off_path.mean_prediction}} against a mean true distance of
+#   {{read.any_large.off_path.mean_label}} (MSE {{read.any_large.off_path.mse}}), and unreachable targets a
+#   mean prediction of {{read.any_large.unreachable.mean_prediction}} against the label
+#   {{scale.unreachable_label}} (MSE {{read.any_large.unreachable.mse}}, on
+#   {{read.any_large.share_unreachable}}% of the graphs). What does the model answer instead? Often the
+#   distance from 1 to 2: its rounded prediction equals that distance (or "unreachable" when 2 cannot be
+#   reached) for {{read.any_large.off_path.answers_1_2}}% of the off-path targets and
+#   {{read.any_large.unreachable.answers_1_2}}% of the unreachable ones in this model, and
+#   {{read.contrast.off_path_answers_1_2.min}}% to {{read.contrast.off_path_answers_1_2.max}}% and
+#   {{read.contrast.unreachable_answers_1_2.min}}% to {{read.contrast.unreachable_answers_1_2.max}}% over
+#   the {{read.contrast.seeds}} seeds. Where fine-tuning taught nothing, the model falls back on its
+#   pre-training answer.
+# - *What the training explains.* Every fine-tuning target lies on a shortest 1-2 path and is reachable, so
+#   nothing in fine-tuning rewarded a distance to a vertex off that path or an "unreachable" answer for any
+#   target but vertex 2. The model learned to answer the question it was asked, the position of a vertex
+#   along the 1-2 path (on targets other than vertex 2: MSE {{sizes.mse_small}} on the fine-tuning sizes,
+#   {{sizes.mse_large_small_ids}} on larger graphs with the same target ids), {{read.stays_right}}; it did
+#   not become a general distance calculator. Fine-tuning left the any-target MSE on large graphs
+#   {{read.any_target_large_graphs.rose}} than before ({{read.any_target_large_graphs.mse_before}} before,
+#   {{read.any_target_large_graphs.mse_after}} after): it was never good at these targets to begin with.
+# - *Against the study, over {{seeds.n}} seeds.* {{base.onpath_small_target.title_lower}}:
+#   {{seeds.onpath_small_target.mse.mean}} ({{seeds.onpath_small_target.mse.min}} to
+#   {{seeds.onpath_small_target.mse.max}}, SD {{seeds.onpath_small_target.mse.sd}},
+#   {{seeds.onpath_small_target.mse.n}} seeds), {{seeds.onpath_small_target.side}} the study's
+#   {{seeds.onpath_small_target.published}} {{seeds.onpath_small_target.in_every_seed}};
+#   {{base.onpath_target.title_lower}}: {{seeds.onpath_target.mse.mean}} ({{seeds.onpath_target.mse.min}} to
+#   {{seeds.onpath_target.mse.max}}, SD {{seeds.onpath_target.mse.sd}}, {{seeds.onpath_target.mse.n}}
+#   seeds), {{seeds.onpath_target.side}} the study's {{seeds.onpath_target.published}}
+#   {{seeds.onpath_target.in_every_seed}}; {{base.any_target_small_graphs.title_lower}}:
+#   {{seeds.any_target_small_graphs.mse.mean}} ({{seeds.any_target_small_graphs.mse.min}} to
+#   {{seeds.any_target_small_graphs.mse.max}}, SD {{seeds.any_target_small_graphs.mse.sd}},
+#   {{seeds.any_target_small_graphs.mse.n}} seeds), {{seeds.any_target_small_graphs.side}} the study's
+#   {{seeds.any_target_small_graphs.published}} {{seeds.any_target_small_graphs.in_every_seed}};
+#   {{base.any_small_target_large_graphs.title_lower}}: {{seeds.any_small_target_large_graphs.mse.mean}}
+#   ({{seeds.any_small_target_large_graphs.mse.min}} to {{seeds.any_small_target_large_graphs.mse.max}}, SD
+#   {{seeds.any_small_target_large_graphs.mse.sd}}, {{seeds.any_small_target_large_graphs.mse.n}} seeds),
+#   {{seeds.any_small_target_large_graphs.side}} the study's
+#   {{seeds.any_small_target_large_graphs.published}} {{seeds.any_small_target_large_graphs.in_every_seed}};
+#   {{base.any_target_large_graphs.title_lower}}: {{seeds.any_target_large_graphs.mse.mean}}
+#   ({{seeds.any_target_large_graphs.mse.min}} to {{seeds.any_target_large_graphs.mse.max}}, SD
+#   {{seeds.any_target_large_graphs.mse.sd}}, {{seeds.any_target_large_graphs.mse.n}} seeds),
+#   {{seeds.any_target_large_graphs.side}} the study's {{seeds.any_target_large_graphs.published}}
+#   {{seeds.any_target_large_graphs.in_every_seed}}. The study's graphs are larger (up to
+#   {{published_scale.large_n_max}} vertices, against {{scale.large_n_max}}) and its unreachable label is
+#   {{published_scale.unreachable_label}} (here {{scale.unreachable_label}}), so these orderings are not
+#   like for like; the ratios to the d(1,2) baseline above are. The paragraph after the baseline table says
+#   how much of each any-target gap graph size and the unreachable label account for.
 
 # %% [markdown]
 # ## Beyond the paper: length generalization
@@ -646,26 +761,21 @@ length = summarize_length_study(cells, split, length_labels, depth_cells, base.c
 # its numbers hold in every seed.
 
 # %%
-def length_study_of_seed(extra_seed: int):
-    """The length study again from another seed: train, score every cell, summarize."""
-    extra_run = train(start_training(dataclasses.replace(length_config, seed=extra_seed)), progress=False)
-    extra_run.model.eval()
-    extra_cells = evaluate_cells(extra_run.model, split, per_cell=config.length_graphs_per_cell, seed=config.seed,
-                                 max_proposals=config.length_max_proposals)
-    return summarize_length_study(extra_cells, split, length_labels, depth_cells, base.config)
-
-
 started = time.perf_counter()
-# The further seeds are independent runs: one worker process each (on one core each).
-length_summaries = [length, *map_in_workers(length_study_of_seed, config.length_seeds[1:], config.workers,
-                                            config.device)]
+# The further seeds are independent runs: one worker process each (on one core each). Their base
+# models are kept in results_dir (lib.paths.recipe_models), where chapter 7 finds them.
+length_study = functools.partial(
+    length_study_of_seed, config=length_config, split=split, per_cell=config.length_graphs_per_cell,
+    test_seed=config.seed, max_proposals=config.length_max_proposals, training_labels=length_labels,
+    depth_cells=depth_cells, depth_config=base.config)
+length_summaries = [length, *map_in_workers(length_study, config.length_seeds[1:], config.workers, config.device)]
 length_seeds = LengthSeeds(config.length_seeds, tuple(length_summaries))
 seconds["length_seeds"] = time.perf_counter() - started
 # Chapter 2's model's highest mean prediction in each seed, and in how many seeds it lies more
 # than half a hop above the length-study model's highest (in any of its seeds).
-depth_top = SeedSpread(tuple(max((c.mean_prediction for c in cells_of_seed), default=float("nan"))
-                             for cells_of_seed in depth_cells_by_seed))
-depth_further = sum(top > length_seeds.top_prediction.high + 0.5 for top in depth_top.values)
+depth_tops = [max((c.mean_prediction for c in cells_of_seed), default=float("nan"))
+              for cells_of_seed in depth_cells_by_seed]
+depth_further = sum(top > length_seeds.top_prediction.high + 0.5 for top in depth_tops)
 # Prediction against training frequency, per true distance (read in the section "Where the data
 # stops, or where it gets rare?"): the training labels of chapter 2's model come from its sampler.
 chapter_2_labels = {}
@@ -683,12 +793,30 @@ frequency = compare_frequency([*length_models, *depth_models])
 
 # %%
 # NBVAL_CHECK_OUTPUT
-for name, group in length.groups():
-    print(f"{name:>45}: MSE {group.mse:8.4f}, accuracy {group.accuracy:.3f} on {group.count} graphs")
-print(f"over {len(length_seeds.seeds)} seeds: MSE {length_seeds.training_sizes_mse.describe()} on the training sizes, "
-      f"{length_seeds.larger_graphs_seen_distances_mse.describe()} on larger graphs at seen distances, "
-      f"{length_seeds.longer_distances_mse.describe()} on longer distances; highest mean prediction "
-      f"{length_seeds.top_prediction.describe()}")
+for field in GROUP_FIELDS.values():
+    record.fields(f"length.{field}", getattr(length, field), mse=".4f", accuracy=".3f", count="d")
+record("length_seeds.seeds", len(length_seeds.seeds), "d")
+for name in ("training_sizes_mse", "larger_graphs_seen_distances_mse", "longer_distances_mse", "top_prediction"):
+    record.spread(f"length_seeds.{name}", getattr(length_seeds, name).values)
+
+# %% [markdown]
+# By group of cells, the length-study model scores MSE {{length.training_sizes.mse}} with accuracy
+# {{length.training_sizes.accuracy}} on the training sizes ({{length.training_sizes.count}} graphs), MSE
+# {{length.larger_graphs_seen_distances.mse}} with accuracy {{length.larger_graphs_seen_distances.accuracy}}
+# on larger graphs at distances seen in training ({{length.larger_graphs_seen_distances.count}} graphs) and
+# MSE {{length.longer_distances.mse}} with accuracy {{length.longer_distances.accuracy}} on larger graphs at
+# longer distances ({{length.longer_distances.count}} graphs). Over {{length_seeds.seeds}} seeds: MSE
+# {{length_seeds.training_sizes_mse.mean}} ({{length_seeds.training_sizes_mse.min}} to
+# {{length_seeds.training_sizes_mse.max}}, SD {{length_seeds.training_sizes_mse.sd}}) on the training sizes,
+# {{length_seeds.larger_graphs_seen_distances_mse.mean}}
+# ({{length_seeds.larger_graphs_seen_distances_mse.min}} to
+# {{length_seeds.larger_graphs_seen_distances_mse.max}}, SD
+# {{length_seeds.larger_graphs_seen_distances_mse.sd}}) on larger graphs at seen distances,
+# {{length_seeds.longer_distances_mse.mean}} ({{length_seeds.longer_distances_mse.min}} to
+# {{length_seeds.longer_distances_mse.max}}, SD {{length_seeds.longer_distances_mse.sd}}) on longer
+# distances; highest mean prediction {{length_seeds.top_prediction.mean}}
+# ({{length_seeds.top_prediction.min}} to {{length_seeds.top_prediction.max}}, SD
+# {{length_seeds.top_prediction.sd}}).
 
 # %%
 length_heatmap_figure(cells, split).show()
@@ -700,30 +828,65 @@ loss_by_size_figure(cells, split).show()
 loss_by_distance_figure(cells, split).show()
 
 # %%
-display(Markdown(f"""
-**What the model does outside its training range** (numbers from this run):
+for row in length.short_distance_rows:
+    record.fields(f"outside.distance_{row.distance}", row, training_size="d", largest_size="d",
+                  mse_at_training_size=".4f", mse_at_largest_size=".4f")
+record("outside.seen_mse", length.larger_graphs_seen_distances.mse, ".3f")
+record("outside.training_mse", length.training_sizes.mse, ".3f")
+record("outside.longer_mse", length.longer_distances.mse, ".2f")
+record("outside.longer_accuracy", length.longer_distances.accuracy, ".3f")
+record("outside.longer_ten_times_in_seeds",
+       in_seeds(length_seeds.seeds_longer_ten_times_worse, len(length_seeds.seeds)))
+record("outside.top_prediction", length.top_prediction, ".2f")
+record("outside.distance_train_max", split.distance_train_max, "d")
+# The mean prediction at the longest training length, one per training size that has it.
+record("outside.longest_training", verdict(
+    bool(length.longest_training_cells), no="not measured", yes="predicted at " + ", ".join(
+        f"{c.mean_prediction:.2f} (n = {c.n_vertices})" for c in length.longest_training_cells)))
+record("outside.longest_training_share", 100 * length.share_longest_training_distance, ".1f")
+# The depth check: chapter 2's model on its own largest graphs, against the length-study model.
+record.fields("depth", length, depth_n_layers="d", depth_n_max="d")
+record("depth.mean_predictions", ", ".join(f"distance {c.distance}: {c.mean_prediction:.2f}"
+                                           for c in length.depth_cells))
+record.spread("depth.top_prediction", depth_tops)
+record("depth.further_in_seeds", in_seeds(depth_further, len(depth_models)))
+record("depth.inside_in_seeds", in_seeds(sum(m.starts_inside_range for m in depth_models), len(depth_models)))
+record("depth.reading", verdict(
+    depth_further > 0,
+    yes=f"A model of this depth can output longer distances than the length-study model "
+        f"{record['depth.further_in_seeds'].text}, so depth alone does not set where the length-study model "
+        f"stops. Chapter 2's model, too, falls more than half a hop short on a distance inside its training "
+        f"range {record['depth.inside_in_seeds'].text}: the next section reads that.",
+    no="Here that model does not reach further than the length-study model, so depth may be the limit too."))
 
-- *Larger graphs, familiar distances.* At a fixed short distance the loss changes with the
-  graph size ({"; ".join((f"distance {row.distance}: MSE {row.mse_at_training_size:.4f} at {row.training_size} vertices, {row.mse_at_largest_size:.4f} at {row.largest_size}" if row.measured else f"distance {row.distance}: not measured") for row in length.short_distance_rows)}), but far less
-  than it changes with the distance (next point). Over all larger graphs and distances seen in
-  training the MSE is {length.larger_graphs_seen_distances.mse:.3f}, against
-  {length.training_sizes.mse:.3f} on the training sizes.
-- *Longer distances.* On paths longer than any training path the MSE is
-  {length.longer_distances.mse:.2f} with accuracy {length.longer_distances.accuracy:.3f}
-  ({length_seeds.longer_distances_mse.describe()} over the seeds, more than 10 times the training
-  sizes' MSE {in_seeds(length_seeds.seeds_longer_ten_times_worse, len(length_seeds.seeds))}). The
-  right panel above shows why: the mean prediction levels off and never exceeds
-  {length.top_prediction:.2f} (over the seeds: {length_seeds.top_prediction.describe()}), whatever the true
-  distance. Even the longest training length, {split.distance_train_max}, is
-  {("predicted at " + ", ".join(f"{c.mean_prediction:.2f} (n = {c.n_vertices})" for c in length.longest_training_cells)) if length.longest_training_cells else "not measured"}:
-  it made up only {100 * length.share_longest_training_distance:.1f}% of the training paths.
-- *Depth.* Chapter 2's model has the same number of layers
-  ({length.depth_n_layers}) and was trained on graphs of up to {length.depth_n_max} vertices, where
-  longer paths occur. On its own largest graphs its mean predictions are {", ".join(f"distance {c.distance}: {c.mean_prediction:.2f}" for c in length.depth_cells)}
-  (its highest mean prediction over the seeds: {depth_top.describe()}).
-  {f"A model of this depth can output longer distances than the length-study model {in_seeds(depth_further, len(depth_models))}, so depth alone does not set where the length-study model stops. Chapter 2's model, too, falls more than half a hop short on a distance inside its training range {in_seeds(sum(m.starts_inside_range for m in depth_models), len(depth_models))}: the next section reads that." if depth_further else
-   "Here that model does not reach further than the length-study model, so depth may be the limit too."}
-"""))
+# %% [markdown]
+# **What the model does outside its training range** (numbers from this run):
+#
+# - *Larger graphs, familiar distances.* At a fixed short distance the loss changes with the graph size
+#   (distance 1: MSE {{outside.distance_1.mse_at_training_size}} at {{outside.distance_1.training_size}}
+#   vertices, {{outside.distance_1.mse_at_largest_size}} at {{outside.distance_1.largest_size}}; distance 2:
+#   MSE {{outside.distance_2.mse_at_training_size}} at {{outside.distance_2.training_size}} vertices,
+#   {{outside.distance_2.mse_at_largest_size}} at {{outside.distance_2.largest_size}}; distance 3: MSE
+#   {{outside.distance_3.mse_at_training_size}} at {{outside.distance_3.training_size}} vertices,
+#   {{outside.distance_3.mse_at_largest_size}} at {{outside.distance_3.largest_size}}), but far less than it
+#   changes with the distance (next point). Over all larger graphs and distances seen in training the MSE is
+#   {{outside.seen_mse}}, against {{outside.training_mse}} on the training sizes.
+# - *Longer distances.* On paths longer than any training path the MSE is {{outside.longer_mse}} with
+#   accuracy {{outside.longer_accuracy}} ({{length_seeds.longer_distances_mse.mean}}
+#   ({{length_seeds.longer_distances_mse.min}} to {{length_seeds.longer_distances_mse.max}}, SD
+#   {{length_seeds.longer_distances_mse.sd}}, {{length_seeds.longer_distances_mse.n}} seeds) over the seeds,
+#   more than 10 times the training sizes' MSE {{outside.longer_ten_times_in_seeds}}). The right panel above
+#   shows why: the mean prediction levels off and never exceeds {{outside.top_prediction}} (over the seeds:
+#   {{length_seeds.top_prediction.mean}} ({{length_seeds.top_prediction.min}} to
+#   {{length_seeds.top_prediction.max}}, SD {{length_seeds.top_prediction.sd}},
+#   {{length_seeds.top_prediction.n}} seeds)), whatever the true distance. Even the longest training length,
+#   {{outside.distance_train_max}}, is {{outside.longest_training}}: it made up only
+#   {{outside.longest_training_share}}% of the training paths.
+# - *Depth.* Chapter 2's model has the same number of layers ({{depth.depth_n_layers}}) and was trained on
+#   graphs of up to {{depth.depth_n_max}} vertices, where longer paths occur. On its own largest graphs its
+#   mean predictions are {{depth.mean_predictions}} (its highest mean prediction over the seeds:
+#   {{depth.top_prediction.mean}} ({{depth.top_prediction.min}} to {{depth.top_prediction.max}}, SD
+#   {{depth.top_prediction.sd}}, {{depth.top_prediction.n}} seeds)). {{depth.reading}}
 
 # %% [markdown]
 # ### Where the data stops, or where it gets rare?
@@ -809,6 +972,100 @@ record("freq.supports", {
 # mechanism directly.
 
 # %% [markdown]
+# ## Summary
+
+# %%
+record("finetune.learning_rate", config.finetune_learning_rate, "g")
+record("finetune.weight_decay", config.finetune_weight_decay, "g")
+record("summary.finetune_effect", direction(finetuning.loss_after, finetuning.loss_before, above="raises",
+                                            below="lowers", equal="does not change"))
+record("summary.order", verdict(
+    onpath_order.higher == onpath_order.seeds,
+    yes="the post's ordering of the two on-path tests holds in every seed, as does its contrast with the "
+        "any-target tests",
+    no="the post's contrast between on-path and any-target tests holds, but the two on-path tests do not keep "
+       "one order over the seeds"))
+record.fields("length", split, n_train_max="d", n_test_max="d")
+record.spread("summary.top_prediction", length_seeds.top_prediction.values, ".2g")
+record("summary.favours", {"rare data": "*rare data*", "data stopped": "*the data stopped*",
+                           "mixed": "neither explanation alone"}[frequency.supports])
+record("summary.favours_over", {"rare data": "over the data stopping", "data stopped": "over rare data",
+                                "mixed": ""}[frequency.supports])
+
+# %% [markdown]
+# - Fine-tuning the pre-trained model for {{finetune.steps}} steps with AdamW (learning rate
+#   {{finetune.learning_rate}}, weight decay {{finetune.weight_decay}}) on on-path targets in graphs of up
+#   to {{scale.small_n_max}} vertices {{summary.finetune_effect}} the held-out on-path MSE from
+#   {{finetune.loss_before}} to {{finetune.loss_after}}. The post went from
+#   {{finetune.published_loss_before}} to {{finetune.published_loss_after}} at its own scale
+#   {cite:p}`wang2024shortest`.
+# - Over {{seeds.n}} seeds of pre-training and fine-tuning, on larger graphs the on-path MSE is
+#   {{seeds.onpath_small_target.mse.mean}} ({{seeds.onpath_small_target.mse.min}} to
+#   {{seeds.onpath_small_target.mse.max}}, SD {{seeds.onpath_small_target.mse.sd}},
+#   {{seeds.onpath_small_target.mse.n}} seeds) with target ids up to {{scale.small_n_max}} and
+#   {{seeds.onpath_target.mse.mean}} ({{seeds.onpath_target.mse.min}} to {{seeds.onpath_target.mse.max}}, SD
+#   {{seeds.onpath_target.mse.sd}}, {{seeds.onpath_target.mse.n}} seeds) with any target id (the second the
+#   higher in {{read.onpath_order.higher}} of {{read.onpath_order.seeds}} seeds; the post: 0.1020 and 0.1451
+#   at its own scale), and the any-target MSEs are {{seeds.any_target_small_graphs.mse.mean}}
+#   ({{seeds.any_target_small_graphs.mse.min}} to {{seeds.any_target_small_graphs.mse.max}}, SD
+#   {{seeds.any_target_small_graphs.mse.sd}}, {{seeds.any_target_small_graphs.mse.n}} seeds),
+#   {{seeds.any_small_target_large_graphs.mse.mean}} ({{seeds.any_small_target_large_graphs.mse.min}} to
+#   {{seeds.any_small_target_large_graphs.mse.max}}, SD {{seeds.any_small_target_large_graphs.mse.sd}},
+#   {{seeds.any_small_target_large_graphs.mse.n}} seeds) and {{seeds.any_target_large_graphs.mse.mean}}
+#   ({{seeds.any_target_large_graphs.mse.min}} to {{seeds.any_target_large_graphs.mse.max}}, SD
+#   {{seeds.any_target_large_graphs.mse.sd}}, {{seeds.any_target_large_graphs.mse.n}} seeds):
+#   {{summary.order}}. On the any-target tests the model scores {{base.any_target_small_graphs.ratio.min}}
+#   to {{base.any_target_small_graphs.ratio.max}}, {{base.any_small_target_large_graphs.ratio.min}} to
+#   {{base.any_small_target_large_graphs.ratio.max}}, {{base.any_target_large_graphs.ratio.min}} to
+#   {{base.any_target_large_graphs.ratio.max}} times the MSE of answering d(1,2) whatever the target, and
+#   the study's model {{base.any_target_small_graphs.study_ratio}},
+#   {{base.any_small_target_large_graphs.study_ratio}}, {{base.any_target_large_graphs.study_ratio}} times
+#   the same baseline at its own scale. The split by target kind locates the failure in the two kinds of
+#   target that fine-tuning never showed: reachable vertices off the shortest 1-2 path, and unreachable
+#   targets.
+# - On-path targets other than vertex 2, with the target ids held to those fine-tuning used: MSE
+#   {{size_seeds.mse_small.mean}} ({{size_seeds.mse_small.min}} to {{size_seeds.mse_small.max}}, SD
+#   {{size_seeds.mse_small.sd}}, {{size_seeds.mse_small.n}} seeds) on the fine-tuning sizes against
+#   {{size_seeds.mse_large_small_ids.mean}} ({{size_seeds.mse_large_small_ids.min}} to
+#   {{size_seeds.mse_large_small_ids.max}}, SD {{size_seeds.mse_large_small_ids.sd}},
+#   {{size_seeds.mse_large_small_ids.n}} seeds) on larger graphs (more than twice as high
+#   {{size_seeds.not_staying_right_in_seeds}}).
+# - A model trained on graphs of up to {{length.n_train_max}} vertices, with every vertex id seen, tested on
+#   graphs of up to {{length.n_test_max}} vertices over {{length_seeds.seeds}} seeds: MSE
+#   {{length_seeds.training_sizes_mse.mean}} ({{length_seeds.training_sizes_mse.min}} to
+#   {{length_seeds.training_sizes_mse.max}}, SD {{length_seeds.training_sizes_mse.sd}},
+#   {{length_seeds.training_sizes_mse.n}} seeds) on the training sizes,
+#   {{length_seeds.larger_graphs_seen_distances_mse.mean}}
+#   ({{length_seeds.larger_graphs_seen_distances_mse.min}} to
+#   {{length_seeds.larger_graphs_seen_distances_mse.max}}, SD
+#   {{length_seeds.larger_graphs_seen_distances_mse.sd}},
+#   {{length_seeds.larger_graphs_seen_distances_mse.n}} seeds) on larger graphs at distances seen in
+#   training, and {{length_seeds.longer_distances_mse.mean}} ({{length_seeds.longer_distances_mse.min}} to
+#   {{length_seeds.longer_distances_mse.max}}, SD {{length_seeds.longer_distances_mse.sd}},
+#   {{length_seeds.longer_distances_mse.n}} seeds) beyond the training lengths, where its predictions stop
+#   near {{summary.top_prediction.mean}} ({{summary.top_prediction.min}} to {{summary.top_prediction.max}},
+#   SD {{summary.top_prediction.sd}}, {{summary.top_prediction.n}} seeds). The under-prediction begins
+#   inside the training range in {{freq.inside_count}} of {{freq.models}} models (the length study's and
+#   chapter 2's, every seed); every under-predicted length had at most {{freq.highest_share_short}}% of its
+#   model's training paths. The numbers favour {{summary.favours}} {{summary.favours_over}} as the reason
+#   the predictions level off.
+
+# %% [markdown]
+# Open questions:
+#
+# - What does fine-tuning change inside the model? A probe for "distance from 1" on every
+#   vertex token, before and after fine-tuning, would tell whether the pre-trained model already
+#   held distances to all vertices (and only the readout was missing) or only along the 1-2 path.
+# - Would fine-tuning on any target, including unreachable ones, generalize to larger graphs as
+#   well as on-path fine-tuning does, or is the 1-2 path what makes the on-path task easy?
+# - Would a model whose longest training paths were common stop at the end of its training range?
+#   In both models here the longest training lengths are also the rarest, so the frequency
+#   comparison cannot say; a training filter that keeps long paths often would.
+# - Can a model of fixed depth be made to extrapolate to longer paths, for instance by
+#   training with a curriculum of growing graphs, by sharing weights across layers and running
+#   more layers at test time, or by predicting "farther than k" as a class rather than a number?
+
+# %% [markdown]
 # ## Numbers and checks
 
 # %% tags=["remove-output"]
@@ -845,64 +1102,8 @@ results = {
                **seed_claims(size_seeds, contrast, length_seeds, frequency)},
 }
 results["recorded"] = record.results()
+check_results(results)
 path = write_results(config.results_dir, "03_finetuning_generalization", results)
 print(f"wrote {path}")
 print("seconds:", {name: round(value, 1) for name, value in seconds.items()})
-for claim, holds in results["claims"].items():
-    print(f"{claim}: {'holds' if holds else 'does not hold'} in this run")
-
-# %% [markdown]
-# ## Summary
-
-# %%
-display(Markdown(f"""
-- Fine-tuning the pre-trained model for {finetuning.steps} steps with AdamW (learning rate
-  {config.finetune_learning_rate:g}, weight decay {config.finetune_weight_decay:g}) on on-path
-  targets in graphs of up to {scale.small_n_max} vertices lowers the held-out on-path MSE from
-  {finetuning.loss_before:.4f} to {finetuning.loss_after:.5f}. The post went from
-  {finetuning.published_loss_before} to {finetuning.published_loss_after} at its own scale
-  {{cite:p}}`wang2024shortest`.
-- Over {len(seed_runs)} seeds of pre-training and fine-tuning, on larger graphs the on-path MSE is
-  {spreads["onpath_small_target"].describe()} with target ids up to {scale.small_n_max} and
-  {spreads["onpath_target"].describe()} with any target id (the second the higher in
-  {onpath_order.higher} of {onpath_order.seeds} seeds; the post: 0.1020 and 0.1451 at its own scale),
-  and the any-target MSEs are {spreads["any_target_small_graphs"].describe()},
-  {spreads["any_small_target_large_graphs"].describe()} and {spreads["any_target_large_graphs"].describe()}:
-  {"the post's ordering of the two on-path tests holds in every seed, as does its contrast with the any-target tests" if onpath_order.higher == onpath_order.seeds else "the post's contrast between on-path and any-target tests holds, but the two on-path tests do not keep one order over the seeds"}.
-  On the any-target tests the model scores {", ".join(f"{c.ratio_to_baseline.low:.2f} to {c.ratio_to_baseline.high:.2f}" for c in comparisons if TESTS[c.test].task == "any")}
-  times the MSE of answering d(1,2) whatever the target, and the study's model
-  {", ".join(f"{c.study_ratio_to_baseline:.2f}" for c in comparisons if TESTS[c.test].task == "any")} times
-  the same baseline at its own scale.
-  The split by target kind locates the failure in the two kinds of target that fine-tuning never
-  showed: reachable vertices off the shortest 1-2 path, and unreachable targets.
-- On-path targets other than vertex 2, with the target ids held to those fine-tuning used: MSE {size_seeds.mse_small.describe()}
-  on the fine-tuning sizes against {size_seeds.mse_large_small_ids.describe()} on larger graphs
-  (more than twice as high {in_seeds(size_seeds.seeds_not_staying_right, size_seeds.seeds)}).
-- A model trained on graphs of up to {split.n_train_max} vertices, with every vertex id seen,
-  tested on graphs of up to {split.n_test_max} vertices over {len(length_seeds.seeds)} seeds: MSE
-  {length_seeds.training_sizes_mse.describe()} on the training sizes,
-  {length_seeds.larger_graphs_seen_distances_mse.describe()} on larger graphs at distances seen in
-  training, and {length_seeds.longer_distances_mse.describe()} beyond the training lengths, where its
-  predictions stop near {length_seeds.top_prediction.describe(2)}. The under-prediction begins inside
-  the training range in {frequency.inside_range_count} of {len(frequency.models)} models (the length
-  study's and chapter 2's, every seed); every under-predicted length had at most
-  {100 * frequency.highest_share_short:.2g}% of its model's training paths. The numbers favour
-  {"*rare data*" if frequency.supports == "rare data" else "*the data stopped*" if frequency.supports == "data stopped" else "neither explanation alone"}
-  {"over the data stopping" if frequency.supports == "rare data" else "over rare data" if frequency.supports == "data stopped" else ""}
-  as the reason the predictions level off.
-"""))
-
-# %% [markdown]
-# Open questions:
-#
-# - What does fine-tuning change inside the model? A probe for "distance from 1" on every
-#   vertex token, before and after fine-tuning, would tell whether the pre-trained model already
-#   held distances to all vertices (and only the readout was missing) or only along the 1-2 path.
-# - Would fine-tuning on any target, including unreachable ones, generalize to larger graphs as
-#   well as on-path fine-tuning does, or is the 1-2 path what makes the on-path task easy?
-# - Would a model whose longest training paths were common stop at the end of its training range?
-#   In both models here the longest training lengths are also the rarest, so the frequency
-#   comparison cannot say; a training filter that keeps long paths often would.
-# - Can a model of fixed depth be made to extrapolate to longer paths, for instance by
-#   training with a curriculum of growing graphs, by sharing weights across layers and running
-#   more layers at test time, or by predicting "farther than k" as a class rather than a number?
+print("claims (true: holds in this run):", results["claims"])

@@ -88,7 +88,7 @@ from lib.book.reproducibility import seed_everything
 from lib.book.results import write_results
 from lib.book.tables import short_scientific
 from lib.chapters.ch4 import (
-    Chapter4Parameters, experiments_table, pair_keys, run_experiment, save_experiments,
+    PUBLISHED_COUNTS, Chapter4Parameters, experiments_table, pair_keys, run_experiment, save_experiments,
     subsample_keys, z35_key,
 )
 from lib.chapters.ch4_figures import (
@@ -96,12 +96,13 @@ from lib.chapters.ch4_figures import (
     training_curves_figure,
 )
 from lib.chapters.ch4_results import (
-    AUTHORS_SCRIPT_THRESHOLD, check_findings, findings, fractions_table, intersections_table, label_balance, outcomes_table,
+    AUTHORS_SCRIPT_THRESHOLD, check_findings, check_results, findings, fractions_table, intersections_table, label_balance, outcomes_table,
     pair_intersections, pair_outcome, published_fraction_marks, rounded, subsample_outcome, subsample_table,
     sweep_of_rates, typical_instance_panels,
 )
-from lib.chapters.ch4_report import chapter_results, feeding_sweep
-from lib.grokking.pairs import make_pair
+from lib.chapters.ch4_report import FEEDS_LATER_CHAPTERS, feeding_sweep, outcome_json, published_comparisons
+from lib.grokking.pairs import PUBLISHED_INTERSECTION_SIZES, make_pair
+from lib.grokking.study import PUBLISHED_NOTES
 
 config = validate_parameters(Chapter4Parameters, globals())
 config.use_sweep_backend()
@@ -527,8 +528,24 @@ for name, finding in found.items():
 
 # %% tags=["remove-output"]
 saved = save_experiments(runs, config)
-results = chapter_results(runs, intersections, z100_balance, config, saved) | {"findings": found}
+# The results JSON: one summary per sweep, the S4 pair with and without the bias, the
+# like-for-like published comparisons (counts and intervals), intersections, label counts, settings.
+results = {
+    "pairs": [runs[key].summary | {"unembed_bias": runs[key].experiment.model.unembed_bias} for key in pair_keys(runs)],
+    "subsample": [runs[key].summary for key in subsample_keys(runs)],
+    "s4_bias_comparison": [outcome_json(pair_outcome(runs[key])) for key in ("s4", "s4_no_bias")],
+    "published_comparisons": [outcome_json(outcome) for outcome in published_comparisons(runs)],
+    "feeds_chapters_5_6": FEEDS_LATER_CHAPTERS,
+    "intersection_sizes": {row.name: row.intersection_size for row in intersections},
+    "published_intersection_sizes": PUBLISHED_INTERSECTION_SIZES,
+    "z100_label_counts": z100_balance.counts_json(),
+    "published": {key: count.as_json() for key, count in PUBLISHED_COUNTS.items()},
+    "published_notes": PUBLISHED_NOTES,
+    "grok_threshold": config.grok_threshold, "smoke": config.smoke, "seed": config.seed, "saved_sweeps": dict(saved),
+    "findings": found,
+}
 results["recorded"] = record.results()
+check_results(results)
 path = write_results(config.results_dir, "04_ambiguous_grokking", results)
 print(f"results written to {path}; sweeps saved: {sorted(saved.values())}")
 print("all checks passed")

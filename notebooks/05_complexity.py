@@ -107,8 +107,8 @@ from lib.chapters.ch5_figures import (
 )
 from lib.chapters.ch5_trajectory import course_table, llc_over_training, s5_llc_over_training
 from lib.chapters.ch5_results import (
-    MEASURE_NAMES, auc_table, chapter_results, measure_correlations, outcome_aucs, outcome_comparison,
-    outcome_summaries, s5_comparison, s5_course_table, strongest_separator, summary_table,
+    MEASURE_NAMES, auc_table, check_results, measure_correlations, outcome_aucs, outcome_comparison,
+    outcome_summaries, s5_comparison, s5_course_table, strongest_separator, summary_table, trajectory_results,
 )
 from lib.grokking.circuit_efficiency import loss_along_rescaling
 from lib.grokking.mlp import select_instances
@@ -575,19 +575,31 @@ record("over_time.claim", verdict(claim.reproduced, yes="reproduced", no="not re
 # ## Numbers and checks
 
 # %% tags=["remove-output"]
-settings = {"sgld": {k: getattr(config.sgld, k) for k in ("step_size", "n_beta", "localization",
-                                                           "steps", "chains", "burn_in")},
-            "sweep_source": sweep.source, "n_seeds_in_sweep": result.n_instances,
-            "outcome_counts": counts, "n_measured": len(chosen),
-            "regression_check": dataclasses.asdict(check),
-            "s5_snapshots": s5_trajectory.epochs.tolist(), "chain_length_study": chain_length_results(chain_rows),
-            **population_results(population, efficiency, efficiency_rows, efficiency_separation),
-            "feeding_sweep": "chapter 4's S4 sweep without the unembedding bias",
-            "seconds": seconds,
-            "smoke": config.smoke, "seed": config.seed}
-results = chapter_results(end, summaries, correlations, aucs, trajectory, s5_trajectory,
-                          measures_results(s5_run, over_time, tracking, config), settings)
+# The results JSON: per outcome, the correlations, the AUCs, the trajectories, the measures over
+# time (`lib.chapters.ch5_measures.measures_results`) and the settings of the run.
+results = {
+    "outcomes": [{"group": s.group, "count": s.count, **{key: dataclasses.asdict(value) for key, value in s.means.items()}}
+                 for s in summaries],
+    "correlations": [dataclasses.asdict(c) for c in correlations],
+    "aucs": [dataclasses.asdict(a) for a in aucs],
+    "efficiency_norm": end.efficiency_norm,
+    "llc_spread": {"mean_std_over_chains": float(end.llc.std.mean()), "mean_sem": float(end.llc.sem.mean()),
+                   "chains": end.llc.per_chain.shape[1]},
+    "llc_over_training": trajectory_results(trajectory),
+    "s5_llc_over_training": trajectory_results(s5_trajectory),
+    "measures_over_time": measures_results(s5_run, over_time, tracking, config),
+    "sgld": {k: getattr(config.sgld, k) for k in ("step_size", "n_beta", "localization", "steps", "chains", "burn_in")},
+    "sweep_source": sweep.source, "n_seeds_in_sweep": result.n_instances,
+    "outcome_counts": counts, "n_measured": len(chosen),
+    "regression_check": dataclasses.asdict(check),
+    "s5_snapshots": s5_trajectory.epochs.tolist(), "chain_length_study": chain_length_results(chain_rows),
+    **population_results(population, efficiency, efficiency_rows, efficiency_separation),
+    "feeding_sweep": "chapter 4's S4 sweep without the unembedding bias",
+    "seconds": seconds,
+    "smoke": config.smoke, "seed": config.seed,
+}
 results["recorded"] = record.results()
+check_results(results)
 path = write_results(config.results_dir, "05_complexity", results)
 print(f"results written to {path}")
 

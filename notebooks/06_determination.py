@@ -96,14 +96,14 @@ from lib.grokking.training import snapshot_epochs
 from lib.chapters.ch6 import (
     Chapter6Parameters, choose_per_outcome, flip_study, jacobian_run, sketched_jacobian_run, transplant_both_ways)
 from lib.chapters.ch6_jacobian import (
-    BLOW_UP_FACTOR, FLOAT32_DEPARTURE, amplification_table, claim_checks, growth_table, sketch_spectrum_table,
-    sketch_summary, sketch_table)
+    BLOW_UP_FACTOR, FLOAT32_DEPARTURE, amplification_table, growth_table, sketch_spectrum_table, sketch_summary,
+    sketch_table)
 from lib.chapters.ch6_figures import (
     early_prediction_figure, jacobian_figure, perturbation_figure, perturbation_heatmaps, perturbation_panel,
     seed_labels, sketched_jacobian_figure, total_variation_figure, transplant_figure,
 )
 from lib.chapters.ch6_results import (
-    chapter_results, decision_comparison_rows, decision_comparison_table, decision_leads, decision_rows,
+    check_results, decision_comparison_rows, decision_comparison_table, decision_leads, decision_rows,
     decision_table, flip_comparison_table, flips_ordered, jacobian_rows, jacobian_summary, jacobian_table,
     total_variation_rows, total_variation_table, transplant_rows, transplant_table, transplant_verdict,
 )
@@ -460,7 +460,7 @@ if overflow:
           f"{overflow['float32_nonfinite_at']} (-1: never)")
 
 # %%
-checks = claim_checks(sketch_facts)
+checks = sketch_facts["claims"]  # the study's two claims as booleans, with their evidence (the index words them)
 f = sketch_facts
 for name, value, fmt in (
         ("n_parameters", f["n_parameters"], ","), ("steps", f["steps"], ","),
@@ -482,7 +482,7 @@ for name, value, fmt in (
 record("sketch.groks", verdict(checks["grokked"], yes="groks", no="does not grok"))
 record("sketch.bound_says", verdict(f["end_bulk_share_bound"] < 1, yes="bounds the others",
                                     no="says nothing of the others"))
-record("sketch.float32_departs", verdict(f["float32_departs_at"] >= 0, yes="departs from float64",
+record("sketch.float32_departs", verdict(checks["float32_departs"], yes="departs from float64",
                                          no="stays close to float64"))
 record("sketch.no_bulk", verdict(checks["no_bulk"], yes="reproduced",
                                  no="not comparable at this scale (the tail bound is too loose to count those near 1)",
@@ -496,11 +496,10 @@ record("sketch.blow_up_eps", verdict(checks["blow_up_survives_eps"],
                                      no="holds at the authors' Adam eps only: the late growth follows Adam's eps, an "
                                         "optimizer effect rather than a property of the grokked solution",
                                      undefined="is not read at further values of Adam's eps"))
-overflows = bool(f["overflow"]) and f["overflow"]["float32_nonfinite_at"] >= 0
 record("sketch.overflow_steps", f["overflow"]["steps"] if f["overflow"] else None, ",")
-record("sketch.overflow_at", f["overflow"]["float32_nonfinite_at"] if overflows else None, ",")
+record("sketch.overflow_at", f["overflow"]["float32_nonfinite_at"] if checks["float32_overflows"] else None, ",")
 record("sketch.overflow_float64_end", f["overflow"]["float64_end"] if f["overflow"] else None, ".2g")
-record("sketch.overflow", verdict(overflows if f["overflow"] else None, yes="overflows",
+record("sketch.overflow", verdict(checks["float32_overflows"], yes="overflows",
                                   no="stays finite", undefined="is not run past the read run"))
 display(Markdown(markdown_table(["Adam eps", "grokking seeds that grow at least 10 times", "grokking seeds"],
                                 [[f"{f['adam_eps']:g} (the authors')", checks["seeds_blown"], checks["grokking_seeds"]]]
@@ -631,11 +630,37 @@ record("summary.readable_from", readable, ",")
 # ## Numbers and checks
 
 # %% tags=["remove-output"]
-results = chapter_results(config=config, sweep_source=sweep.source, n_seeds=result.n_instances,
-                          outcome_counts=counts, decisions=decisions, perturbations=studies, tv=tv,
-                          tv_rows=tv_rows, tv_bias_rows=tv_bias_rows, transplanted=transplanted, jacobian=jacobian,
-                          jacobian_sketch=sketch_facts, prediction=prediction,
-                          seconds=seconds)
+results = {
+    "seed": config.seed, "smoke": config.smoke, "sweep_source": sweep.source, "n_seeds_in_sweep": result.n_instances,
+    "sweep_model": "S4, d = h = 32, no unembedding bias (chapter 4's 04_sweep_s4_no_bias.pt)",
+    "outcome_counts": counts,
+    "perturbation": {shape: {"checkpoints": p.checkpoints.tolist(), "log2_scales": p.log2_scales.tolist(),
+                             "copies": p.copies, "change_probability": p.probability.tolist(),
+                             "accuracy_shift": p.accuracy_shift.tolist(),
+                             "decision_epochs": p.decision_epochs(config.decision_log2_scale).tolist()}
+                     for shape, p in studies.items()},
+    "decision_log2_scale": config.decision_log2_scale, "figure_noise_shape": config.figure_noise_shape,
+    "decision_epochs": decisions,
+    "total_variation": {"epochs": tv.epochs.tolist(), "same_outcome_as_sweep": tv.same_outcome,
+                        "authors_epochs": [int(tv.authors_epochs[0]), int(tv.authors_epochs[-1])],
+                        "authors_every": int(tv.authors_epochs[1] - tv.authors_epochs[0]),
+                        "authors_intervals": len(tv.authors_epochs) - 1, "by_outcome": tv_rows},
+    # The same flips on chapter 4's sweep with the bias, the study's model (like for like).
+    "total_variation_with_bias": {"sweep": "S4, d = h = 32, with the unembedding bias (04_sweep_s4.pt)",
+                                  "by_outcome": tv_bias_rows},
+    "transplant": transplanted,
+    "transplant_protocol": {"train_fraction": config.transplant_train_fraction,
+                            "first_epochs": config.transplant_first_epochs,
+                            "second_epochs": config.transplant_second_epochs, "model": "S4, d = h = 32, bias",
+                            "weight_decay": 2e-5, "criteria": list(CRITERIA)},
+    "jacobian": {**jacobian_facts, "spectra": jacobian_rows(jacobian)},
+    # the study's two claims as booleans with their evidence under "claims"; book/reproduced words them
+    "jacobian_sketch": sketch_facts,
+    "early_prediction": {"epochs": prediction.epochs.tolist(), "auc_either": prediction.auc_either.tolist(),
+                         "auc_group": prediction.auc_group.tolist(), "folds": list(prediction.folds)},
+    "seconds": seconds,
+}
 results["recorded"] = record.results()
+check_results(results)
 path = write_results(config.results_dir, "06_determination", results)
 print(f"results written to {path}")

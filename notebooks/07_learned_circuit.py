@@ -54,6 +54,7 @@ auc_threshold = 0.95  # held-out ROC AUC at which a probe reads its fact
 probe_seeds = 3  # models of chapter 2's recipe probed: chapter 2's and ones trained here with the next seeds
 intervention_graphs = 2000  # held-out graphs of the ablation and patching experiments
 random_subspaces = 8  # random subspaces patched as the control of the probe subspace
+workers = 2  # processes that train the missing models of other depths and seeds at once (one core each)
 cpu_threads = 1  # torch threads on the CPU (one is fastest for these small models on 2 cores)
 
 # %% tags=["remove-output", "hide-input"]
@@ -70,8 +71,8 @@ from lib.book.results import write_results
 from lib.book.tables import markdown_table
 from lib.bfs.transformer import bfs_transformer, reach_by_layer
 from lib.chapters.ch7 import (
-    Chapter7Parameters, GraphSet, TrainedModel, depth_model, fact_radii, from_base, grid_results, model_rows,
-    reach_rows, seed_model, seed_spread,
+    Chapter7Parameters, GraphSet, TrainedModel, depth_configs, fact_radii, from_base, grid_results, model_rows,
+    reach_rows, recipe_models, seed_configs, seed_spread,
 )
 from lib.chapters.ch7_figures import (
     ablation_figure, attention_fraction_figure, confusion_figure, example_figure, patching_figure,
@@ -79,14 +80,14 @@ from lib.chapters.ch7_figures import (
 )
 from lib.chapters.ch7_hand_built import hand_built_adjacency, hand_built_distances, hand_built_rows
 from lib.chapters.ch7_results import (
-    WEAK_CORRELATION, ablation_extremes, ablation_rows, attention_rows, bins_table, chapter_results, depth_table,
-    growth, largest_ks, layers_label, model_table, patching_summary, preference_table, radii_table,
+    WEAK_CORRELATION, ablation_extremes, ablation_rows, attention_rows, bins_table, check_results, depth_table,
+    edge_bin_names, growth, largest_ks, layers_label, model_table, patching_summary, preference_table, radii_table,
     radius_cell, random_reads, random_reads_table, seeds_table, span, statistics_table, strongest_shortcut,
     top_attention,
 )
 from lib.paths.activations import capture
 from lib.paths.attention_fractions import attention_fractions
-from lib.paths.causal import ablate_components, patch_distance, shortcut_correlations
+from lib.paths.causal import SHORTCUTS, ablate_components, patch_distance, shortcut_correlations
 from lib.paths.finetuning import ensure_base_model, fallback_base_config
 from lib.paths.layer_probes import (
     DISTANCE, EDGE_STATISTICS, FACTS, GRAPH_STATISTICS, REACHABLE, REACHABLE_WITH_EDGES, ReadCriteria,
@@ -117,19 +118,22 @@ print(f"device: {config.device}; smoke run: {config.smoke}")
 #
 # ## The models
 #
-# Chapter 2's model, models of the same recipe with `depths` layers (trained here with chapter
-# 2's code and kept in `results_dir`, so a rerun or an interrupted run picks them up), and a
-# randomly initialised model of chapter 2's shape for the probes' control.
+# Chapter 2's model, models of the same recipe with `depths` layers and with the next
+# `probe_seeds - 1` seeds (trained here with chapter 2's code, `workers` at once, and kept in
+# `results_dir`, so a rerun or an interrupted run picks them up; chapter 3 leaves the seeds'
+# models there, the same models), and a randomly initialised model of chapter 2's shape for the
+# probes' control.
 
 # %%
 started = time.perf_counter()
 base = from_base(ensure_base_model(config.results_dir,
                                    fallback_base_config(seed=config.seed, device=str(config.device),
                                                         smoke=config.smoke), device=config.device))
-models: dict[str, TrainedModel] = {f"chapter 2 ({base.n_layers} layers)": base}
-for depth in config.depths:
-    if depth != base.n_layers:
-        models[f"{depth} layer{'s' if depth > 1 else ''}"] = depth_model(base.config, depth, config.results_dir)
+# The other depths and the further seeds train at once, one worker process each.
+depths, further_seeds = depth_configs(base.config, config.depths), seed_configs(base.config, config.probe_seeds - 1)
+trained = recipe_models(depths | further_seeds, config.results_dir, workers=config.workers, device=config.device)
+models: dict[str, TrainedModel] = {f"chapter 2 ({base.n_layers} layers)": base} | {name: trained[name] for name in depths}
+seed_models = {further_seeds[name].seed: trained[name] for name in further_seeds}
 random_init = build_model(base.config.model_config, seed=config.seed + 100, device=config.device).eval()
 seconds["models"] = time.perf_counter() - started
 
@@ -245,18 +249,17 @@ display(Markdown(markdown_table(*bins_table(radii[base.n_layers], bins, (DISTANC
 
 # %% [markdown]
 # **Other seeds.** The same probes on models of chapter 2's recipe trained here with the next
-# `probe_seeds - 1` seeds (kept in `results_dir`, like the models of other depths), scored on
+# `probe_seeds - 1` seeds (trained or loaded above with the models of other depths), scored on
 # the same graphs against the same statistics probe: how much a radius owes to one training run.
 
 # %%
 started = time.perf_counter()
 seed_radii = {recipe.seed: radii[base.n_layers]}
 seed_results = {recipe.seed: grid_results(probes[base.n_layers], None, radii[base.n_layers])}
-for offset in range(1, config.probe_seeds):
-    other = seed_model(recipe, recipe.seed + offset, config.results_dir)
+for other_seed, other in seed_models.items():
     other_probes = probe_model(other.model, train, test, l2=config.probe_l2, ks=ks, bins=bins)
-    seed_radii[recipe.seed + offset] = fact_radii(other_probes, statistics, criteria)
-    seed_results[recipe.seed + offset] = grid_results(other_probes, None, seed_radii[recipe.seed + offset])
+    seed_radii[other_seed] = fact_radii(other_probes, statistics, criteria)
+    seed_results[other_seed] = grid_results(other_probes, None, seed_radii[other_seed])
 spread = seed_spread(seed_radii)
 seconds["seeds"] = time.perf_counter() - started
 record("seeds.count", len(seed_radii), ",")
@@ -412,12 +415,30 @@ assert len(fact_values(train.graphs, REACHABLE)) == len(train.labels)
 assert all((stated is None) == disputed and (stated is None or stated <= beyond)
            for by_fact in radii.values() for r in by_fact.values()
            for stated, disputed, beyond in zip(r["stated"], r["disputed"], r["beyond_statistics"]))
-results = chapter_results(config=config, models=model_summary, largest=largest, probes=probes,
-                          base_depth=base.n_layers, criteria=criteria, random_init=random_probes,
-                          statistics=statistics, radii=radii, random_radii=random_radii, bins=bins,
-                          seed_results=seed_results, spread=spread, attention=attention, ablation=ablation_summary,
-                          patching=patching, shortcuts=shortcuts, agreement=agreement,
-                          seconds=seconds)
+# The results JSON: every probe grid with its ks, held-out AUC, tuned and untuned balanced
+# accuracy, the statistics probe's scores, the scores per edge-count bin and its radii under every
+# criterion, for the trained models, the random one and each seed of chapter 2's recipe.
+results = {
+    "seed": config.seed, "smoke": config.smoke, "models": model_summary, "largest_distance": largest,
+    "reach_threshold": config.reach_threshold, "auc_threshold": config.auc_threshold,
+    "statistics_margin": criteria.margin, "facts": list(FACTS),
+    "held_out_graphs": config.probe_test_graphs, "edge_count_bins": list(bins),
+    "edge_count_bin_names": edge_bin_names(bins),
+    "statistics_features": {"graph": list(GRAPH_STATISTICS), "edge": list(EDGE_STATISTICS)},
+    "probes": {str(depth): {"grids": grid_results(model, statistics, radii[depth]),
+                            "distance_r2": model.distance_r2.tolist()} for depth, model in probes.items()},
+    "probes_random_init": grid_results(random_probes, None, random_radii),
+    "reach_radius": {str(depth): value for depth, value in reach_rows(radii).items()},
+    "reach_radius_random_init": {fact: value["stated"] for fact, value in random_radii.items()},
+    "reachable_with_edges_radius": radii[base.n_layers][REACHABLE_WITH_EDGES],
+    "probes_by_seed": {str(seed): value for seed, value in seed_results.items()}, "seed_spread": spread,
+    "attention": attention, "ablation": ablation_summary,
+    "patching": {"dimension": patching.dimension, "pairs": patching.pairs, "probe": patching.probe.tolist(),
+                 "random": patching.random.tolist(), "token": patching.token.tolist(),
+                 "by_layer": patching.by_layer()},
+    "shortcut_correlations": shortcuts, "shortcuts": list(SHORTCUTS), "hand_built": agreement,
+    "seconds": seconds,
+}
 
 # The numbers the summary cites.
 own, probed_k = radii[base.n_layers], largest_ks(probes[base.n_layers])
@@ -456,6 +477,7 @@ for key in ("within_depth", "beyond_depth", "unreachable"):
     record(f"summary.trained_exact_{key}", agreement["trained_exact"][key], ".1%")
 record("summary.beyond_depth_graphs", agreement["counts"]["beyond_depth"], ",")
 results["recorded"] = record.results()
+check_results(results)
 path = write_results(config.results_dir, "07_learned_circuit", results)
 print(f"results written to {path}")
 

@@ -37,6 +37,7 @@ def test_every_matrix_is_damaged_equally_often_and_a_damage_that_leaves_the_mode
     assert len(records) == 6 * n * 2 and every_damage(n)[0] == Damage("reach key", 0)
     assert [r["seed"] for r in records] == list(range(100, 100 + 36))
     assert {(r["weight_list"], r["index"]) for r in records} == {(w, i) for w in WEIGHT_LISTS for i in range(n)}
+    assert records[0]["matrix"] == "vertex 1" and records[-1]["matrix"] == f"layer {n}"   # reach, then answer lists
     for record in records:
         if record["weight_list"] != "answer key":
             assert record["mse"] == 0.0 and record["standard_error"] == 0.0    # untouched output: exact

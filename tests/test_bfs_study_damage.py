@@ -5,7 +5,8 @@ import torch
 from lib.bfs.graphs import bfs_distance, bfs_distance_batch, frontier_distance_batch, sample_graphs
 from lib.bfs.seed_construction import StudyConstruction, seed_construction_distance
 from lib.bfs.study_damage import (
-    WEIGHT_LISTS, Damage, apply_damage, checkpoints, draw_damage, held_out_set, protocol_on_draws, study_protocol,
+    WEIGHT_LISTS, Damage, apply_damage, checkpoints, draw_damage, held_out_set, matrix_name, protocol_on_draws,
+    study_protocol,
 )
 from lib.bfs.transformer import bfs_transformer
 
@@ -53,6 +54,11 @@ def test_a_reach_draw_replaces_one_shared_head_and_an_answer_draw_one_layer():
     assert torch.equal(book.value[2, 5], intact_book.value[2, 5])
 
 
+def test_a_matrix_is_named_by_its_vertex_in_a_reach_list_and_by_its_layer_in_an_answer_list():
+    assert matrix_name("reach query", 2) == Damage("reach query", 2).matrix == "vertex 3"
+    assert matrix_name("answer value", 0) == Damage("answer value", 0).matrix == "layer 1"
+
+
 def test_checkpoints_hold_the_studys_steps_within_the_run():
     assert checkpoints(600, 250) == [0, 100, 200, 250, 300, 400, 500, 600]
 
@@ -64,7 +70,8 @@ def test_the_protocol_pairs_draws_across_constructions_and_is_deterministic(one_
     first, again = run(), run()
     assert first == again
     for a, b in zip(first["study"], first["book"]):
-        assert (a["weight_list"], a["index"]) == (b["weight_list"], b["index"])
+        assert (a["weight_list"], a["index"], a["matrix"]) == (b["weight_list"], b["index"], b["matrix"])
+        assert a["matrix"] == matrix_name(a["weight_list"], a["index"]) and "what" not in a
         assert [step for step, _ in a["curve"]] == [0, 1, 2, 3] and a["loss_before"] == a["curve"][0][1]
     held = held_out_set(StudyConstruction(4), 16, 0)
     assert float(held.distance.max()) <= 5.0   # n + 1 is the study's unreachable label

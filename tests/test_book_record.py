@@ -96,3 +96,23 @@ def test_in_a_kernel_each_record_displays_a_bundle_with_a_plain_text_line(monkey
     Record()("a.y", 0.25, ".0%")
     assert shown == [{RECORD_MIME: {"key": "a.y", "value": 0.25, "format": ".0%", "text": "25%"},
                       "text/plain": "a.y = 25%"}]
+
+
+def test_spread_records_every_statistic_and_na_when_undefined():
+    record = Record(display=False)
+    record.spread("x", [1.0, 2.0, 6.0], ".3g")
+    texts = record.texts()
+    assert [texts[f"x.{k}"] for k in ("n", "mean", "median", "min", "max")] == ["3", "3", "2", "1", "6"]
+    assert record["x.sd"].value == pytest.approx(2.6457513, rel=1e-6)
+    record.spread("one", [0.5])
+    assert record.texts()["one.sd"] == "n/a" and record.texts()["one.mean"] == "0.5"
+    record.spread("none", [])
+    assert record.texts()["none.n"] == "0" and record.texts()["none.median"] == "n/a"
+
+
+def test_fields_records_attributes_and_items_with_their_formats():
+    from types import SimpleNamespace
+    record = Record(display=False)
+    record.fields("a", SimpleNamespace(share=0.25, count=1200), share=".0%", count=",")
+    record.fields("b", {"word": "above"}, word=None)
+    assert record.texts() == {"a.share": "25%", "a.count": "1,200", "b.word": "above"}

@@ -75,9 +75,11 @@ def test_sharpness_sweep_error_falls_as_each_constant_grows():
         assert mse[0] > mse[1] > mse[2] and mse[2] < 1e-6 and mse[0] > 1e-2, (knob, mse)
 
 
-def draw(what, before, after, curve, effect=True, steps=100):
-    return {"what": what, "weight_list": "answer key", "index": 0, "loss_intact": 0.0, "loss_before": before,
-            "loss_after": after, "damage_had_effect": effect, "steps": steps, "curve": curve}
+def draw(name, before, after, curve, effect=True, steps=100, weight_list="answer key", index=0):
+    """A retrained draw's record (`name` only tells the draws of a test apart)."""
+    return {"name": name, "weight_list": weight_list, "index": index, "matrix": f"layer {index + 1}",
+            "loss_intact": 0.0, "loss_before": before, "loss_after": after, "damage_had_effect": effect,
+            "steps": steps, "curve": curve}
 
 
 def test_the_protocol_comparison_with_the_study_and_the_index_numbers():
@@ -96,6 +98,7 @@ def test_the_protocol_comparison_with_the_study_and_the_index_numbers():
     assert numbers["pairs"]["pairs"] == 2 and numbers["pairs"]["left_out"] == 1
     table = protocol_table({"study": study, "book": study}).splitlines()
     assert len(table) == 5 and table[4].endswith("| no effect |")
+    assert table[2].startswith("| 1 | answer key | layer 1 |")          # the weight list and matrix, as columns
 
 
 def test_the_study_construction_is_judged_at_the_studys_last_step_within_the_run_by_counts():
@@ -152,8 +155,9 @@ def test_the_distribution_summary_counts_what_reaches_the_studys_value_per_list_
     assert (summary.reaching.k, summary.reaching.n) == (3, 24)
     assert (summary.reaching_answer_key_query.k, summary.reaching_answer_key_query.n) == (2, 8)
     assert (summary.reaching_other.k, summary.reaching_other.n) == (1, 16)
-    assert [(s.weight_list, s.matrices_text()) for s in summary.lists if s.matrices] == [
-        ("answer key", "layer 1 (2 of 2)"), ("answer value", "layer 2 (1 of 2)")]
+    assert [(s.weight_list, s.matrices) for s in summary.lists if s.matrices] == [
+        ("answer key", ((0, 2, 2),)), ("answer value", ((1, 1, 2),))]   # (matrix index, k, n)
+    assert (summary.reaching_matrices, summary.reaching_lists) == (2, 2)
     assert summary.reaching.share == 3 / 24                                 # percentile 12.5
     table = summary.table().splitlines()
     assert table[5] == "| answer key | 4 | 2.65 | 0.3 to 5 | 2 of 4 | layer 1 (2 of 2) |"
@@ -169,6 +173,8 @@ def test_the_selection_reports_its_band_in_standard_errors_of_the_studys_batch()
     assert math.isclose(selection.half_width, 0.42 / 0.403 - 1)
     assert math.isclose(selection.relative_standard_error, 0.05 * 1.0, rel_tol=0.05)
     assert selection.hits == {"answer key": 1, "answer query": 1}
+    assert selection.matrices == {"answer key": 1, "answer query": 1}
+    assert selection.table().splitlines()[2:] == ["| answer key | 1 | 1 |", "| answer query | 1 | 1 |"]
     assert selection.widths <= 2 and selection.within_two
     assert not summarize_selection(picked, 0.2, n_held_out=512).within_two   # far from 0.2: resolvable
 

@@ -157,7 +157,7 @@ def test_sharpness_figure_plots_each_constant_sorted_and_floored():
 
 def test_damage_distribution_figure_plots_the_share_at_or_below_and_every_draw_by_matrix():
     lists = ("reach key", "reach query", "reach value", "answer key", "answer query", "answer value")
-    records = [{"weight_list": name, "index": index, "noise_draw": 0, "what": name, "mse": mse}
+    records = [{"weight_list": name, "index": index, "noise_draw": 0, "matrix": f"matrix {index + 1}", "mse": mse}
                for name, mse in zip(lists, (10.0, 0.0, 20.0, 0.3, 0.5, 40.0)) for index in range(2)]
     fig = damage_distribution_figure(records, 0.403)
     everything = fig.data[0]
@@ -167,11 +167,12 @@ def test_damage_distribution_figure_plots_the_share_at_or_below_and_every_draw_b
     assert [trace.name for trace in strip] == list(lists)
     assert list(strip[3].x[1]) == ["L1", "L2"] and list(strip[0].x[1]) == ["v1", "v2"]
     assert "percentile 33.3" in fig.layout.annotations[-1].text       # 4 of 12 draws at or below 0.403
+    assert strip[3].hovertext[1].startswith("answer key, matrix 2,")   # the list and the matrix hit
 
 
 def test_study_protocol_figure_shows_each_draw_absolute_and_relative_with_the_studys_points():
     def record(name, curve):
-        return {"weight_list": name, "what": name, "damage_had_effect": True, "curve": curve}
+        return {"weight_list": name, "matrix": "layer 1", "damage_had_effect": True, "curve": curve}
     records = {"study": [record("answer key", [[0, 0.4], [100, 0.3]])],
                "book": [record("answer key", [[0, 0.2], [100, 0.19]])]}
     fig = study_protocol_figure(records)

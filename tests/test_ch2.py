@@ -40,8 +40,10 @@ def test_learning_order_finds_common_lengths_order_and_the_hardest_label():
     order = learning_order(summary, unreachable_label=8)
     assert order.common_lengths == (1, 2, 3)            # 10 of 1,000 examples is under 2%
     assert order.in_length_order is False               # 3 dropped before 2
-    assert (order.hardest_length, order.hardest_name, order.hardest_loss, order.hardest_count) == \
-        (3, "paths of length 3", 0.3, 90)
+    assert (order.hardest_length, order.hardest_unreachable, order.hardest_loss, order.hardest_count) == \
+        (3, False, 0.3, 90)
+    summary["loss_by_length"][8] = 0.5                   # the unreachable label is the hardest
+    assert learning_order(summary, unreachable_label=8).hardest_unreachable is True
 
 
 def test_the_study_parameters_build_its_recipe_and_bad_ones_are_named():

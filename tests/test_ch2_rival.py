@@ -52,7 +52,8 @@ def test_the_constant_passing_length_6_is_no_transition_and_length_1_holds_every
     common = common_lengths(LENGTHS, SHARES)
     order = drop_order(held_steps(sens, 2, common))
     assert order.groups == ((1,),) and order.sometimes == (2,) and order.never == (6, 10)
-    assert group_names(order, 10) == ["length 1"] and one_length_at_a_time(order) is False
+    assert group_names(order, 10) == [["1"]] and one_length_at_a_time(order) is False
+    assert group_names(drop_order([{1: 40, 2: 80, 10: 60}, {1: 40, 2: 60, 10: 80}]), 10) == [["1"], ["2", "unreachable"]]
     found = study_findings(analyses, sens, order, common, 10)
     assert found["length_1_transition_holds_in_every_seed"] == {"holds": True, "events": 2, "seeds": 2}
     assert found["length_2_transition_holds_in_every_seed"] == {"holds": False, "events": 1, "seeds": 2}

@@ -19,7 +19,9 @@ def test_a_spread_orders_against_the_study_only_when_every_seed_agrees():
     assert spread.low == 0.07 and spread.high == 0.16 and math.isclose(spread.mean, 0.35 / 3)
     assert position_against(spread, 0.145) is None
     assert position_against(spread, 0.05) is True and position_against(spread, 0.2) is False
-    assert spread.describe().endswith("3 seeds)") and SeedSpread((1.0,)).describe() == "1 (1 seed)"
+    assert spread.record() == {"values": [0.07, 0.16, 0.12], "mean": spread.mean, "sd": spread.sd, "min": 0.07,
+                               "max": 0.16}
+    assert math.isnan(SeedSpread((1.0,)).sd)  # one seed has no spread
 
 
 def test_spreads_and_orders_come_from_the_seed_records():

@@ -9,11 +9,12 @@ import pytest
 import torch
 
 from lib.chapters.ch3_length import GroupScore, summarize_length_study
+from lib.book.record import Record
 from lib.chapters.ch3_results import (
-    KindScore, TargetKindScores, chapter_claims, share_with_target, summarize_finetuning,
+    KindScore, TargetKindScores, chapter_claims, check_recorded, share_with_target, summarize_finetuning,
     summarize_finetuning_run, summarize_generalization,
 )
-from lib.paths.generalization_tests import TESTS, Scale, by_target_kind, score
+from lib.paths.generalization_tests import PUBLISHED_SCALE, TARGET_KINDS, TESTS, Scale, by_target_kind, score
 from lib.paths.length_generalization import Cell, LengthSplit, summarize_cells
 from lib.paths.training import PathTrainingConfig
 
@@ -127,7 +128,9 @@ def test_generalization_summary_by_hand():
     on_path_small = KindScore(10, 0.02, 0.9, 2.0, 2.0, 0.0)
     summary = summarize_generalization(before, after, SCALE, on_path_small_graphs=on_path_small)
     assert [c.test.name for c in summary.tests] == list(TESTS)
-    assert summary.onpath_small_target.graphs_and_targets == "n in 3..8; on a shortest 1-2 path, target id <= 5"
+    # The graphs and targets of each test at the run's scale, as numbers (the table words them).
+    assert [(c.scale.n_min, c.n_max, c.target_id_max) for c in summary.tests] == [
+        (3, 8, 5), (3, 8, 8), (3, 5, 5), (3, 8, 5), (3, 8, 8)]
     for index, comparison in enumerate(summary.tests):
         assert comparison.mse_before == pytest.approx((index + 1) ** 2)
         assert comparison.accuracy_before == 0.0
@@ -155,7 +158,7 @@ def test_generalization_summary_by_hand():
     assert ids.mse_small == pytest.approx(0.04, rel=1e-4) and ids.mse_large == pytest.approx(0.04, rel=1e-4)
     assert not summary.any_target_large_mse_rose  # 25 before, 6.25 after
     record = summary.record()
-    assert record[1] == {**after[1].record(), "graphs_and_targets": "n in 3..8; on a shortest 1-2 path, any target",
+    assert record[1] == {**after[1].record(), "n_min": 3, "n_max": 8, "target_id_max": 8,
                          "mse_pretrained": before[1].mse, "accuracy_pretrained": 0.0}
 
 
@@ -242,3 +245,63 @@ def test_claims_are_reported_true_or_false_never_raised():
     assert not chapter_claims(finetuning, generalization, short)[
         "longer distances are more than 10 times worse than the training sizes"]
 
+
+def recorded_results() -> dict:
+    """A small results JSON of chapter 3 with the records its notebook makes from it (two seeds)."""
+    on_path = TARGET_KINDS[1]
+    values = {name: [1.0 + i, 1.5 + i] for i, name in enumerate(TESTS)}
+    results = {
+        "finetune_loss_before": 0.7, "finetune_loss_after": 0.2, "base_model": {"source": "trained"},
+        "scale": {"n_min": 3, "small_n_max": 5, "large_n_max": 8, "unreachable_label": 8},
+        "published_scale": {"n_min": 3, "small_n_max": 7, "large_n_max": 15, "unreachable_label": 15},
+        "generalization": [{"test": name, "mse": v[0], "mse_pretrained": 2 * v[0],
+                            "published_mse": TESTS[name].published_mse, "by_target_kind": {on_path: {"mse": 0.6}}}
+                           for name, v in values.items()],
+        "finetune_by_target_kind": {on_path: {"mse": 0.4}},
+        "test_mse_over_seeds": {name: {"values": v, "mean": sum(v) / 2, "min": min(v), "max": max(v)}
+                                for name, v in values.items()},
+        "seed_runs": [{}, {}],
+        "onpath_by_graph_size": {"mse_small": 0.3, "mse_large_small_ids": float("nan")},
+        "onpath_by_graph_size_over_seeds": {"seeds_not_staying_right": 1},
+        "baseline_comparison": [{"test": name, "scale_accounts": name == "any_target_large_graphs",
+                                 "ratio_to_baseline": {"min": 0.5, "max": 0.9}} for name in TESTS],
+        "length_over_seeds": {"seeds": [0, 1], "longer_distances_mse": {"mean": 12.0}},
+        "length_frequency": {"models": [{}, {}, {}, {}], "supports": "rare data"},
+    }
+    record = Record(display=False)
+    record("finetune.loss_before", 0.7, ".4f")
+    record("finetune.loss_after", 0.2, ".5f")
+    record("summary.finetune_effect", "lowers")
+    record("base_model.origin", "No chapter 2 checkpoint was found, so a base model was trained here")
+    for prefix, scale in (("scale", results["scale"]), ("published_scale", PUBLISHED_SCALE)):
+        record.fields(prefix, scale, n_min="d", small_n_max="d", large_n_max="d", unreachable_label="d")
+    for name, v in values.items():
+        record(f"tests.{name}.mse_after", v[0], ".4f")
+        record.spread(f"seeds.{name}.mse", v)
+        record(f"seeds.{name}.side", "below" if name.startswith("any") else "above")
+        record.spread(f"base.{name}.ratio", [0.5, 0.9], ".2f")
+    record("read.loss_grows", "grows")  # 0.6 on large graphs against 0.4 on the fine-tuning graphs
+    record("read.any_target_large_graphs.rose", "lower")  # fine-tuning halved every MSE here
+    record("read.onpath_order.higher", 2, "d")
+    record("read.onpath_order.seeds", 2, "d")
+    record("sizes.mse_small", 0.3, ".3g")
+    record("sizes.mse_large_small_ids", float("nan"), ".3g")
+    record("size_seeds.not_staying_right", 1, "d")
+    record("base.any_accounted", 1, "d")
+    record("length_seeds.seeds", 2, "d")
+    record("length_seeds.longer_distances_mse.mean", 12.0, ".3g")
+    record("freq.models", 4, "d")
+    record("summary.favours_over", "over the data stopping")
+    results["recorded"] = record.results()
+    return results
+
+
+def test_the_recorded_numbers_and_words_agree_with_the_results_they_come_from():
+    results = recorded_results()
+    check_recorded(results)
+    for key, wrong in (("read.loss_grows", "does not grow"), ("seeds.onpath_target.side", "below"),
+                       ("finetune.loss_after", 0.3), ("summary.favours_over", "over rare data")):
+        changed = recorded_results()
+        changed["recorded"][key]["value"] = wrong
+        with pytest.raises(AssertionError):
+            check_recorded(changed)

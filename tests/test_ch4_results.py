@@ -8,13 +8,15 @@ import pytest
 import torch
 
 from lib.book.params import read_parameters_cell, validate_parameters
-from lib.chapters.ch4 import Chapter4Parameters, Experiment, classify_run, pair_keys, save_experiments
+from lib.chapters.ch4 import Chapter4Parameters, Experiment, classify_run, pair_keys, save_experiments, subsample_keys
 from lib.chapters.ch4_results import (
     AUTHORS_SCRIPT_THRESHOLD, FINDINGS, check_findings, findings, fractions_table, intersections_table, label_balance,
     outcomes_table, pair_intersection, pair_intersections, pair_outcome, published_fraction_marks,
     rounded, subsample_outcome, subsample_table, sweep_of_rates, typical_instance_panels,
 )
-from lib.chapters.ch4_report import FeedingSweep, chapter_results, feeding_sweep
+from lib.chapters.ch4_report import (
+    FEEDS_LATER_CHAPTERS, FeedingSweep, feeding_sweep, outcome_json, published_comparisons,
+)
 from lib.grokking.mlp import MLPConfig
 from lib.grokking.outcomes import wilson_interval
 from lib.grokking.pairs import PAIR_NAMES, make_pair, pairs_in_mask
@@ -234,31 +236,25 @@ def chapter_runs():
                                           acc_intersection=[0.75, 0.625])}
 
 
-def test_chapter_results_are_the_summaries_and_the_intersections(tmp_path):
+def test_the_results_parts_are_the_summaries_the_comparisons_and_the_saved_sweeps(tmp_path):
     runs = chapter_runs()
     config = validate_parameters(Chapter4Parameters, {**DEFAULTS, "smoke": True,
                                                       "results_dir": str(tmp_path)})
     saved = save_experiments(runs, config)
     assert saved["s4"] == "04_sweep_s4.pt" and (tmp_path / "04_sweep_s4.pt").exists()
-    balance = label_balance(make_pair("Z100_vs_Z50xZ2"))
-    results = chapter_results(runs, pair_intersections(), balance, config, saved)
-    keys = ("z48", "s4", "s4_no_bias", "s4_second_decay", "s5", "z35_lr0.01", "z35_book", "z100")
-    assert results["pairs"] == [runs[key].summary | {"unembed_bias": key != "s4_no_bias"} for key in keys]
-    assert results["pairs"][5]["name"] == results["pairs"][6]["name"] == "Z35x|6Z2_vs_Z35x|34Z2"
-    with_bias, without = results["s4_bias_comparison"]
+    assert pair_keys(runs) == ["z48", "s4", "s4_no_bias", "s4_second_decay", "s5", "z35_lr0.01", "z35_book", "z100"]
+    assert subsample_keys(runs) == ["subsample_s4"]
+    with_bias, without = (outcome_json(pair_outcome(runs[key])) for key in ("s4", "s4_no_bias"))
     assert (with_bias["unembed_bias"], without["unembed_bias"]) == (True, False)
     assert (with_bias["grokked_g2"]["count"], without["grokked_g2"]["count"]) == (1, 2)
     assert with_bias["published"]["fraction_g1"] == 0.0603 and without["published"] is None
     # wd 2e-5 compared at 0.999, wd 2e-4 at the authors' 0.95; each published count once.
-    compared = {c["experiment"]: c for c in results["published_comparisons"]}
+    compared = {c["experiment"]: c for c in map(outcome_json, published_comparisons(runs))}
     assert set(compared) == {"s4", "s4_second_decay"}
     assert compared["s4_second_decay"]["grok_threshold"] == 0.95
     assert compared["s4_second_decay"]["published"]["fraction_g1"] == 0.067
-    assert results["feeds_chapters_5_6"] == "s4_no_bias"
-    assert results["subsample"] == [runs["subsample_s4"].summary]
-    assert results["intersection_sizes"] == results["published_intersection_sizes"]
-    assert results["z100_label_counts"]["intersection"][:3] == [2, 4, 6]
-    assert (results["smoke"], results["seed"], results["saved_sweeps"]) == (True, 0, saved)
+    assert FEEDS_LATER_CHAPTERS == "s4_no_bias"
+    assert label_balance(make_pair("Z100_vs_Z50xZ2")).counts_json()["intersection"][:3] == [2, 4, 6]
     assert save_experiments(runs, validate_parameters(Chapter4Parameters, {**DEFAULTS, "save_sweeps": False})) == {}
 
 

@@ -33,8 +33,8 @@ from lib.chapters.ch5_figures import (
 )
 from lib.book.statistics import Estimate
 from lib.chapters.ch5_results import (
-    MeasureAuc, strongest_separator, auc_table, chapter_results, measure_correlations, outcome_aucs,
-    outcome_comparison, outcome_summaries, s5_comparison, s5_course_table, summary_table,
+    MeasureAuc, strongest_separator, auc_table, measure_correlations, outcome_aucs,
+    outcome_comparison, outcome_summaries, s5_comparison, s5_course_table, summary_table, trajectory_results,
 )
 from lib.book.record import direction, share, verdict
 from lib.grokking.measures_over_time import MeasuresOverTime
@@ -236,13 +236,11 @@ def test_trajectory_measures_over_time_results_and_figures(tmp_path):
     aucs = outcome_aucs(end, resamples=100, generator=torch.Generator().manual_seed(0))
     rows = end_of_training_rows(end, config.sgld, tuple(config.chain_lengths))
     assert [r.lengths for r in rows] == [(5, 10, 20)] * 3 and rows[0].what.startswith("S4, end of training")
-    results = chapter_results(end, summaries, measure_correlations(end), aucs, trajectory, s5, over_time_json,
-                              {"seed": 0, "chain_length_study": chain_length_results(rows)})
-    assert results["measures_over_time"]["claim"]["study_best"] == "llc"
-    assert results["chain_length_study"][0]["estimates"][-1] == pytest.approx(
-        float(end.llc.mean[end.group == 0].mean()))
-    assert results["llc_over_training"]["epochs"] == [0, 5, 10] and results["seed"] == 0
-    assert results["s5_llc_over_training"]["chains"] == config.s5_llc_chains
+    assert len(summaries) == 3 and measure_correlations(end) and aucs
+    assert over_time_json["claim"]["study_best"] == "llc"
+    assert chain_length_results(rows)[0]["estimates"][-1] == pytest.approx(float(end.llc.mean[end.group == 0].mean()))
+    assert trajectory_results(trajectory)["epochs"] == [0, 5, 10]
+    assert trajectory_results(s5)["chains"] == config.s5_llc_chains
     norms = torch.linspace(1, 2, 4)[:, None].repeat(1, 2)
     figures = [measure_scatter_figure(end), llc_spread_figure(end), llc_trajectory_figure(trajectory, "S4"),
                llc_trajectory_figure(s5, "S5"),

@@ -1,10 +1,16 @@
-"""Chapter 6's reported numbers on hand-made studies whose answers are known."""
+"""Chapter 6's reported numbers on hand-made studies whose answers are known, and the checks of
+its results JSON."""
 
+import json
+from pathlib import Path
+
+import pytest
 import torch
 
 from lib.chapters.ch6 import TransplantStudy
+from lib.chapters.ch6_jacobian import claim_checks
 from lib.chapters.ch6_results import (
-    decision_comparison_rows, decision_leads, decision_rows, decision_table, flip_comparison_table, flips_ordered,
+    check_results, decision_comparison_rows, decision_leads, decision_rows, decision_table, flip_comparison_table, flips_ordered,
     jacobian_summary, median, total_variation_rows, transplant_rows, transplant_table, transplant_verdict,
 )
 from lib.grokking.early_prediction import EarlyPrediction
@@ -153,3 +159,30 @@ def test_the_transplant_verdict_checks_the_authors_criterion_and_lists_a_lucky_o
     assert not verdict["authors_criterion_matches"] and verdict["authors_criterion_shares"] == [0.55, 0.55]
     matched = transplant_verdict([row("S4", near, far), row("A4xZ2", near, far)])
     assert matched["authors_criterion_matches"] and matched["criteria_matching_both"] == ["peak minus final > 0.1"]
+
+
+def committed_results() -> dict:
+    """The committed run's results JSON, with the Jacobian claims derived from their evidence where
+    it predates them (a run before the claims replaced the recorded verdicts)."""
+    results = json.loads((Path(__file__).parents[1] / "notebooks" / "results" / "06_determination.json").read_text())
+    sketch = results["jacobian_sketch"]
+    sketch.pop("verdicts", None)
+    sketch.setdefault("claims", claim_checks(sketch))
+    return results
+
+
+def test_check_results_holds_the_claims_to_their_evidence_and_the_recorded_words_to_the_claims():
+    results = committed_results()
+    check_results(results)
+    claims = results["jacobian_sketch"]["claims"]
+    assert claims["blow_up"] is True and claims["no_bulk"] is False
+    with pytest.raises(AssertionError):                      # a claim the evidence does not support
+        check_results({**results, "jacobian_sketch": {**results["jacobian_sketch"],
+                                                      "claims": {**claims, "no_bulk": True}}})
+    with pytest.raises(AssertionError):                      # a word the prose shows against its claim
+        recorded = {**results["recorded"], "sketch.blow_up": {**results["recorded"]["sketch.blow_up"],
+                                                              "text": "not reproduced"}}
+        check_results({**results, "recorded": recorded})
+    with pytest.raises(AssertionError):                      # a claim that is a word, not a boolean
+        check_results({**results, "jacobian_sketch": {**results["jacobian_sketch"],
+                                                      "claims": {**claims, "blow_up": "reproduced"}}})

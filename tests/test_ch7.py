@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from lib.book.params import ParameterError, validate_parameters
-from lib.chapters.ch7 import DEPTH_CHECKPOINT, Chapter7Parameters, GraphSet, depth_model, seed_model, seed_spread
+from lib.chapters.ch7 import Chapter7Parameters, GraphSet, depth_configs, recipe_models, seed_configs, seed_spread
 from lib.chapters.ch7_hand_built import hand_built_distances
 from lib.chapters.ch7_results import (
     bins_table, growth, layers_label, patching_summary, seeds_table, settled_layer, strongest_shortcut,
@@ -22,6 +22,7 @@ from lib.paths.layer_probes import (
     ReadCriteria, beats_rival, bin_of, bin_radii, both_have_edges, edge_count_bins, fact_values, probe_model,
     radius_of, read_radii, statistic_features, statistics_probes, usable_ks,
 )
+from lib.paths.recipe_models import LOADED, TRAINED, ensure_recipe_run, recipe_path
 from lib.paths.probes import LogisticScores, fit_probes, score_logistic
 from lib.paths.finetuning import fallback_base_config
 from lib.paths.sampler import sample_with_options
@@ -31,7 +32,7 @@ from lib.paths.training import PathTrainingConfig, save_training_run, start_trai
 DEFAULTS = dict(smoke=False, seed=0, device="cpu", results_dir="results", depths=[2, 6], probe_graphs=2000,
                 probe_test_graphs=2000, probe_l2=1e-3, reach_threshold=0.9, auc_threshold=0.95, probe_seeds=1,
                 intervention_graphs=2000,
-                random_subspaces=8, cpu_threads=1)
+                random_subspaces=8, workers=2, cpu_threads=1)
 
 
 def tiny_recipe(**changes) -> PathTrainingConfig:
@@ -48,26 +49,37 @@ def test_a_repeated_depth_is_refused_in_one_sentence():
     assert validate_parameters(Chapter7Parameters, {**DEFAULTS, "probe_seeds": 3, "smoke": True}).probe_seeds == 1
 
 
-def test_a_depth_model_is_kept_and_an_interrupted_one_resumes_to_the_same_weights(tmp_path):
+def test_a_recipe_model_is_kept_an_interrupted_one_resumes_and_workers_train_the_same_weights(tmp_path):
     recipe = tiny_recipe()
-    first = depth_model(recipe, 1, tmp_path / "full", progress=False)
-    assert first.source == "trained here with chapter 2's code"
-    again = depth_model(recipe, 1, tmp_path / "full", progress=False)
-    assert again.source == "this chapter's checkpoint"
-    assert all(torch.equal(a, b) for a, b in zip(first.model.state_dict().values(),
-                                                  again.model.state_dict().values()))
-    partial = train(start_training(dataclasses.replace(recipe, n_layers=1)), until_step=12, progress=False)
-    (tmp_path / "cut").mkdir()
-    save_training_run(partial, tmp_path / "cut" / DEPTH_CHECKPOINT.format(layers=1))
-    resumed = depth_model(recipe, 1, tmp_path / "cut", progress=False)
-    assert resumed.source == "resumed from this chapter's checkpoint at step 12"
-    assert all(torch.equal(a, b) for a, b in zip(first.model.state_dict().values(),
-                                                  resumed.model.state_dict().values()))
-    other = seed_model(recipe, 5, tmp_path / "full", progress=False)
-    assert other.config.seed == 5 and other.n_layers == recipe.n_layers
-    assert seed_model(recipe, 5, tmp_path / "full", progress=False).source == "this chapter's checkpoint"
-    assert not all(torch.equal(a, b) for a, b in zip(first.model.state_dict().values(),
-                                                      other.model.state_dict().values()))
+    first = ensure_recipe_run(recipe, tmp_path / "full")
+    assert first.source == TRAINED and recipe_path(tmp_path / "full", recipe).exists()
+    again = ensure_recipe_run(recipe, tmp_path / "full")
+    assert again.source == LOADED and weights_equal(first.run.model, again.run.model)
+    partial = train(start_training(recipe), until_step=12, progress=False)
+    save_training_run(partial, recipe_path(tmp_path / "cut", recipe))
+    resumed = ensure_recipe_run(recipe, tmp_path / "cut")
+    assert resumed.source == "resumed from a saved run at step 12"
+    assert weights_equal(first.run.model, resumed.run.model)
+    # Another recipe with another seed has its own file; the depths and seeds chapter 7 asks for.
+    assert recipe_path(tmp_path, recipe) != recipe_path(tmp_path, dataclasses.replace(recipe, seed=5))
+    depths, seeds = depth_configs(tiny_recipe(n_layers=4), (2, 4)), seed_configs(recipe, 2)
+    assert list(depths) == ["2 layers"] and depths["2 layers"].n_layers == 2
+    assert {name: c.seed for name, c in seeds.items()} == {"seed 1": 1, "seed 2": 2}
+    # Trained by two workers, on one thread each: the weights of a run trained here on one thread.
+    models = recipe_models({"seed 1": seeds["seed 1"], "again": recipe}, tmp_path / "workers", workers=2)
+    assert models["again"].source == TRAINED and models["again"].config == recipe
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        alone = ensure_recipe_run(seeds["seed 1"], tmp_path / "alone")
+    finally:
+        torch.set_num_threads(threads)
+    assert weights_equal(models["seed 1"].model, alone.run.model)
+    assert not weights_equal(models["seed 1"].model, models["again"].model)
+
+
+def weights_equal(a, b) -> bool:
+    return all(torch.equal(x, y) for x, y in zip(a.state_dict().values(), b.state_dict().values()))
 
 
 def test_distance_probes_see_reachable_targets_only_and_need_both_answers():

@@ -85,14 +85,19 @@ def test_small_target_test_caps_the_vertex_id_not_the_label():
 
 
 def test_published_scale_matches_the_reference_table():
-    described = {name: test.describe(PUBLISHED_SCALE) for name, test in TESTS.items()}
-    assert described == {
-        "onpath_small_target": "n in 3..15; on a shortest 1-2 path, target id <= 7",
-        "onpath_target": "n in 3..15; on a shortest 1-2 path, any target",
-        "any_target_small_graphs": "n in 3..7; any t in 2..7",
-        "any_small_target_large_graphs": "n in 3..15; any t in 2..7",
-        "any_target_large_graphs": "n in 3..15; any t in 2..15",
+    # (task, largest graph, largest target id): graphs have 3..n vertices, targets ids 2..t.
+    shapes = {name: (test.task, test.n_max(PUBLISHED_SCALE), test.target_id_max(PUBLISHED_SCALE))
+              for name, test in TESTS.items()}
+    assert shapes == {
+        "onpath_small_target": ("onpath", 15, 7),
+        "onpath_target": ("onpath", 15, 15),
+        "any_target_small_graphs": ("any", 7, 7),
+        "any_small_target_large_graphs": ("any", 15, 7),
+        "any_target_large_graphs": ("any", 15, 15),
     }
+    assert PUBLISHED_SCALE.n_min == 3
+    assert all((t.sampler(PUBLISHED_SCALE).n_max, t.sampler(PUBLISHED_SCALE).target_max) == shapes[name][1:]
+               for name, t in TESTS.items())
     assert [t.published_mse for t in TESTS.values()] == [0.1020, 0.1451, 61.44, 47.06, 72.87]
     assert [t.authors_11_layer_mse for t in TESTS.values()] == [0.0969, 0.1302, 65.93, 52.19, 81.48]
     assert all(t.sampler(PUBLISHED_SCALE).unreachable_label == 15 for t in TESTS.values())

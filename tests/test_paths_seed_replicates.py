@@ -4,10 +4,11 @@ import dataclasses
 
 from lib.paths.finetuning import fallback_base_config, finetuning_config
 from lib.paths.generalization_tests import TESTS, scale_for
+from lib.paths.recipe_models import recipe_path
 from lib.paths.seed_replicates import replicate_seed
 
 
-def test_a_replicate_trains_fine_tunes_and_scores_every_test_deterministically(one_thread):
+def test_a_replicate_trains_fine_tunes_and_scores_every_test_deterministically(one_thread, tmp_path):
     base = dataclasses.replace(fallback_base_config(seed=0, smoke=True), lr_schedule=((4, 1e-3),), eval_size=64,
                                snapshot_every=4, log_every=2)
     scale = scale_for(base, 5)
@@ -28,3 +29,9 @@ def test_a_replicate_trains_fine_tunes_and_scores_every_test_deterministically(o
     assert first.analysis["same_model"] is False and first.analysis["parameters"] > 0 and again.analysis == {}
     assert list(first.test_by_kind) == list(TESTS) and first.test_by_kind == again.test_by_kind
     assert all(sum(k["count"] for k in kinds.values()) == 32 for kinds in first.test_by_kind.values())
+    # Kept in a results folder, the seed's base model is saved where chapter 7 looks for it
+    # (lib.paths.recipe_models), and a second replicate loads it: the same numbers.
+    kept = replicate_seed(base, tuning, 3, scale, test_graphs=32, test_seed=0, results_dir=tmp_path)
+    assert recipe_path(tmp_path, dataclasses.replace(base, seed=3)).exists()
+    assert kept.test_mse == first.test_mse
+    assert replicate_seed(base, tuning, 3, scale, test_graphs=32, test_seed=0, results_dir=tmp_path).test_mse == first.test_mse

@@ -55,9 +55,10 @@ def damage_distribution(intact, held_out: HeldOut, noise_draws: int, seed: int, 
         progress: show a progress bar.
 
     Returns:
-        One record per draw, in draw order: `weight_list`, `index`, `what`, `answer_head`,
-        `noise_draw`, `seed`, `mse` (mean squared error over the held-out graphs) and
-        `standard_error` (its standard error over those graphs).
+        One record per draw, in draw order: `weight_list`, `index`, `matrix` (its name,
+        `lib.bfs.study_damage.matrix_name`), `answer_head`, `noise_draw`, `seed`, `mse` (mean
+        squared error over the held-out graphs) and `standard_error` (its standard error over
+        those graphs).
     """
     draws = [(damage, draw) for damage in every_damage(intact.n_vertices) for draw in range(noise_draws)]
     records = []
@@ -67,7 +68,7 @@ def damage_distribution(intact, held_out: HeldOut, noise_draws: int, seed: int, 
             model = copy.deepcopy(intact)
             apply_damage(model, damage, torch.Generator().manual_seed(seed + i))
             squared = (model(held_out.adjacency) - held_out.distance).double() ** 2
-            records.append({"weight_list": damage.weight_list, "index": damage.index, "what": damage.describe(),
+            records.append({"weight_list": damage.weight_list, "index": damage.index, "matrix": damage.matrix,
                             "answer_head": damage.hits_answer_head, "noise_draw": draw, "seed": seed + i,
                             "mse": float(squared.mean()),
                             "standard_error": float(squared.std() / math.sqrt(len(squared)))})

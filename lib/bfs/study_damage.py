@@ -60,11 +60,17 @@ class Damage:
     def hits_answer_head(self) -> bool:
         return self.weight_list.startswith("answer")
 
-    def describe(self) -> str:
-        part, kind = self.weight_list.split()
-        if part == "reach":
-            return f"{kind} matrix of the reach head of vertex {self.index + 1} (every layer)"
-        return f"{kind} matrix of the answer head of layer {self.index + 1}"
+    @property
+    def matrix(self) -> str:
+        """The name of the matrix hit (`matrix_name`)."""
+        return matrix_name(self.weight_list, self.index)
+
+
+def matrix_name(weight_list: str, index: int) -> str:
+    """The name of matrix `index` (0-based) of a weight list, for tables and figures: a reach
+    head's by its vertex ("vertex 3"; one head shared by every layer), an answer head's by its
+    layer ("layer 3")."""
+    return f"vertex {index + 1}" if weight_list.startswith("reach") else f"layer {index + 1}"
 
 
 def draw_damage(n_vertices: int, generator: torch.Generator) -> Damage:
@@ -150,8 +156,8 @@ def study_protocol_draw(intact, damage: Damage, steps: int, held_out: HeldOut, s
                         tolerance: float = 1e-6) -> dict:
     """Damage a copy of `intact` as drawn, retrain it as the study did; the record of the draw.
 
-    The record holds `weight_list`, `index`, `what`, `answer_head`, `seed`, `loss_intact`,
-    `loss_before` (held-out MSE right after damage), `loss_after` (after `steps`), `steps`,
+    The record holds `weight_list`, `index`, `matrix` (`matrix_name`), `answer_head`, `seed`,
+    `loss_intact`, `loss_before` (held-out MSE right after damage), `loss_after` (after `steps`), `steps`,
     `damage_had_effect` (the damage moved the held-out MSE by more than `tolerance`), `curve`
     and `train_curve` (see `retrain_like_study`).
     """
@@ -160,7 +166,7 @@ def study_protocol_draw(intact, damage: Damage, steps: int, held_out: HeldOut, s
     apply_damage(model, damage, generator)
     run = retrain_like_study(model, steps, held_out, generator, batch_size=batch_size, record_every=record_every)
     loss_intact = held_out.mse(intact)
-    return {"weight_list": damage.weight_list, "index": damage.index, "what": damage.describe(),
+    return {"weight_list": damage.weight_list, "index": damage.index, "matrix": damage.matrix,
             "answer_head": damage.hits_answer_head, "seed": seed, "loss_intact": loss_intact,
             "loss_before": run["curve"][0][1], "loss_after": run["curve"][-1][1], "steps": steps,
             "damage_had_effect": abs(run["curve"][0][1] - loss_intact) > tolerance, **run}
@@ -206,6 +212,6 @@ def study_protocol(constructions: dict, draws: int, steps: int, seed: int, *, n_
 
 __all__ = [
     "Damage", "HeldOut", "PUBLISHED_RECOVERY", "STUDY_BATCH_SIZE", "STUDY_LEARNING_RATE", "WEIGHT_LISTS",
-    "apply_damage", "checkpoints", "draw_damage", "held_out_set", "protocol_on_draws", "retrain_like_study",
-    "study_protocol", "study_protocol_draw", "unreachable_label",
+    "apply_damage", "checkpoints", "draw_damage", "held_out_set", "matrix_name", "protocol_on_draws",
+    "retrain_like_study", "study_protocol", "study_protocol_draw", "unreachable_label",
 ]

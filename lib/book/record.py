@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 import re
+import statistics
 from dataclasses import dataclass
 from typing import Any
 
@@ -81,6 +82,27 @@ class Record:
         if self.display:
             _show(entry)
         return value
+
+    def spread(self, key: str, values, fmt: str = ".3g", sd_fmt: str = ".2g") -> None:
+        """Record a value over draws or seeds under `key.n`, `.mean`, `.median`, `.min`, `.max`
+        and `.sd` (sample SD: n/a below two values; every statistic n/a when there are none).
+        Chapters 1 and 3 cite their spreads this way."""
+        values = [float(v) for v in values]
+        finite = [v for v in values if not math.isnan(v)]
+        ok = bool(values) and len(finite) == len(values)
+        self(f"{key}.n", len(values), "d")
+        self(f"{key}.mean", statistics.fmean(values) if ok else None, fmt)
+        self(f"{key}.median", statistics.median(values) if ok else None, fmt)
+        self(f"{key}.min", min(values) if ok else None, fmt)
+        self(f"{key}.max", max(values) if ok else None, fmt)
+        self(f"{key}.sd", statistics.stdev(values) if ok and len(values) > 1 else None, sd_fmt)
+
+    def fields(self, prefix: str, source: Any, **formats: str | None) -> None:
+        """Record attributes (or, for a mapping, items) of `source` under `prefix.name`, each with
+        the format given for its name: `record.fields("s4", summary, grokked=",", share=".1%")`."""
+        for name, fmt in formats.items():
+            value = source[name] if isinstance(source, dict) else getattr(source, name)
+            self(f"{prefix}.{name}", value, fmt)
 
     def __getitem__(self, key: str) -> Recorded:
         return self.entries[key]

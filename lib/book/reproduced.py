@@ -186,12 +186,13 @@ def _study(chapter: dict) -> dict:
             for name, entry in chapter.get("study", {}).items()}
 
 
-def chapter_rows(name: str, results: dict, ids: list[str] | None = None) -> list[Reproduced]:
+def chapter_rows(name: str, results: dict, ids: list[str] | None = None, *, base: dict | None = None) -> list[Reproduced]:
     """The rows of the chapter whose results JSON is `name`, from `results`: its `rows`, or the
-    rows (`study_scale_rows` included) with these `ids`, in their order."""
+    rows (`study_scale_rows` included) with these `ids`, in their order. `base`: what the rows
+    read, when not `results` with the study's numbers (`keys_read` passes one that notes reads)."""
     chapter = CHAPTERS[name]
     by_id = {spec["id"]: spec for spec in chapter["rows"] + chapter.get("study_scale_rows", [])}
-    base, rows = {**results, "study": _study(chapter)}, []
+    base, rows = {**results, "study": _study(chapter)} if base is None else base, []
     for spec in chapter["rows"] if ids is None else [by_id[i] for i in ids]:
         scope = _Scope(base, spec.get("let", {}))
         for item in [None] if "each" not in spec else resolve(scope, spec["each"]) or []:
@@ -203,6 +204,76 @@ def chapter_rows(name: str, results: dict, ids: list[str] | None = None) -> list
             except Exception as error:
                 raise ValueError(f"book/reproduced/{name}.yaml, row {spec['id']}: {error}") from error
     return rows
+
+
+def row_parts(row: dict):
+    """Every part of a row (see the module docstring), as (kind, value) pairs: ("template", text),
+    ("rule", spec) for a rule or `of` spec, ("condition", spec) for a rule used as a condition,
+    ("path", dotted path) for every path the row reads where only the results, `study`, the
+    row's `let` and `item` are in scope, and ("field", path) for one read inside a rule's texts,
+    a `bind` or a `let` (where a rule's numbers or bound names may be in scope too). The tests read a
+    row's rules and paths through it; `required_keys` its paths."""
+    def keys(spec, kind):
+        if isinstance(spec, str):
+            yield kind, spec
+        else:
+            for key in spec if isinstance(spec, list) else spec.values():
+                yield from keys(key, kind)
+
+    def text(spec, kind):
+        if isinstance(spec, str):
+            yield "template", spec
+            yield from ((kind, name) for _, name, _, _ in string.Formatter().parse(spec) if name)
+        elif "each" in spec or "bind" in spec:
+            yield from keys(spec.get("each", spec.get("bind")), kind)
+            yield from text(spec["text"], kind if "each" in spec else "field")
+        elif "cases" in spec:
+            for case in spec["cases"]:
+                yield from conditions(case.get("when", []), kind)
+                yield from text(case["text"], kind)
+        else:
+            yield "rule", spec
+            yield from keys(spec.get("keys", {}), kind)
+            for inner in spec.get("texts", {}).values():
+                yield from text(inner, "field")
+
+    def conditions(specs, kind):
+        for condition in specs:
+            if isinstance(condition, str):
+                yield kind, condition.removeprefix("not ")
+            elif isinstance(condition, list):
+                yield from conditions(condition, kind)
+            else:
+                yield "condition", condition
+                yield from keys(condition.get("keys", {}), kind)
+
+    yield from keys(row.get("each", []), "path")
+    yield from conditions(row.get("when", []), "path")
+    for part in ("quantity", "study", "book", "scale", "verdict"):
+        yield from text(row[part], "path")
+    for spec in row.get("let", {}).values():       # evaluated where first used: any scope
+        yield from text(spec, "field")
+
+
+class _Reading(dict):
+    """A results JSON that notes which of its top-level keys a rendering reads (`keys_read`)."""
+
+    def __init__(self, *args):
+        super().__init__(*args)
+        self.read: set[str] = set()
+
+    def get(self, key, default=None):
+        self.read.add(key)
+        return super().get(key, default)
+
+
+def keys_read(name: str, results: dict) -> set[str]:
+    """The top-level keys of `results` (the results JSON `name`) that its chapter's rows read
+    when rendered from it, those it has: what every run of the chapter must write (the notebook
+    tests check a smoke run against the committed run's)."""
+    base = _Reading({**results, "study": _study(CHAPTERS[name])})
+    chapter_rows(name, results, base=base)
+    return {key for key in base.read if key in results}
 
 
 def reproduced_rows(results: dict[str, dict]) -> list[Reproduced]:

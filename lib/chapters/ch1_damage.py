@@ -15,15 +15,11 @@ from collections import Counter
 from dataclasses import dataclass
 
 from lib.bfs.damage_distribution import Share, quantile_summary, share_at_or_below
-from lib.bfs.study_damage import STUDY_BATCH_SIZE, WEIGHT_LISTS
+from lib.bfs.study_damage import STUDY_BATCH_SIZE, WEIGHT_LISTS, matrix_name
 from lib.book.tables import markdown_table
 
 #: The study's draw was damaged in one of these; "answer-head key or query" groups them.
 ANSWER_KEY_QUERY = ("answer key", "answer query")
-
-
-def _matrix_name(weight_list: str, index: int) -> str:
-    return f"vertex {index + 1}" if weight_list.startswith("reach") else f"layer {index + 1}"
 
 
 @dataclass(frozen=True)
@@ -35,11 +31,6 @@ class ListSummary:
     reaching: Share
     #: (matrix index, draws of it at or below the target, draws of it) for every matrix with one.
     matrices: tuple[tuple[int, int, int], ...]
-
-    def matrices_text(self) -> str:
-        if not self.matrices:
-            return "none"
-        return ", ".join(f"{_matrix_name(self.weight_list, index)} ({k} of {n})" for index, k, n in self.matrices)
 
 
 def summarize_list(weight_list: str, records: list[dict], target: float) -> ListSummary:
@@ -72,14 +63,28 @@ class DistributionSummary:
     def matrices(self) -> int:
         return self.draws // self.noise_draws
 
+    @property
+    def reaching_matrices(self) -> int:
+        """How many matrices have at least one noise draw at or below the target."""
+        return sum(len(summary.matrices) for summary in self.lists)
+
+    @property
+    def reaching_lists(self) -> int:
+        """How many of the six weight lists have a matrix with a draw at or below the target."""
+        return sum(bool(summary.matrices) for summary in self.lists)
+
     def table(self) -> str:
-        """Markdown table: per weight list, the MSE's median and 5-95% range and how many reach the target."""
+        """Markdown table: per weight list, the MSE's median and 5-95% range, how many draws reach
+        the target, and the matrices they hit (each with its draws at or below the target, of its
+        noise draws)."""
         rows = []
         for summary in self.lists:
             q = quantile_summary(summary.mse, (0.05, 0.5, 0.95))
+            matrices = ", ".join(f"{matrix_name(summary.weight_list, index)} ({k} of {n})"
+                                 for index, k, n in summary.matrices)
             rows.append([summary.weight_list, summary.reaching.n, f"{q['0.5']:.3g}",
                          f"{q['0.05']:.3g} to {q['0.95']:.3g}", f"{summary.reaching.k} of {summary.reaching.n}",
-                         summary.matrices_text()])
+                         matrices or "none"])
         return markdown_table(["weight list", "draws", "median MSE", "5% to 95% of draws",
                                f"at or below {self.target:g}", "matrices reaching it (of their noise draws)"], rows)
 
@@ -145,6 +150,11 @@ class Selection:
         """The band reaches at most two standard errors from the target: the study's own measurement
         could not tell these draws from its value."""
         return self.widths <= 2
+
+    def table(self) -> str:
+        """Markdown table: per weight list hit, the draws picked and the matrices they hit."""
+        return markdown_table(["weight list", "draws picked", "matrices hit"],
+                              [[name, count, self.matrices[name]] for name, count in self.hits.items()])
 
     def as_dict(self) -> dict:
         return {"target": self.target, "count": self.count, "low": self.low, "high": self.high,

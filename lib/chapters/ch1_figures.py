@@ -176,7 +176,8 @@ def study_protocol_figure(records: dict[str, list[dict]]) -> go.Figure:
             start = losses[0] if losses[0] > 0 else 1.0
             first = record["weight_list"] not in shown_lists
             shown_lists.add(record["weight_list"])
-            label = f"draw {index + 1}: {record['what']}" + ("" if record["damage_had_effect"] else " (no effect)")
+            label = (f"draw {index + 1}: {record['weight_list']}, {record['matrix']}"
+                     + ("" if record["damage_had_effect"] else " (no effect)"))
             for row, values in ((1, [max(v, 1e-12) for v in losses]), (2, [v / start for v in losses])):
                 fig.add_trace(go.Scatter(x=steps, y=values, mode="lines", name=record["weight_list"],
                                          legendgroup=record["weight_list"], showlegend=first and row == 1,
@@ -221,7 +222,8 @@ def damage_distribution_figure(records: list[dict], target: float) -> go.Figure:
         fig.add_trace(go.Scatter(
             x=[[name] * len(mine), labels], y=[max(r["mse"], floor) for r in mine], mode="markers",
             marker={"color": colour, "size": 6, "opacity": 0.7}, name=name, legendgroup=name, showlegend=False,
-            hovertext=[f"{r['what']}, noise draw {r['noise_draw'] + 1}: MSE {r['mse']:.3g}" for r in mine],
+            hovertext=[f"{r['weight_list']}, {r['matrix']}, noise draw {r['noise_draw'] + 1}: MSE {r['mse']:.3g}"
+                       for r in mine],
             hoverinfo="text"), row=1, col=2)
     share = sum(r["mse"] <= target for r in records) / len(records)
     fig.add_vline(x=target, line={"color": "grey", "dash": "dash"}, row=1, col=1)

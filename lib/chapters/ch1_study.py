@@ -90,15 +90,16 @@ def ratio_points(records: list[dict]) -> list[RatioPoint]:
 
 
 def protocol_table(records: dict[str, list[dict]]) -> str:
-    """Markdown table: one row per draw, the matrix hit and each construction's MSE before and after."""
+    """Markdown table: one row per draw, the weight list and matrix replaced by N(0, 1) (a reach
+    head's matrix in every layer) and each construction's MSE before and after."""
     names = list(records)
     steps = records[names[0]][0]["steps"] if records[names[0]] else 0
-    header = ["draw", "matrix replaced by N(0, 1)"]
+    header = ["draw", "weight list", "matrix (reach heads: every layer)"]
     for name in names:
         header += [f"{name}'s: MSE intact", f"{name}'s: after damage", f"{name}'s: after {steps:,} steps"]
     rows = []
     for index, first in enumerate(records[names[0]]):
-        row = [index + 1, first["what"]]
+        row = [index + 1, first["weight_list"], first["matrix"]]
         for name in names:
             record = records[name][index]
             row += [record["loss_intact"], record["loss_before"],

@@ -23,7 +23,8 @@ from lib.paths.evaluation_curves import EvaluationCurves
 PUBLISHED = {
     "n_max": 15, "n_layers": 11, "batch_size": 2**15, "phase_steps": [6400, 3200],
     "learning_rates": [5e-4, 1e-4], "n_parameters": 550_433, "final_loss": 0.001623,
-    "first_transitions": "length 1 near step 50, lengths 2 and 3 near step 80",
+    # length -> about the step of its drop (length 1's the first transition, 2 and 3's the second)
+    "first_transitions": {1: 50, 2: 80, 3: 80},
 }
 
 
@@ -178,7 +179,7 @@ class LearningOrder:
     common_lengths: tuple[int, ...]   # lengths with at least `min_share` of the evaluation batch
     in_length_order: bool             # lengths with a drop dropped shortest first (unreachable excluded)
     hardest_length: int               # the label with the largest final loss
-    hardest_name: str                 # "paths of length k" or "unreachable targets"
+    hardest_unreachable: bool         # that label is the one of unreachable targets
     hardest_loss: float
     hardest_count: int                # evaluation examples with that label
 
@@ -193,6 +194,5 @@ def learning_order(summary: dict, unreachable_label: int, min_share: float = 0.0
                      if drop["dropped"] and length != unreachable_label)
     in_order = [length for _, length in dropped] == sorted(length for _, length in dropped)
     hardest = max(summary["loss_by_length"], key=summary["loss_by_length"].get)
-    name = "unreachable targets" if hardest == unreachable_label else f"paths of length {hardest}"
-    return LearningOrder(common, in_order, hardest, name, summary["loss_by_length"][hardest],
-                         summary["count_by_length"][hardest])
+    return LearningOrder(common, in_order, hardest, hardest == unreachable_label,
+                         summary["loss_by_length"][hardest], summary["count_by_length"][hardest])

@@ -1,19 +1,23 @@
-"""What chapter 2's results JSON must hold, for the notebook tests (chapter 2).
+"""What chapter 2's results must satisfy (chapter 2): `check_results`.
 
-The notebook writes `results_dir/02_training.json`; `tests/test_notebooks.py` finds this module
-by the chapter's number and checks every executed chapter against its `REQUIRED_KEYS` and
-`check_results`.
+The notebook calls `check_results` on its results (the recorded numbers among them) right
+before it writes `results_dir/02_training.json`; the notebook tests call it again on the JSON
+they read back. Which keys the JSON must hold is what `book/reproduced/02_training.yaml` reads.
 """
 
 from __future__ import annotations
 
-#: Keys the results JSON must contain (a chapter may write more).
-REQUIRED_KEYS = frozenset({"final_loss", "loss_by_length", "drop_by_length", "n_parameters",
-                           "steps", "examples_per_second", "transition_study", "findings", "main_run"})
+from lib.book.record import verdict
+from lib.book.results import to_jsonable
+from lib.chapters.ch2_transitions import length_name
 
 
 def check_results(results: dict) -> None:
-    """Assert what chapter 2's results must satisfy beyond holding `REQUIRED_KEYS`."""
+    """Assert what chapter 2's results must satisfy: the shapes and counts of its records, and
+    that the recorded numbers and words agree with the results they were recorded from. Takes
+    the results as written or as read back (`to_jsonable` makes the two the same: JSON keys are
+    strings)."""
+    results = to_jsonable(results)
     assert results["n_parameters"] > 0 and results["steps"] > 0 and results["examples_per_second"] > 0
     assert isinstance(results["loss_by_length"], dict) and isinstance(results["drop_by_length"], dict)
     study = results["transition_study"]
@@ -46,3 +50,20 @@ def check_results(results: dict) -> None:
     # Findings are reported with their counts, never asserted.
     for found in results["findings"].values():
         assert isinstance(found["holds"], bool) and 0 <= found["events"] and found["seeds"] >= 1
+    # The numbers the prose cites (lib.book.record): each with its format and text, and each
+    # agreeing with the result it was recorded from.
+    recorded = results["recorded"]
+    assert all(entry.keys() == {"value", "format", "text"} for entry in recorded.values())
+    assert recorded["main.final_loss"]["value"] == results["final_loss"]
+    assert recorded["study.seeds"]["value"] == seeds
+    unreachable = study["n_max"]
+    assert recorded["study.common_lengths"]["value"] == ", ".join(length_name(k, unreachable)
+                                                                  for k in study["common_lengths"])
+    assert recorded["order.groups"]["value"] == len(study["order"]["groups"])
+    assert recorded["order.one_at_a_time"]["value"] == verdict(results["findings"]["one_length_at_a_time"]["holds"],
+                                                               yes="holds", no="does not hold")
+    assert recorded["main.beats_baseline"]["value"] == verdict(
+        results["findings"]["beats_baseline_tenfold"]["holds"],
+        yes="it computes distances rather than guessing", no="it does not beat that guess tenfold")
+    hardest = recorded["main.hardest"]["value"]
+    assert results["loss_by_length"][str(hardest)] == max(results["loss_by_length"].values())

@@ -16,7 +16,7 @@ import statistics
 from collections.abc import Mapping, Sequence
 
 from lib.book.tables import format_value, markdown_table
-from lib.chapters.ch2_transitions import length_name, lengths_phrase
+from lib.chapters.ch2_transitions import length_name
 from lib.paths.constant_rival import RivalVerdict, judge_drops
 from lib.paths.drop_sensitivity import Found, Sensitivity, sensitivity
 from lib.paths.evaluation_curves import EvaluationCurves
@@ -148,10 +148,10 @@ def one_length_at_a_time(order: DropOrder) -> bool:
     return len(order.groups) >= 2 and order.holds_over_seeds and not order.sometimes
 
 
-def group_names(order: DropOrder, unreachable_label: int) -> list[str]:
-    """The names of the lengths of each group of `order.groups` ("length 1", "lengths 2 and 3"),
-    in the order of their transitions (labels, for the prose to join)."""
-    return [lengths_phrase(group, unreachable_label) for group in order.groups]
+def group_names(order: DropOrder, unreachable_label: int) -> list[list[str]]:
+    """The names (`length_name`) of the lengths of each group of `order.groups`, the groups in the
+    order of their transitions: [["1"], ["2", "3"]]."""
+    return [[length_name(k, unreachable_label) for k in group] for group in order.groups]
 
 
 @dataclasses.dataclass(frozen=True)

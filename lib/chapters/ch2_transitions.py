@@ -1,7 +1,8 @@
 """What chapter 2 says about its transition study (`notebooks/02_training.py`): the drops of
 every length in every seed, their spread, the order of learning over the seeds, as a table
-and the results JSON entry, and the names of lengths in words (also for `ch2_rival`). The study itself runs in `lib.paths.transition_study`,
-the drops are dated by `lib.paths.phase_transitions`."""
+and the results JSON entry, and the name of a label in tables (`length_name`, also for
+`ch2_rival`). The study itself runs in `lib.paths.transition_study`, the drops are dated by
+`lib.paths.phase_transitions`."""
 
 from __future__ import annotations
 
@@ -39,20 +40,9 @@ def spread(steps: list[int | None]) -> int | None:
 
 
 def length_name(length: int, unreachable_label: int) -> str:
+    """The name of a label in tables, figures and recorded lists: the path length ("3"), or
+    "unreachable" for the label of unreachable targets."""
     return "unreachable" if length == unreachable_label else str(length)
-
-
-def lengths_phrase(lengths, unreachable_label: int) -> str:
-    names = [("unreachable targets" if k == unreachable_label else str(k)) for k in lengths]
-    reachable = [n for n in names if n != "unreachable targets"]
-    text = ("length " if len(reachable) == 1 else "lengths ") + join_words(reachable) if reachable else ""
-    if len(reachable) < len(names):
-        text = join_words([t for t in (text, "unreachable targets") if t])
-    return text
-
-
-def join_words(items: list[str]) -> str:
-    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
 def mean_label_from(mean_loss: dict[int, float]) -> float:
@@ -126,4 +116,4 @@ def chance_of_order(order: DropOrder, n_seeds: int) -> float:
 
 
 __all__ = ["chance_of_order", "drop_order", "drop_steps", "drop_table", "mean_label_from", "plotted_lengths",
-           "join_words", "length_name", "lengths_phrase", "mean_label_loss", "spread", "study_drops", "study_results"]
+           "length_name", "mean_label_loss", "spread", "study_drops", "study_results"]

@@ -105,13 +105,19 @@ def generalization_table(summary: GeneralizationSummary) -> str:
 
     The last two columns are the study's: the MSE its post reports, and the MSE of the authors'
     rerun with an 11-layer model (`REFERENCE.md`), both at the study's scale (graphs of up to 15
-    vertices), so they compare with this run's columns in order of magnitude only.
+    vertices), so they compare with this run's columns in order of magnitude only. The second
+    column gives each test's graph sizes and targets at this run's scale.
     """
     return markdown_table(
         ["test", "graphs and targets here", "MSE pre-trained", "MSE fine-tuned", "accuracy fine-tuned",
          "study: MSE in the post", "study: MSE of its 11-layer rerun"],
-        [[t.test.title, t.graphs_and_targets, t.mse_before, t.mse_after, t.accuracy_after,
-          t.test.published_mse, t.test.authors_11_layer_mse] for t in summary.tests])
+        [[t.test.title,
+          f"n in {t.scale.n_min}..{t.n_max}; "
+          + (f"any t in 2..{t.target_id_max}" if t.test.task == "any"
+             else "on a shortest 1-2 path, " + (f"target id <= {t.target_id_max}" if t.test.targets == "small"
+                                                 else "any target")),
+          t.mse_before, t.mse_after, t.accuracy_after, t.test.published_mse, t.test.authors_11_layer_mse]
+         for t in summary.tests])
 
 
 def _kind_cell(score: KindScore) -> str:

@@ -26,7 +26,9 @@ from lib.paths.generalization_tests import TESTS
 
 @dataclasses.dataclass(frozen=True)
 class SeedSpread:
-    """One test's MSE over the seeds: the values in seed order, mean, sample SD, min, max."""
+    """One test's MSE over the seeds: the values in seed order, mean, sample SD, min, max.
+
+    Chapter 3 cites a spread through `lib.book.record.Record.spread(key, spread.values)`."""
 
     values: tuple[float, ...]
 
@@ -47,13 +49,6 @@ class SeedSpread:
     @property
     def high(self) -> float:
         return max(self.values)
-
-    def describe(self, digits: int = 3) -> str:
-        """"0.15 (0.07 to 0.2, SD 0.04, 3 seeds)"."""
-        if len(self.values) == 1:
-            return f"{self.values[0]:.{digits}g} (1 seed)"
-        return (f"{self.mean:.{digits}g} ({self.low:.{digits}g} to {self.high:.{digits}g}, SD {self.sd:.2g}, "
-                f"{len(self.values)} seeds)")
 
     def record(self) -> dict:
         return {"values": list(self.values), "mean": self.mean, "sd": self.sd, "min": self.low, "max": self.high}

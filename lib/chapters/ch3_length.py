@@ -22,8 +22,8 @@ from lib.book.tables import markdown_table
 from lib.paths.length_frequency import (
     FrequencyComparison, UnderPrediction, compare_frequency, label_shares, rows_by_distance,
 )
-from lib.paths.length_generalization import GROUPS, Cell, LengthSplit, summarize_cells
-from lib.paths.training import PathTrainingConfig
+from lib.paths.length_generalization import GROUPS, Cell, LengthSplit, evaluate_cells, summarize_cells
+from lib.paths.training import PathTrainingConfig, start_training, train
 
 
 @dataclasses.dataclass(frozen=True)
@@ -161,6 +161,22 @@ def summarize_length_study(cells: Sequence[Cell], split: LengthSplit, training_l
     )
 
 
+def length_study_of_seed(seed: int, config: PathTrainingConfig, split: LengthSplit, *, per_cell: int,
+                         test_seed: int, max_proposals: int, training_labels: torch.Tensor,
+                         depth_cells: Sequence[Cell], depth_config: PathTrainingConfig) -> LengthSummary:
+    """The length study again from another seed (chapter 3 runs it for each further seed).
+
+    Trains the length-study model of `config` with `seed` in its place, scores it on the same
+    (size, distance) cells as the first seed (`evaluate_cells`, graphs drawn from `test_seed`) and
+    returns their `summarize_length_study` beside the depth check (`depth_cells`, `depth_config`)
+    and the training labels of the first seed.
+    """
+    run = train(start_training(dataclasses.replace(config, seed=seed)), progress=False)
+    run.model.eval()
+    cells = evaluate_cells(run.model, split, per_cell=per_cell, seed=test_seed, max_proposals=max_proposals)
+    return summarize_length_study(cells, split, training_labels, depth_cells, depth_config)
+
+
 # --- Prediction against training frequency -------------------------------------------------------
 
 def under_prediction(name: str, cells: Sequence[Cell], training_labels: torch.Tensor,
@@ -212,5 +228,3 @@ def onsets(models: Sequence[UnderPrediction]) -> Onsets:
     return Onsets(tuple(sorted({(o.distance, o.training_share, o.in_training_range) for o in found if o is not None})),
                   sum(o is None for o in found), len(found))
 
-
-# --- The chapter's claims ----------------------------------------------------------------------

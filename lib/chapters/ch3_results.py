@@ -12,12 +12,13 @@ Each part of the chapter ends in one frozen summary built from the run's outputs
 
 A kind of target that did not occur among a test's graphs is a `KindScore` with count 0 and NaN
 for every mean (`KindScore.absent`); a length-study group without cells is a `GroupScore` with
-count 0 and NaN MSE and accuracy. NaN prints as "nan" in the prose and as "n/a" in tables.
+count 0 and NaN MSE and accuracy. NaN reads "n/a" in the prose (`lib.book.record`) and in tables.
 Every builder is deterministic and draws no random numbers: the chapter's draws all happen
 before, in the notebook's calls to the samplers and training code.
 
 The module runs over 400 lines because it also holds the chapter's results checks
-(`REQUIRED_KEYS`, `check_results`), which the notebook tests find here by the chapter's number;
+(`check_results`, and `check_recorded` for the numbers and words its prose cites), which the
+notebook calls before writing its results and the notebook tests find here by the chapter's number;
 the newer summaries (baselines, seeds, graph sizes) live in `lib.chapters.ch3_baselines`.
 """
 
@@ -34,9 +35,11 @@ from lib.paths.generalization_tests import (
     TARGET_KINDS, TESTS, GeneralizationResult, GeneralizationTest, Scale, by_target_kind, distance_1_to_2,
     target_kinds,
 )
+from lib.book.record import direction, verdict
 from lib.paths.model import PathTransformer
 from lib.paths.training import TrainingRun
 
+from lib.chapters.ch3_baselines import SeedSpread, position_against
 from lib.chapters.ch3_length import LengthSummary
 
 
@@ -226,7 +229,8 @@ class TestComparison:
 
     Attributes:
         test: the test.
-        graphs_and_targets: its graphs and targets at this run's scale, in words.
+        scale: the run's scale, at which the test drew its graphs (`n_min`..`n_max`) and its
+            targets (ids 2..`target_id_max`).
         before, after: the two models' raw scores (with predictions, for the figures).
         kinds_before, kinds_after: their errors by kind of target.
     """
@@ -234,7 +238,7 @@ class TestComparison:
     __test__ = False  # not a pytest test class, despite its name
 
     test: GeneralizationTest
-    graphs_and_targets: str
+    scale: Scale
     before: GeneralizationResult
     after: GeneralizationResult
     kinds_before: TargetKindScores
@@ -257,13 +261,24 @@ class TestComparison:
         return self.after.accuracy
 
     @property
+    def n_max(self) -> int:
+        """Most vertices of the test's graphs (the fewest: `scale.n_min`)."""
+        return self.test.n_max(self.scale)
+
+    @property
+    def target_id_max(self) -> int:
+        """Largest vertex id of the test's targets (ids 2..this)."""
+        return self.test.target_id_max(self.scale)
+
+    @property
     def share_unreachable(self) -> float:
         """Share of the test's graphs whose target is unreachable."""
         return self.after.share_unreachable
 
     def record(self) -> dict:
         """The test's entry in chapter 3's results JSON: the fine-tuned score and the pre-trained MSE."""
-        return {**self.after.record(), "graphs_and_targets": self.graphs_and_targets,
+        return {**self.after.record(), "n_min": self.scale.n_min, "n_max": self.n_max,
+                "target_id_max": self.target_id_max,
                 "mse_pretrained": self.before.mse, "accuracy_pretrained": self.before.accuracy}
 
 
@@ -362,7 +377,7 @@ def summarize_generalization(before: Sequence[GeneralizationResult], after: Sequ
 
     Args:
         before, after: the pre-trained and fine-tuned model's results, in the order of `TESTS`.
-        scale: the run's scale (for the tests' descriptions and the small-target bound).
+        scale: the run's scale (the tests' graph sizes and target ids, and the small-target bound).
         on_path_small_graphs: the fine-tuned model's on-path score on the fine-tuning graphs.
 
     Raises:
@@ -373,7 +388,7 @@ def summarize_generalization(before: Sequence[GeneralizationResult], after: Sequ
             raise ValueError(f"Expected one result per test in the order {list(TESTS)}; "
                              f"got {[r.test.name for r in results]}.")
     tests = {b.test.name: TestComparison(
-        b.test, b.test.describe(scale), b, a, TargetKindScores.from_by_kind(b.by_kind),
+        b.test, scale, b, a, TargetKindScores.from_by_kind(b.by_kind),
         TargetKindScores.from_by_kind(a.by_kind)) for b, a in zip(before, after)}
     on_path_large = tests["onpath_target"].kinds_after.on_path
     return GeneralizationSummary(
@@ -416,26 +431,92 @@ def chapter_claims(finetuning: FinetuningSummary, generalization: Generalization
 
 __all__ = [
     "FinetuningSummary", "GeneralizationSummary", "KindScore", "MseGap",
-    "TargetIdSplit", "TargetKindScores", "TestComparison", "chapter_claims", "share_with_target",
-    "summarize_finetuning", "summarize_finetuning_run", "summarize_generalization",
+    "TargetIdSplit", "TargetKindScores", "TestComparison", "chapter_claims", "check_recorded", "check_results",
+    "share_with_target", "summarize_finetuning", "summarize_finetuning_run", "summarize_generalization",
 ]
 
 
-# --- What the notebook tests check (tests/test_notebooks.py finds these by chapter number) ---
+# --- What the notebook and its tests check (tests/test_notebooks.py finds these by chapter number) ---
 
-#: Keys chapter 3's results JSON must contain (it may write more).
-REQUIRED_KEYS = frozenset({"finetune_loss_before", "finetune_loss_after", "generalization",
-                           "length_generalization", "seed_runs", "test_mse_over_seeds", "baselines",
-                           "baseline_comparison", "vertex_2_share_of_on_path", "onpath_by_graph_size",
-                           "onpath_by_graph_size_over_seeds", "target_kinds_over_seeds", "kind_contrast_over_seeds",
-                           "length_over_seeds", "length_frequency"})
+#: The kind of target whose scores the chapter reads on and off the fine-tuning graphs.
+ON_PATH = TARGET_KINDS[1]
+
+
+def _same(recorded: float | None, value: float | None) -> bool:
+    """A recorded number equals the result it was recorded from (NaN and None, JSON's NaN, alike)."""
+    missing = [v is None or (isinstance(v, float) and math.isnan(v)) for v in (recorded, value)]
+    if any(missing):
+        return all(missing)
+    return math.isclose(recorded, value, rel_tol=1e-12, abs_tol=0.0)
+
+
+def _kind_mse(by_kind: Mapping[str, Mapping[str, float]], kind: str = ON_PATH) -> float:
+    """The MSE of one kind of target in a results-JSON `by_target_kind` (NaN when it did not occur)."""
+    mse = by_kind.get(kind, {}).get("mse")
+    return math.nan if mse is None else mse
+
+
+def check_recorded(results: dict) -> None:
+    """Assert that the numbers chapter 3's prose cites (`results["recorded"]`, `lib.book.record`)
+    are the results they were recorded from, and that each word a rule chose agrees with them."""
+    recorded = {key: entry["value"] for key, entry in results["recorded"].items()}
+    assert all(entry.keys() == {"value", "format", "text"} for entry in results["recorded"].values())
+    assert _same(recorded["finetune.loss_before"], results["finetune_loss_before"])
+    assert _same(recorded["finetune.loss_after"], results["finetune_loss_after"])
+    assert recorded["summary.finetune_effect"] == direction(
+        results["finetune_loss_after"], results["finetune_loss_before"], above="raises", below="lowers",
+        equal="does not change")
+    assert recorded["base_model.origin"].startswith("Loaded") == (results["base_model"]["source"] == "checkpoint")
+    for key in ("n_min", "small_n_max", "large_n_max", "unreachable_label"):
+        assert recorded[f"scale.{key}"] == results["scale"][key]
+        assert recorded[f"published_scale.{key}"] == results["published_scale"][key]
+    # Each test's MSE over the seeds, and where the seeds lie against the study's MSE.
+    for test in results["generalization"]:
+        name, spread = test["test"], results["test_mse_over_seeds"][test["test"]]
+        assert _same(recorded[f"tests.{name}.mse_after"], test["mse"])
+        assert _same(recorded[f"seeds.{name}.mse.mean"], spread["mean"])
+        assert recorded[f"seeds.{name}.mse.n"] == len(spread["values"]) == len(results["seed_runs"])
+        position = position_against(SeedSpread(tuple(spread["values"])), test["published_mse"])
+        assert recorded[f"seeds.{name}.side"] == verdict(position, yes="above", no="below",
+                                                         undefined="on both sides of")
+    first, any_large = results["generalization"][1], results["generalization"][-1]
+    assert recorded["read.loss_grows"] == verdict(
+        _kind_mse(first["by_target_kind"]) > _kind_mse(results["finetune_by_target_kind"]),
+        yes="grows", no="does not grow")
+    assert recorded["read.any_target_large_graphs.rose"] == verdict(any_large["mse"] > any_large["mse_pretrained"],
+                                                                    yes="higher", no="lower")
+    on_path, small_ids = (results["test_mse_over_seeds"][name]["values"] for name in ("onpath_target",
+                                                                                      "onpath_small_target"))
+    assert recorded["read.onpath_order.higher"] == sum(a > b for a, b in zip(on_path, small_ids))
+    assert recorded["read.onpath_order.seeds"] == len(on_path)
+    # The per-size check and the baselines.
+    sizes = results["onpath_by_graph_size"]
+    assert _same(recorded["sizes.mse_small"], sizes["mse_small"])
+    assert _same(recorded["sizes.mse_large_small_ids"], sizes["mse_large_small_ids"])
+    assert recorded["size_seeds.not_staying_right"] == results["onpath_by_graph_size_over_seeds"][
+        "seeds_not_staying_right"]
+    any_tests = [c for c in results["baseline_comparison"] if c["test"].startswith("any")]
+    assert recorded["base.any_accounted"] == sum(c["scale_accounts"] for c in any_tests)
+    for c in results["baseline_comparison"]:
+        assert _same(recorded[f"base.{c['test']}.ratio.min"], c["ratio_to_baseline"]["min"])
+        assert _same(recorded[f"base.{c['test']}.ratio.max"], c["ratio_to_baseline"]["max"])
+    # The length study over its seeds, and which explanation of the levelling off the runs favour.
+    length_seeds = results["length_over_seeds"]
+    assert recorded["length_seeds.seeds"] == len(length_seeds["seeds"])
+    assert _same(recorded["length_seeds.longer_distances_mse.mean"], length_seeds["longer_distances_mse"]["mean"])
+    frequency = results["length_frequency"]
+    assert recorded["freq.models"] == len(frequency["models"])
+    assert recorded["summary.favours_over"] == {"rare data": "over the data stopping", "data stopped": "over rare data",
+                                                "mixed": ""}[frequency["supports"]]
 
 
 def check_results(results: dict) -> None:
-    """Assert what chapter 3's results JSON must satisfy beyond holding `REQUIRED_KEYS`."""
+    """Assert what chapter 3's results JSON must satisfy (the notebook calls it before writing its
+    results, and the notebook tests on what it wrote)."""
     assert results["finetune_loss_after"] < results["finetune_loss_before"]
     assert len(results["generalization"]) == 5
-    assert all({"test", "mse", "accuracy", "published_mse"} <= r.keys() for r in results["generalization"])
+    assert all({"test", "mse", "accuracy", "published_mse", "n_min", "n_max", "target_id_max"} <= r.keys()
+               for r in results["generalization"])
     assert all({"n_vertices", "distance", "mse"} <= r.keys() for r in results["length_generalization"])
     # Both baselines at the book's scale and at the study's, for every test.
     for scale in ("book", "study", "book_graphs_study_label"):
@@ -448,6 +529,7 @@ def check_results(results: dict) -> None:
     assert seeds >= 1 and len(results["test_mse_over_seeds"]) == 5
     for name, spread in results["test_mse_over_seeds"].items():
         assert len(spread["values"]) == seeds and spread["min"] <= spread["mean"] <= spread["max"]
+    assert len(results["finetune_loss_over_seeds"]["values"]) == seeds
     first = {r["test"]: r["mse"] for r in results["generalization"]}
     assert all(results["seed_runs"][0]["test_mse"][name] == mse for name, mse in first.items())
     assert 0.0 <= results["vertex_2_share_of_on_path"]["finetuning"] <= 1.0
@@ -461,3 +543,4 @@ def check_results(results: dict) -> None:
     assert len(results["length_frequency"]["models"]) == length_seeds + seeds
     assert results["length_frequency"]["supports"] in ("rare data", "data stopped", "mixed")
     assert all(isinstance(holds, bool) for holds in results["claims"].values())
+    check_recorded(results)

@@ -11,7 +11,9 @@ seeds in the notebook. This module reads them together:
 * `KindContrast`: on the any-target test on large graphs, on-path targets against the rest, and
   the shares answering d(1,2), seed by seed;
 * `SizeTrendSeeds`: the per-size check (`lib.chapters.ch3_baselines.SizeTrend`) in every seed;
-* `LengthSeeds`: the length study's headline numbers over its seeds.
+* `LengthSeeds`: the length study's headline numbers over its seeds;
+* `seed_analysis`: what each seed's models are measured on beyond the five tests (the per-size
+  rows and the depth check), handed to `lib.paths.seed_replicates`.
 """
 
 from __future__ import annotations
@@ -22,8 +24,34 @@ from collections.abc import Sequence
 from lib.book.tables import markdown_table
 from lib.chapters.ch3_baselines import SeedSpread, SizeTrend, size_trend
 from lib.chapters.ch3_length import LengthSummary
-from lib.paths.generalization_tests import TARGET_KINDS, TESTS
+from lib.paths.baselines import onpath_by_graph_size
+from lib.paths.generalization_tests import TARGET_KINDS, TESTS, Scale
 from lib.paths.length_frequency import FrequencyComparison
+from lib.paths.length_generalization import own_graphs_by_distance
+from lib.paths.sampler import SamplerOptions
+from lib.paths.seed_replicates import Analysis
+
+
+def seed_analysis(sampler: SamplerOptions, scale: Scale, *, graphs_per_size: int, per_cell: int, seed: int,
+                  max_proposals: int) -> Analysis:
+    """What chapter 3 measures on each seed's models beyond the five tests, as an `Analysis` of
+    `lib.paths.seed_replicates` (called with the seed's base model and its fine-tuned model):
+
+    * "onpath_by_graph_size": the fine-tuned model on on-path targets other than vertex 2, one
+      graph size at a time (`lib.paths.baselines.onpath_by_graph_size`, `graphs_per_size` graphs
+      per size; read by `size_trends_over_seeds`);
+    * "depth_check": the base model on its own largest graphs (those of `sampler`), one cell per
+      true distance (`lib.paths.length_generalization.own_graphs_by_distance`, at most `per_cell`
+      graphs per cell; the length study's depth check), as cell records.
+
+    Both draw their graphs from `seed`, so every seed's models meet the same graphs.
+    """
+    def analyse(base_model, tuned_model) -> dict:
+        return {"onpath_by_graph_size": onpath_by_graph_size(tuned_model, TESTS["onpath_target"], scale,
+                                                             graphs_per_size, seed),
+                "depth_check": [c.record() for c in own_graphs_by_distance(
+                    base_model, sampler, per_cell=per_cell, seed=seed, max_proposals=max_proposals)]}
+    return analyse
 
 
 def kind_spread(seed_runs: Sequence[dict], test: str, kind: str, field: str = "mse") -> SeedSpread | None:
@@ -239,5 +267,5 @@ def seed_claims(size_seeds: SizeTrendSeeds, contrast: KindContrast, length_seeds
 
 __all__ = [
     "KindContrast", "LengthSeeds", "SizeTrendSeeds", "all_seeds", "kind_contrast", "kind_spread",
-    "kind_spread_table", "seed_claims", "size_trends_over_seeds",
+    "kind_spread_table", "seed_analysis", "seed_claims", "size_trends_over_seeds",
 ]

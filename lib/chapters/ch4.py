@@ -115,8 +115,7 @@ class Chapter4Parameters(SweepChapterParameters):
                             high=1_000_000, smoke=at_most(60))
     log_every: int = parameter("epochs between recorded accuracies and losses", low=1,
                                high=lambda earlier: earlier.epochs, smoke=at_most(10))
-    grok_threshold: float = parameter(
-        "accuracy on a group's full table that counts as grokking it", low=0.5, high=1.0)
+    grok_threshold: float = SweepChapterParameters.shared("grok_threshold")
     unembed_bias: bool = parameter(
         "give the S4 and S5 models an unembedding bias without weight decay (published: on)")
     s4_instances: int = _count("seeds of the S4 vs A4 x Z2 sweep (published: 10,000)", 16)

@@ -5,23 +5,20 @@
   count's threshold (0.999 for wd 2e-5, the authors' 0.95 at the last logged epoch for wd 2e-4);
 * `outcome_json`: a sweep's counts, fractions and 95% intervals with its protocol and the
   published count it is compared with, for the results JSON and the index table;
-* `feeding_sweep`: the counts behind the S4 sweep chapters 5 and 6 measure (`FEEDS_LATER_CHAPTERS`);
-* `chapter_results`: the chapter's results JSON (the runs' summaries unchanged, the S4 pair with
-  and without the bias, the published comparisons).
+* `feeding_sweep`: the counts behind the S4 sweep chapters 5 and 6 measure (`FEEDS_LATER_CHAPTERS`).
+
+The notebook writes the results JSON from these (the runs' summaries unchanged, the S4 pair with
+and without the bias, the published comparisons).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 
-from lib.chapters.ch4 import (
-    PUBLISHED_COUNTS, Chapter4Parameters, ExperimentRun, pair_keys, published_for, subsample_keys,
-)
-from lib.chapters.ch4_results import LabelBalance, PairIntersection, PairOutcome, pair_outcome
+from lib.chapters.ch4 import PUBLISHED_COUNTS, ExperimentRun, published_for
+from lib.chapters.ch4_results import PairOutcome, pair_outcome
 from lib.grokking.outcomes import OutcomeFraction
-from lib.grokking.pairs import PUBLISHED_INTERSECTION_SIZES
-from lib.grokking.study import PUBLISHED_NOTES
 
 
 def outcome_json(outcome: PairOutcome) -> dict:
@@ -73,27 +70,4 @@ def feeding_sweep(with_bias: PairOutcome, without_bias: PairOutcome) -> FeedingS
                         with_bias.grokked_g2.count < 3)
 
 
-def chapter_results(runs: Mapping[str, ExperimentRun], intersections: Sequence[PairIntersection],
-                    z100_balance: LabelBalance, config: Chapter4Parameters,
-                    saved: Mapping[str, str]) -> dict:
-    """The chapter's results JSON: one summary per sweep, the S4 pair with and without the bias
-    and the like-for-like published comparisons (counts and intervals), intersections, label
-    counts, settings."""
-    return {
-        "pairs": [runs[key].summary | {"unembed_bias": runs[key].experiment.model.unembed_bias}
-                  for key in pair_keys(runs)],
-        "subsample": [runs[key].summary for key in subsample_keys(runs)],
-        "s4_bias_comparison": [outcome_json(pair_outcome(runs[key])) for key in ("s4", "s4_no_bias")],
-        "published_comparisons": [outcome_json(o) for o in published_comparisons(runs)],
-        "feeds_chapters_5_6": FEEDS_LATER_CHAPTERS,
-        "intersection_sizes": {row.name: row.intersection_size for row in intersections},
-        "published_intersection_sizes": PUBLISHED_INTERSECTION_SIZES,
-        "z100_label_counts": z100_balance.counts_json(),
-        "published": {key: count.as_json() for key, count in PUBLISHED_COUNTS.items()},
-        "published_notes": PUBLISHED_NOTES,
-        "grok_threshold": config.grok_threshold, "smoke": config.smoke,
-        "seed": config.seed, "saved_sweeps": dict(saved),
-    }
-
-
-__all__ = ["FEEDS_LATER_CHAPTERS", "FeedingSweep", "chapter_results", "feeding_sweep", "outcome_json", "published_comparisons"]
+__all__ = ["FEEDS_LATER_CHAPTERS", "FeedingSweep", "feeding_sweep", "outcome_json", "published_comparisons"]

@@ -55,11 +55,8 @@ class Chapter5Parameters(SweepChapterParameters):
         low=1, high=1_000_000, smoke=at_most(2))
     bootstrap_resamples: int = parameter("bootstrap resamples of every interval", low=100,
                                          high=1_000_000, smoke=at_most(100))
-    fallback_instances: int = parameter(
-        "seeds of the S4 sweep trained here when chapter 4's is missing (chapter 4: 1,000)", low=1,
-        high=1_000_000, smoke=at_most(16))
-    fallback_epochs: int = parameter("epochs of that sweep (the study: 2,000)", low=1,
-                                     high=1_000_000, smoke=at_most(40))
+    fallback_instances: int = SweepChapterParameters.shared("fallback_instances")
+    fallback_epochs: int = SweepChapterParameters.shared("fallback_epochs")
     trajectory_every: int = parameter(
         "epochs between the snapshots at which one seed per outcome is measured over training",
         low=1, smoke=at_most(20))
@@ -86,8 +83,7 @@ class Chapter5Parameters(SweepChapterParameters):
     pac_bayes_bisection_draws: int = parameter(
         "noise draws per bisection step of the PAC-Bayes sigma search (the study: 1,000)", low=1,
         high=1_000_000, smoke=at_most(8))
-    grok_threshold: float = parameter("accuracy on a group's full table that counts as grokking it",
-                                      low=0.5, high=1.0)
+    grok_threshold: float = SweepChapterParameters.shared("grok_threshold")
     s5_seeds: int = parameter("S5 vs A5 x Z2 seeds whose LLC is followed along training", low=1,
                               high=10_000, smoke=at_most(1))
     s5_dim: int = parameter("their embedding and hidden width d = h (the study: 128)", low=1,

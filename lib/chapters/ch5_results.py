@@ -11,14 +11,15 @@
 
 * `s5_comparison`: the S5 LLC course beside the study's (`s5_course_table` per seed).
 
-`chapter_results` assembles the results JSON and `check_results` checks it. Everything here
+`trajectory_results` gives the results JSON's entry of a trajectory, and `check_results` checks
+the JSON the notebook assembles. Everything here
 returns numbers, booleans and tables; the sentences are the notebook's markdown, which cites
 the numbers the notebook records (`lib.book.record`).
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from functools import partial
 
 import torch
@@ -237,45 +238,18 @@ def trajectory_results(trajectory: Trajectory) -> dict:
             "same_outcome_as_sweep": trajectory.same_outcome}
 
 
-def chapter_results(end: EndOfTraining, summaries: list[OutcomeSummary],
-                    correlations: list[Correlation], aucs: list[MeasureAuc], trajectory: Trajectory,
-                    s5_trajectory: Trajectory, measures_over_time: dict, settings: dict) -> dict:
-    """The chapter's results JSON: per outcome, the correlations, the AUCs, the trajectories, the
-    measures over time (`lib.chapters.ch5_measures.measures_results`)."""
-    return {
-        "outcomes": [{"group": s.group, "count": s.count,
-                      **{key: asdict(value) for key, value in s.means.items()}} for s in summaries],
-        "correlations": [asdict(c) for c in correlations],
-        "aucs": [asdict(a) for a in aucs],
-        "efficiency_norm": end.efficiency_norm,
-        "llc_spread": {"mean_std_over_chains": float(end.llc.std.mean()),
-                       "mean_sem": float(end.llc.sem.mean()), "chains": end.llc.per_chain.shape[1]},
-        "llc_over_training": trajectory_results(trajectory),
-        "s5_llc_over_training": trajectory_results(s5_trajectory),
-        "measures_over_time": measures_over_time,
-        **settings,
-    }
-
-
 __all__ = [
     "CORRELATED_PAIRS", "Correlation", "MEASURE_NAMES", "MeasureAuc", "OutcomeSummary",
-    "OutcomeComparison", "S5Comparison", "auc_table", "chapter_results", "measure_correlations",
+    "OutcomeComparison", "S5Comparison", "auc_table", "check_results", "measure_correlations",
     "outcome_aucs", "outcome_comparison", "outcome_summaries", "s5_comparison", "s5_course_table",
     "strongest_separator", "summary_table", "trajectory_results",
 ]
 
 
-# --- What the notebook tests check (tests/test_notebooks.py finds these by chapter number) ---
-
-#: Keys chapter 5's results JSON must contain (it may write more).
-REQUIRED_KEYS = frozenset({"outcomes", "correlations", "aucs", "llc_over_training", "s5_llc_over_training",
-                           "measures_over_time", "regression_check", "sgld", "chain_length_study",
-                           "s5_snapshots", "feeding_sweep", "sweep_correlations", "study_efficiency",
-                           "recorded"})
-
+# --- What the notebook checks before it writes its results ---
 
 def check_results(results: dict) -> None:
-    """Assert what chapter 5's results JSON must satisfy beyond holding `REQUIRED_KEYS`."""
+    """Assert what chapter 5's results JSON must satisfy (its notebook calls it before writing them)."""
     assert results["regression_check"]["estimate"] > 0
     assert all({"group", "count", "llc", "train_loss", "weight_norm", "efficiency_loss"} <= o.keys()
                for o in results["outcomes"])

@@ -59,13 +59,9 @@ AMPLIFICATION_SIZES = (1e-14, 1e-12, 1e-10, 1e-8, 1e-6)
 class Chapter6Parameters(SweepChapterParameters):
     """The papermill parameters of chapter 6, each with its type, bounds, help and smoke value."""
 
-    fallback_instances: int = parameter(
-        "seeds of the S4 sweep trained here when chapter 4's is missing (chapter 4: 1,000)", low=1,
-        high=1_000_000, smoke=at_most(16))
-    fallback_epochs: int = parameter("epochs of that sweep (the study: 2,000)", low=1,
-                                     high=1_000_000, smoke=at_most(40))
-    grok_threshold: float = parameter("accuracy on a group's full table that counts as grokking it",
-                                      low=0.5, high=1.0)
+    fallback_instances: int = SweepChapterParameters.shared("fallback_instances")
+    fallback_epochs: int = SweepChapterParameters.shared("fallback_epochs")
+    grok_threshold: float = SweepChapterParameters.shared("grok_threshold")
     perturb_per_outcome: int = parameter("seeds of each outcome whose weights are perturbed", low=1,
                                          high=1000, smoke=at_most(1))
     perturb_every: int = parameter("epochs between the checkpoints at which they are perturbed",

@@ -1,7 +1,7 @@
 """What chapter 6 reports of the training Jacobian at the authors' scale (read through products,
 `lib.grokking.jacobian_sketch`): its rows, tables and results-JSON entry, with the
-study's two claims (no bulk; a blow-up late in training) as booleans with their evidence and the
-verdicts the results JSON stores."""
+study's two claims (no bulk; a blow-up late in training) as booleans with their evidence; the
+index's rows (book/reproduced/06_determination.yaml) word the verdicts."""
 
 from __future__ import annotations
 
@@ -127,8 +127,8 @@ def amplification_table(checks: list[dict]) -> str:
 
 def sketch_summary(run: SketchRun) -> dict:
     """The results-JSON entry: scale beside the authors', the screen, the grokking step, every
-    boundary's row, the spectra, the growth of the largest singular value after grokking, and a
-    verdict on each of the study's two claims."""
+    boundary's row, the spectra, the growth of the largest singular value after grokking, and the
+    study's two claims as booleans with their evidence (`claims`: `claim_checks`)."""
     study = run.study
     rows, spectra = sketch_rows(run), sketch_spectrum_rows(run)
     grok = study.grok_step()
@@ -157,7 +157,7 @@ def sketch_summary(run: SketchRun) -> dict:
              "growth_by_eps": [{"eps": eps, "rows": [growth_row(s) for s in studies]}
                                for eps, studies in run.eps_spread.items()],
              "overflow": overflow_summary(run.overflow)}
-    facts["verdicts"] = claim_verdicts(facts)
+    facts["claims"] = claim_checks(facts)
     return facts
 
 
@@ -187,73 +187,22 @@ def _grew(rows: list[dict]) -> tuple[int, int]:
     return sum(r["growth_after_grokking"] >= BLOW_UP_FACTOR for r in grokkers), len(grokkers)
 
 
-def claim_verdicts(facts: dict) -> dict[str, str]:
-    """A verdict on each claim of the study from the summary's numbers: "no bulk" holds when at
-    most `NO_BULK_SHARE` of the singular values reach 0.9 at the end; "blow-up late" when the
-    largest grows `BLOW_UP_FACTOR` times from grokking to the end in most grokking seeds read
-    (`growth_by_seed`), "differs" when in some but not most."""
-    authors = facts["published"]
-    if facts["grok_step"] <= 0:
-        reason = (f"not comparable at this scale: the model does not grok within {facts['steps']:,} steps "
-                  f"(the study's claims concern training past grokking)")
-        return {"no_bulk": reason, "blow_up": reason}
-    bound = facts["end_bulk_share_bound"]
-    no_bulk = (f"reproduced: at most {bound:.1%} of the singular values reach {BULK_FLOOR} at step {facts['end_step']:,}"
-               if bound <= NO_BULK_SHARE else
-               f"not comparable at this scale: the {facts['directions']} largest singular values are read "
-               f"({facts['end_estimates_above_bulk']} of them above 1.1), but the bound on the other "
-               f"{facts['n_parameters'] - facts['directions']:,} ({bound:.0%} may reach {BULK_FLOOR}) is too loose "
-               "to count those near 1")
-    grokkers = [r for r in facts["growth_by_seed"] if r["grok_step"] > 0]
-    blown, _ = _grew(grokkers)
-    growths = ", ".join(f"{r['growth_after_grokking']:.2g}" for r in grokkers)
-    before = min(r["at_grok"] / r["first_segment"] for r in grokkers)
-    # A growth is a ratio of two lower bounds: an estimate of the growth, not a bound on it.
-    counted = (f"at Adam eps {facts.get('adam_eps', 1e-8):g} (the authors'), {blown} of {len(grokkers)} grokking seeds "
-               f"grow at least {BLOW_UP_FACTOR:.0f} times from grokking to step {facts['steps']:,} (ratios of two "
-               f"lower bounds, estimates: {growths})")
-    by_eps = [(entry["eps"], *_grew(entry["rows"])) for entry in facts.get("growth_by_eps", [])]
-    other_eps = "; ".join(f"at eps {eps:g}, {k} of {n}" for eps, k, n in by_eps)
-    survives = all(k * 2 > n for _, k, n in by_eps if n)
-    departs = facts["float32_departs_at"]
-    context = (f"; float64 throughout: float32, the authors' dtype, departs from it from step {departs:,}"
-               if departs >= 0 else "")
-    overflow = facts.get("overflow")
-    if overflow and overflow["float32_nonfinite_at"] >= 0:
-        context += (f"; run to step {overflow['steps']:,}, the float32 bound overflows at step "
-                    f"{overflow['float32_nonfinite_at']:,} (float64: {overflow['float64_end']:.2g} at the end), so a "
-                    "float32 curve ends near float32's largest number, 3.4e38, whatever the true growth")
-    elif overflow:
-        context += (f"; run to step {overflow['steps']:,}, the float32 bound stays finite (float64 ends at "
-                    f"{overflow['float64_end']:.2g})")
-    context += "; the authors also decay the unembedding bias, this model does not"
-    if blown * 2 > len(grokkers) and survives:
-        blow_up = (f"reproduced: {counted}" + (f"; {other_eps}" if other_eps else "")
-                   + f"; it grows before grokking too (at least {before:.2g} times from the first segment to grokking)"
-                   + context)
-    elif blown * 2 > len(grokkers):
-        blow_up = (f"reproduced at the authors' Adam eps only: {counted}; {other_eps}: the late growth follows "
-                   f"Adam's eps, an optimizer effect rather than a property of the grokked solution{context}")
-    elif blown:
-        blow_up = f"differs: only {counted}{context}"
-    else:
-        blow_up = (f"not seen within {facts['steps']:,} steps (the authors: {authors['steps']:,}): {counted}; the "
-                   f"growth comes before grokking (at least {before:.2g} times from the first segment to grokking): "
-                   "not comparable at this scale")
-    return {"no_bulk": no_bulk, "blow_up": blow_up}
-
-
 def claim_checks(facts: dict) -> dict:
-    """The study's two claims as booleans with their evidence (the numbers `claim_verdicts`
-    words): `grokked`; `no_bulk` (at most `NO_BULK_SHARE` of the singular values reach 0.9 at
-    the end; None when the model does not grok); `blow_up` (the largest singular value grows
-    `BLOW_UP_FACTOR` times from grokking to the end in most grokking seeds read), `blow_up_some`
-    (in at least one), `blow_up_survives_eps` (in most at every further Adam eps), the counts
-    and the least growth before grokking (each None when the model does not grok)."""
+    """The study's two claims as booleans with the evidence they are decided from (the index's
+    rows, book/reproduced/06_determination.yaml, word them): `grokked`; `no_bulk` (at most
+    `no_bulk_share` of the singular values reach `bulk_floor` at the end; None when the model does
+    not grok); `blow_up` (the largest singular value grows `blow_up_factor` times from grokking to
+    the end in most grokking seeds read), `blow_up_some` (in at least one), `blow_up_survives_eps`
+    (in most at every further Adam eps), the counts (`seeds_blown` of `grokking_seeds`, and
+    `by_eps`) and the least growth before grokking (each claim None when the model does not grok);
+    `float32_departs` (the float32 sketch departs from the float64 one) and `float32_overflows`
+    (the long float32 run's bound stops being finite; None without that run); the thresholds and
+    `singular_values_unread` (those past the `directions` the randomized SVD reads)."""
     grokked = facts["grok_step"] > 0
     grokkers = [r for r in facts["growth_by_seed"] if r["grok_step"] > 0]
     blown, n = _grew(grokkers)
     by_eps = [(entry["eps"], *_grew(entry["rows"])) for entry in facts.get("growth_by_eps", [])]
+    overflow = facts.get("overflow")
     return {"grokked": grokked,
             "no_bulk": facts["end_bulk_share_bound"] <= NO_BULK_SHARE if grokked else None,
             "blow_up": blown * 2 > n if grokked else None,
@@ -262,9 +211,13 @@ def claim_checks(facts: dict) -> dict:
             "seeds_blown": blown, "grokking_seeds": n,
             "by_eps": [{"eps": eps, "seeds_blown": k, "grokking_seeds": m} for eps, k, m in by_eps],
             "growth_before_grokking_min": min(r["at_grok"] / r["first_segment"] for r in grokkers)
-            if grokked and grokkers else None}
+            if grokked and grokkers else None,
+            "float32_departs": facts["float32_departs_at"] >= 0,
+            "float32_overflows": overflow["float32_nonfinite_at"] >= 0 if overflow else None,
+            "no_bulk_share": NO_BULK_SHARE, "blow_up_factor": BLOW_UP_FACTOR, "bulk_floor": BULK_FLOOR,
+            "singular_values_unread": facts["n_parameters"] - facts["directions"]}
 
 
 __all__ = ["BLOW_UP_FACTOR", "FLOAT32_DEPARTURE", "FLOAT32_MAX", "overflow_summary", "LINEAR_TOLERANCE", "NO_BULK_SHARE", "amplification_check",
-           "amplification_table", "claim_checks", "claim_verdicts", "growth_row", "growth_table", "sketch_rows",
+           "amplification_table", "claim_checks", "growth_row", "growth_table", "sketch_rows",
            "sketch_spectrum_rows", "sketch_spectrum_table", "sketch_summary", "sketch_table"]

@@ -2,33 +2,35 @@
 
 The chapter opens chapter 2's trained model (`lib.paths.finetuning.ensure_base_model`: its
 checkpoint, or the same training code run here) and models of the same recipe at other depths
-(`depth_model`) and with other seeds (`seed_model`), trained with chapter 2's code and kept in
-`results_dir` so that a rerun, or an interrupted one, picks them up, and reads them on fresh
+and with other seeds (`depth_configs`, `seed_configs`, `recipe_models`), trained with chapter 2's code in
+worker processes and kept in `results_dir` (`lib.paths.recipe_models`; chapter 3 leaves the
+seeds' models there) so that a rerun, or an interrupted one, picks them up, and reads them on fresh
 graphs of their training distribution (`lib.paths.graph_set.GraphSet.draw`). The radii of every
 fact under each criterion (`fact_radii`), their spread over seeds (`seed_spread`) and the probe
 scores as the results JSON holds them (`grid_results`) are computed here too. The science lives
 in `lib.paths.layer_probes` (what each layer knows) and `lib.paths.causal` (ablation, patching,
 shortcut statistics); the hand-built model of chapter 1 on the same graphs in
-`lib.chapters.ch7_hand_built`, figures in `lib.chapters.ch7_figures`, sentences and the results
-JSON in `lib.chapters.ch7_results`.
+`lib.chapters.ch7_hand_built`, figures in `lib.chapters.ch7_figures`, tables and checks in
+`lib.chapters.ch7_results`.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 
 from lib.book.params import at_most, ChapterParameters, parameter, ParameterError
+from lib.book.workers import map_in_workers
 from lib.paths.causal import loss_by_label
 from lib.paths.finetuning import BaseModel
 from lib.paths.graph_set import GraphSet
 from lib.paths.layer_probes import FACTS, ModelProbes, ProbeGrid, ReadCriteria, bin_radii, read_radii
 from lib.paths.model import PathTransformer
-from lib.paths.training import PathTrainingConfig, load_training_run, start_training, train
+from lib.paths.recipe_models import ensure_recipe_run
+from lib.paths.training import PathTrainingConfig
 
 
 @dataclass(frozen=True)
@@ -55,6 +57,8 @@ class Chapter7Parameters(ChapterParameters):
                                          low=64, high=1 << 20, smoke=at_most(256))
     random_subspaces: int = parameter("random subspaces patched as the control of the probe subspace",
                                        low=1, high=1000, smoke=at_most(2))
+    workers: int = parameter("processes that train the missing models of other depths and seeds at once (one "
+                             "core each)", low=1, high=64)
     cpu_threads: int = parameter(
         "torch threads on the CPU (one is fastest for these small models on 2 cores)", low=1, high=256)
 
@@ -63,19 +67,13 @@ class Chapter7Parameters(ChapterParameters):
             raise ParameterError(f"Parameter `depths` must not repeat a depth; got {list(self.depths)}.")
 
 
-#: Where the models of other depths are kept between runs, by number of layers.
-DEPTH_CHECKPOINT = "07_depth_{layers}_layers.pt"
-#: Where the models of chapter 2's recipe with other seeds are kept between runs.
-SEED_CHECKPOINT = "07_seed_{seed}.pt"
-
-
 @dataclass(frozen=True)
 class TrainedModel:
     """One model the chapter reads: its network (eval mode), recipe and where it came from."""
 
     model: PathTransformer
     config: PathTrainingConfig
-    source: str          # "chapter 2's checkpoint", "trained here", "this chapter's checkpoint"
+    source: str          # "chapter 2's checkpoint", or a source of `lib.paths.recipe_models`
     seconds: float
 
     @property
@@ -89,47 +87,34 @@ def from_base(base: BaseModel) -> TrainedModel:
     return TrainedModel(base.model, base.config, source, base.seconds)
 
 
-def _same_recipe(saved: PathTrainingConfig, wanted: PathTrainingConfig) -> bool:
-    return dataclasses.replace(saved, device="cpu") == dataclasses.replace(wanted, device="cpu")
+def depth_configs(base_config: PathTrainingConfig, depths: tuple[int, ...]) -> dict[str, PathTrainingConfig]:
+    """Chapter 2's recipe at each other depth, by the name the chapter shows ("2 layers")."""
+    return {f"{depth} layer{'s' if depth > 1 else ''}": dataclasses.replace(base_config, n_layers=depth)
+            for depth in depths if depth != base_config.n_layers}
 
 
-def depth_model(base_config: PathTrainingConfig, n_layers: int, results_dir: str | Path, *,
-                checkpoint_every: int = 250, progress: bool = True) -> TrainedModel:
-    """Chapter 2's recipe with `n_layers` layers (see `recipe_model`)."""
-    return recipe_model(dataclasses.replace(base_config, n_layers=n_layers),
-                        Path(results_dir) / DEPTH_CHECKPOINT.format(layers=n_layers),
-                        checkpoint_every=checkpoint_every, progress=progress)
+def seed_configs(base_config: PathTrainingConfig, count: int) -> dict[str, PathTrainingConfig]:
+    """Chapter 2's recipe with the `count` seeds after its own, by name ("seed 1")."""
+    seeds = range(base_config.seed + 1, base_config.seed + 1 + count)
+    return {f"seed {seed}": dataclasses.replace(base_config, seed=seed) for seed in seeds}
 
 
-def seed_model(base_config: PathTrainingConfig, seed: int, results_dir: str | Path, *,
-               checkpoint_every: int = 250, progress: bool = True) -> TrainedModel:
-    """Chapter 2's recipe with another `seed` (weights and data stream; see `recipe_model`)."""
-    return recipe_model(dataclasses.replace(base_config, seed=seed),
-                        Path(results_dir) / SEED_CHECKPOINT.format(seed=seed),
-                        checkpoint_every=checkpoint_every, progress=progress)
+def recipe_models(configs: dict[str, PathTrainingConfig], results_dir: str | Path, *, workers: int,
+                  device: str | torch.device = "cpu") -> dict[str, TrainedModel]:
+    """The models of `configs` (`depth_configs`, `seed_configs`), each kept in `results_dir` by
+    `lib.paths.recipe_models` (where chapter 3 leaves its replicate seeds, the same models): the
+    missing ones are trained, or resumed, in `workers` single-threaded processes at once, then all
+    are loaded here. Each model's source and seconds are those of the worker's call."""
+    def train_if_missing(config: PathTrainingConfig) -> tuple[str, float]:
+        done = ensure_recipe_run(config, results_dir)
+        return done.source, done.seconds
 
-
-def recipe_model(config: PathTrainingConfig, path: Path, *, checkpoint_every: int = 250,
-                 progress: bool = True) -> TrainedModel:
-    """The model of `config`: loaded from `path` when a finished run of exactly this recipe is
-    there, continued when an interrupted one is, else trained (with a checkpoint every
-    `checkpoint_every` steps, written atomically)."""
-    started = time.perf_counter()
-    source = "trained here with chapter 2's code"
-    run = None
-    if path.exists():
-        saved = load_training_run(path, device=config.device)
-        if _same_recipe(saved.config, config):
-            run = saved
-            source = "this chapter's checkpoint" if saved.step >= config.total_steps else \
-                f"resumed from this chapter's checkpoint at step {saved.step}"
-    if run is None:
-        run = start_training(config)
-    if run.step < config.total_steps:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        run = train(run, checkpoint_path=path, checkpoint_every=checkpoint_every, progress=progress)
-    run.model.eval()
-    return TrainedModel(run.model, config, source, time.perf_counter() - started)
+    done = dict(zip(configs, map_in_workers(train_if_missing, configs.values(), workers, device)))
+    models = {}
+    for name, config in configs.items():
+        source, seconds = done[name]
+        models[name] = TrainedModel(ensure_recipe_run(config, results_dir).run.model, config, source, seconds)
+    return models
 
 
 def model_rows(models: dict[str, TrainedModel], graphs: GraphSet, predictions: dict[str, torch.Tensor]) -> list[dict]:
@@ -187,6 +172,5 @@ def grid_results(model: ModelProbes, statistics: dict[str, ProbeGrid] | None, ra
             for fact, grid in model.grids.items()}
 
 
-__all__ = ["DEPTH_CHECKPOINT", "SEED_CHECKPOINT", "Chapter7Parameters", "GraphSet", "TrainedModel", "depth_model",
-           "fact_radii", "from_base", "grid_results", "model_rows", "reach_rows", "recipe_model", "seed_model",
-           "seed_spread"]
+__all__ = ["Chapter7Parameters", "GraphSet", "TrainedModel", "fact_radii", "from_base", "grid_results", "model_rows",
+           "reach_rows", "depth_configs", "recipe_models", "seed_configs", "seed_spread"]

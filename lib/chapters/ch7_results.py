@@ -4,7 +4,8 @@ beats the statistics probe; per edge-count bin and per training seed; with their
 attention, ablation and patching effects per layer and the comparison with the hand-built model,
 as typed values (numbers, booleans, layer lists: `growth`, `patching_summary`, `strongest_shortcut`,
 `random_reads`, `top_attention`, `ablation_extremes`), tables (`*_table`, header and rows for one
-`lib.book.tables.markdown_table` call) and the results JSON; the notebook records the numbers its
+`lib.book.tables.markdown_table` call) and the checks of the results JSON (`check_results`,
+which the notebook runs before it writes them); the notebook records the numbers its
 prose cites (`lib.book.record`). The verdicts (one hop per layer or faster, whether the probed
 subspace is used, which heads matter) are computed, not written in advance; the sentences are
 markdown in the notebook."""
@@ -12,13 +13,9 @@ markdown in the notebook."""
 from __future__ import annotations
 
 from lib.book.record import share
-from lib.book.tables import format_value, markdown_table, scientific
-from lib.chapters.ch7 import grid_results, reach_rows
-from lib.paths.causal import SHORTCUTS, Ablation, Patching
-from lib.paths.layer_probes import (
-    DISTANCE, EDGE_STATISTICS, FACTS, FROM_SOURCE, FROM_TARGET, GRAPH_STATISTICS, REACHABLE, REACHABLE_WITH_EDGES,
-    ModelProbes, ProbeGrid, ReadCriteria, doubling_radii, one_hop_radii,
-)
+from lib.book.tables import format_value, markdown_table
+from lib.paths.causal import Ablation, Patching
+from lib.paths.layer_probes import DISTANCE, REACHABLE_WITH_EDGES, ModelProbes, ProbeGrid, one_hop_radii
 from lib.paths.attention_fractions import EDGE_QUERY_CATEGORIES, TARGET_QUERY_CATEGORIES, AttentionFractions
 
 
@@ -278,59 +275,17 @@ def span(values) -> tuple[float, float]:
     return (float("nan"), float("nan")) if not len(finite) else (float(finite.min()), float(finite.max()))
 
 
-def chapter_results(*, config, models: list[dict], largest: int, probes: dict[int, ModelProbes],
-                    base_depth: int, criteria: ReadCriteria, random_init: ModelProbes,
-                    statistics: dict[str, ProbeGrid], radii: dict[int, dict[str, dict]],
-                    random_radii: dict[str, dict], bins: tuple[float, ...], seed_results: dict[int, dict],
-                    spread: dict[str, dict], attention: list[dict], ablation: list[dict], patching: Patching,
-                    shortcuts: dict[str, float], agreement: dict,
-                    seconds: dict[str, float]) -> dict:
-    """The chapter's results JSON (`largest`: the largest
-    finite distance in the probe graphs). Every probe grid carries its ks, its held-out AUC and
-    tuned and untuned balanced accuracy, the statistics probe's scores, the scores per edge-count
-    bin and its radii under every criterion, for the trained models and the random one;
-    `seed_results`: per seed of chapter 2's recipe, the `grid_results` of its model."""
-    return {
-        "seed": config.seed, "smoke": config.smoke, "models": models, "largest_distance": largest,
-        "reach_threshold": config.reach_threshold, "auc_threshold": config.auc_threshold,
-        "statistics_margin": criteria.margin, "facts": list(FACTS),
-        "held_out_graphs": config.probe_test_graphs, "edge_count_bins": list(bins),
-        "edge_count_bin_names": edge_bin_names(bins),
-        "statistics_features": {"graph": list(GRAPH_STATISTICS), "edge": list(EDGE_STATISTICS)},
-        "probes": {str(depth): {"grids": grid_results(model, statistics, radii[depth]),
-                                "distance_r2": model.distance_r2.tolist()} for depth, model in probes.items()},
-        "probes_random_init": grid_results(random_init, None, random_radii),
-        "reach_radius": {str(depth): value for depth, value in reach_rows(radii).items()},
-        "reach_radius_random_init": {fact: value["stated"] for fact, value in random_radii.items()},
-        "reachable_with_edges_radius": radii[base_depth][REACHABLE_WITH_EDGES],
-        "probes_by_seed": {str(seed): value for seed, value in seed_results.items()}, "seed_spread": spread,
-        "attention": attention, "ablation": ablation,
-        "patching": {"dimension": patching.dimension, "pairs": patching.pairs, "probe": patching.probe.tolist(),
-                     "random": patching.random.tolist(), "token": patching.token.tolist(),
-                     "by_layer": patching.by_layer()},
-        "shortcut_correlations": shortcuts, "shortcuts": list(SHORTCUTS), "hand_built": agreement,
-        "seconds": seconds,
-    }
-
-
 __all__ = ["WEAK_CORRELATION", "ablation_extremes", "ablation_rows", "attention_rows", "bins_table",
-           "chapter_results", "depth_table", "edge_bin_names", "first_index", "growth", "largest_ks",
+           "check_results", "depth_table", "edge_bin_names", "first_index", "growth", "largest_ks",
            "layer_list", "layers_label", "model_table", "patching_summary", "preference_table", "radii_table",
            "radius_cell", "random_reads", "random_reads_table", "seeds_table", "settled_layer", "span",
            "statistics_table", "strongest_preferences", "strongest_shortcut", "top_attention"]
 
 
-# --- What the notebook tests check (tests/test_notebooks.py finds these by chapter number) ---
-
-#: Keys chapter 7's results JSON must contain (it may write more).
-REQUIRED_KEYS = frozenset({"models", "probes", "probes_random_init", "reach_radius", "reach_radius_random_init",
-                           "auc_threshold", "statistics_margin", "edge_count_bins", "reachable_with_edges_radius",
-                           "probes_by_seed", "seed_spread", "attention", "ablation", "patching",
-                           "shortcut_correlations", "hand_built", "recorded"})
-
+# --- What the notebook checks before it writes its results ---
 
 def check_results(results: dict) -> None:
-    """Assert what chapter 7's results JSON must satisfy beyond holding `REQUIRED_KEYS`."""
+    """Assert what chapter 7's results JSON must satisfy (its notebook calls it before writing them)."""
     assert results["hand_built"]["hand_built_mse"] < 1e-6
     bins = len(results["edge_count_bins"]) + 1
     for depth, probes in results["probes"].items():

@@ -2,9 +2,9 @@
 
 A chapter registers itself by its own files: `notebooks/NN_topic.py` validates its parameters
 with a dataclass of `lib.chapters` (named in its `validate_parameters(..., globals())` call),
-and `lib/chapters/chN_results.py` declares what its results JSON must hold (`REQUIRED_KEYS`,
-`check_results`). The notebook tests and `tools/sync_parameter_comments.py` find them here, so
-adding a chapter touches no list in the tests.
+which the tests and `tools/sync_parameter_comments.py` find here, so adding a chapter touches no
+list in the tests. What its results JSON must hold is what its rows of the index read
+(`lib.book.reproduced.keys_read`) and what its notebook's own `check_results` asserts.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ import importlib
 import pkgutil
 import re
 from pathlib import Path
-from types import ModuleType
 
 import lib.chapters
 from lib.book.params import ChapterParameters
@@ -25,19 +24,6 @@ def chapter_number(notebook: str | Path) -> int:
     if match is None:
         raise ValueError(f"{Path(notebook).name} is not named like a chapter (NN_topic).")
     return int(match.group(1))
-
-
-def results_module(notebook: str | Path) -> ModuleType:
-    """`lib.chapters.chN_results` of the chapter: its `REQUIRED_KEYS` and `check_results`."""
-    name = f"lib.chapters.ch{chapter_number(notebook)}_results"
-    try:
-        module = importlib.import_module(name)
-    except ModuleNotFoundError as error:
-        raise LookupError(f"{Path(notebook).name} has no {name} declaring REQUIRED_KEYS and "
-                          f"check_results.") from error
-    if not hasattr(module, "REQUIRED_KEYS") or not callable(getattr(module, "check_results", None)):
-        raise LookupError(f"{name} must declare REQUIRED_KEYS and check_results(results).")
-    return module
 
 
 def parameters_class(notebook: str | Path) -> type[ChapterParameters]:

@@ -27,15 +27,12 @@ Private torch kernels are called only through `lib.grokking.fused_ops`.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
 
 import torch
 
 from lib.grokking.fused_ops import FlatAdam
 from lib.grokking.mlp import PARAMETER_NAMES
-
-if TYPE_CHECKING:
-    from lib.grokking.training import SweepConfig
+from lib.grokking.sweep_config import SweepConfig
 
 
 class ChunkStep:

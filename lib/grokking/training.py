@@ -12,6 +12,9 @@ dict with a leading instances dimension in three steps:
   writing its rows of the outputs, one single-threaded worker process per core;
 * assembling: the `SweepResult` of the outputs, the configs and the training set.
 
+A sweep's `SweepConfig` lives in `lib.grokking.sweep_config` (below this module and
+`lib.grokking.chunk_step`, which both read it) and is importable from here too.
+
 The chunks are grouped into shards that `lib.grokking.sweep_runner` runs here or on Ray.
 
 An instance's numbers depend on its initial parameters and on the chunking (vectorised kernels
@@ -38,39 +41,8 @@ from lib.grokking.chunk_step import ChunkStep
 from lib.grokking.evaluation import Evaluation, evaluate_instances
 from lib.grokking.mlp import MLPConfig, n_instances
 from lib.grokking.parallel import Chunk, Report, run_chunks
+from lib.grokking.sweep_config import SweepConfig
 from lib.grokking.sweep_runner import content_key, current_backend, run_sharded
-
-
-@dataclass(frozen=True)
-class SweepConfig:
-    """Optimiser, schedule and bookkeeping of a sweep.
-
-    Attributes:
-        epochs: number of full-batch updates.
-        lr, beta1, beta2, eps: Adam hyperparameters (the authors: 0.01, 0.9, 0.98, 1e-8).
-        weight_decay: coupled L2 coefficient on non-bias parameters (S4/S5: 2e-5).
-        log_every: metrics are recorded at epochs 0, log_every, 2 log_every, ... and at `epochs`.
-        checkpoint_epochs: epochs whose parameters are kept for every instance (0 = init).
-        chunk_size: instances trained together; 0 picks one (see `auto_chunk_size`).
-        workers: processes training different chunks at once, each single-threaded, on a CPU
-            (threads where fork or room in /dev/shm is missing); 0 uses one per torch thread.
-    """
-
-    epochs: int = 2000
-    lr: float = 0.01
-    beta1: float = 0.9
-    beta2: float = 0.98
-    eps: float = 1e-8
-    weight_decay: float = 2e-5
-    log_every: int = 10
-    checkpoint_epochs: tuple[int, ...] = ()
-    chunk_size: int = 0
-    workers: int = 0
-
-    def log_epochs(self) -> list[int]:
-        """The epochs at which metrics are recorded."""
-        epochs = list(range(0, self.epochs + 1, self.log_every))
-        return epochs if epochs[-1] == self.epochs else epochs + [self.epochs]
 
 
 def snapshot_epochs(epochs: int, every: int, start: int = 0) -> tuple[int, ...]:

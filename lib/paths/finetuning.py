@@ -70,16 +70,6 @@ class BaseModel:
     checkpoint_path: str | None
     seconds: float
 
-    def describe(self) -> str:
-        """One sentence saying where the model came from and what it was trained on."""
-        sampler = self.config.sampler
-        shape = (f"{self.config.n_layers} layers, graphs of {sampler.n_min}..{sampler.n_max} "
-                 f"vertices, {self.config.total_steps} steps of {self.config.batch_size} graphs")
-        if self.source == "checkpoint":
-            return f"Loaded chapter 2's checkpoint {self.checkpoint_path} ({shape})."
-        return (f"No chapter 2 checkpoint was found, so a base model was trained here with "
-                f"chapter 2's library code ({shape}, {self.seconds:.0f} s).")
-
 
 def fallback_base_config(*, seed: int, device: str = "cpu", smoke: bool = False) -> PathTrainingConfig:
     """Chapter 2's default training run (or its smoke version), for when no checkpoint exists.

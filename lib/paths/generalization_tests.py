@@ -51,11 +51,6 @@ class Scale:
     max_vertex_id: int
     unreachable_label: int
 
-    def describe(self) -> str:
-        return (f"small graphs {self.n_min}..{self.small_n_max} vertices, large graphs "
-                f"{self.n_min}..{self.large_n_max}, small targets 2..{self.small_n_max}, "
-                f"unreachable label {self.unreachable_label}")
-
 
 #: The published tests: small graphs 3..7, large graphs 3..15, unreachable label 15.
 PUBLISHED_SCALE = Scale(n_min=3, small_n_max=7, large_n_max=15, max_vertex_id=15, unreachable_label=15)
@@ -102,27 +97,23 @@ class GeneralizationTest:
     authors_11_layer_mse: float
     stream: int
 
+    def n_max(self, scale: Scale) -> int:
+        """Most vertices of this test's graphs at `scale` (the fewest: `scale.n_min`)."""
+        return scale.small_n_max if self.graphs == "small" else scale.large_n_max
+
+    def target_id_max(self, scale: Scale) -> int:
+        """Largest vertex id of this test's targets at `scale` (the targets are ids 2..this)."""
+        return scale.small_n_max if self.targets == "small" else self.n_max(scale)
+
     def sampler(self, scale: Scale) -> SamplerOptions:
         """The `lib.paths.sampler` options of this test at `scale`."""
-        n_max = scale.small_n_max if self.graphs == "small" else scale.large_n_max
-        target_max = scale.small_n_max if self.targets == "small" else n_max
-        common = {"target_max": target_max, "max_vertex_id": scale.max_vertex_id,
+        n_max = self.n_max(scale)
+        common = {"target_max": self.target_id_max(scale), "max_vertex_id": scale.max_vertex_id,
                   "unreachable_label": scale.unreachable_label}
         if self.task == "onpath":
             return make_options("onpath", scale.n_min, n_max, small_graph_filter=self.graphs == "small",
                                 **common)
         return make_options("any", scale.n_min, n_max, **common)
-
-    def describe(self, scale: Scale) -> str:
-        """Graphs and targets of the test at `scale`, in words."""
-        n_max = scale.small_n_max if self.graphs == "small" else scale.large_n_max
-        graphs = f"n in {scale.n_min}..{n_max}"
-        if self.task == "onpath":
-            small = self.targets == "small"
-            target = "on a shortest 1-2 path" + (f", target id <= {scale.small_n_max}" if small else ", any target")
-        else:
-            target = f"any t in 2..{scale.small_n_max if self.targets == 'small' else n_max}"
-        return f"{graphs}; {target}"
 
 
 #: The five tests, in the study's order, with the post's MSEs and the 11-layer rerun's.

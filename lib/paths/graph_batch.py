@@ -12,14 +12,12 @@ generation, not the search, dominates the sampler's cost on a CPU.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
 import torch
 
 from lib.paths.graph_search import distance_to_target, distances_from_source, edge_vertex_sets
-
-if TYPE_CHECKING:
-    from lib.paths.sampler import SamplerOptions
+from lib.paths.sampler_options import SamplerOptions
 
 #: Random bits per uniform integer: two 21-bit values are cut from each 64-bit random word.
 CHUNK_BITS = 21

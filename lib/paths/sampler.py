@@ -17,13 +17,15 @@ rounds repeat until every size has as many kept examples as the batch has slots 
 benchmark `benchmarks/bench_graph_sampler.py` compares the two and the tests compare their
 label histograms.
 
-This module defines the options and the sampling loop. Tasks (what the target is, and which
-proposals are kept) live in `lib.paths.tasks`, in the `TASKS` registry, so that chapters can
-add their own with `register_task`. The other pieces live in three modules: `lib.paths.graph_batch`
-(drawing graphs, labelling them, laying out tokens), `lib.paths.graph_search` (the batched
-breadth-first search) and `lib.paths.pretrain_draw` (the pre-training task's proposals, drawn
-only where the length filter can keep them). The public names of `lib.paths.tasks` and
-`lib.paths.graph_batch` are importable from here too.
+This module validates the options (`make_options`) and runs the sampling loop; the options
+themselves, `SamplerOptions`, live in `lib.paths.sampler_options`, below every module that reads
+them. Tasks (what the target is, and which proposals are kept) live in `lib.paths.tasks`, in the
+`TASKS` registry, so that chapters can add their own with `register_task`. The other pieces live
+in three modules: `lib.paths.graph_batch` (drawing graphs, labelling them, laying out tokens),
+`lib.paths.graph_search` (the batched breadth-first search) and `lib.paths.pretrain_draw` (the
+pre-training task's proposals, drawn only where the length filter can keep them). `SamplerOptions`
+and the public names of `lib.paths.tasks` and `lib.paths.graph_batch` are importable from here
+too.
 
 Where the published description leaves a choice open, this module decides as follows (each is
 repeated where it is implemented):
@@ -52,7 +54,6 @@ repeated where it is implemented):
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import functools
 import math
 from collections.abc import Iterator
@@ -65,8 +66,9 @@ from lib.paths.graph_batch import (
     CHUNK_BITS, GraphProposals, assemble_tokens, distance_to, distances_from, draw_vertex_counts,
     propose_graphs, random_chunks, relabel_tokens, uniform_below,
 )
+from lib.paths.sampler_options import SamplerOptions
 from lib.paths.tasks import (
-    TASKS, TaskDraw, TaskFunction, describe_filter, pretrain_keep_probability, proposal_sizes,
+    TASKS, TaskDraw, TaskFunction, pretrain_keep_probability, proposal_sizes,
     register_task,
 )
 
@@ -78,31 +80,6 @@ PUBLISHED_LENGTH_THRESHOLD = 6
 PUBLISHED_TUNE_TARGET_MAX = 7
 #: The on-path small-graph filter is on by default when graphs have at most this many vertices.
 SMALL_GRAPH_FILTER_N_MAX = 7
-
-
-@dataclasses.dataclass(frozen=True)
-class SamplerOptions:
-    """Everything that defines one data distribution (see `sample_batch` for the meanings)."""
-
-    task: str
-    n_min: int
-    n_max: int
-    target_max: int
-    small_graph_filter: bool
-    length_threshold: int
-    max_vertex_id: int
-    relabel_vertices: bool
-    unreachable_label: int
-
-    @property
-    def target_token(self) -> int:
-        """The token paired with the target vertex in the last row."""
-        return self.max_vertex_id + 1
-
-    @property
-    def vocabulary_size(self) -> int:
-        """Number of distinct token ids: padding 0, vertices 1..max_vertex_id, TARGET."""
-        return self.max_vertex_id + 2
 
 
 def default_length_threshold(n_max: int) -> int:
@@ -335,7 +312,7 @@ __all__ = [
     "CALIBRATION_PROPOSALS", "CHUNK_BITS", "GraphProposals", "KeptExamples",
     "PUBLISHED_LENGTH_THRESHOLD", "PUBLISHED_N_MAX", "PUBLISHED_TUNE_TARGET_MAX", "ParameterError",
     "SMALL_GRAPH_FILTER_N_MAX", "SamplerOptions", "TASKS", "TaskDraw", "acceptance_by_size",
-    "assemble_tokens", "default_length_threshold", "describe_filter", "distance_to", "distances_from",
+    "assemble_tokens", "default_length_threshold", "distance_to", "distances_from",
     "draw_vertex_counts", "make_options", "pretrain_keep_probability", "proposal_sizes",
     "propose_graphs", "random_chunks", "register_task", "relabel_tokens", "sample_batch",
     "sample_examples", "sample_with_options", "uniform_below",

@@ -15,7 +15,7 @@ docstring and repeated here where they are implemented.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
 import torch
 
@@ -23,9 +23,7 @@ from lib.paths.graph_batch import (
     GraphProposals, distance_to, distances_from, propose_graphs, random_chunks, uniform_below,
 )
 from lib.paths.pretrain_draw import draw_pretrain_graphs
-
-if TYPE_CHECKING:
-    from lib.paths.sampler import SamplerOptions
+from lib.paths.sampler_options import SamplerOptions
 
 
 class TaskDraw(NamedTuple):
@@ -40,7 +38,7 @@ class TaskDraw(NamedTuple):
     keep: torch.Tensor
 
 
-TaskFunction = Callable[[list[int], "SamplerOptions", torch.Generator], TaskDraw]
+TaskFunction = Callable[[list[int], SamplerOptions, torch.Generator], TaskDraw]
 #: Registered tasks by name; `sample_batch(task=name)` looks them up here.
 TASKS: dict[str, TaskFunction] = {}
 
@@ -163,22 +161,7 @@ def any_target_task(proposals_per_size: list[int], options: SamplerOptions,
     return TaskDraw(graphs, target, distance, torch.ones_like(target, dtype=torch.bool))
 
 
-def describe_filter(options: SamplerOptions) -> str:
-    """One sentence saying which filter a sampler applies (chapters print it)."""
-    if options.task == "pretrain":
-        return (f"target 2; paths of length >= {options.length_threshold} always kept, shorter "
-                f"ones with probability 1/(2({options.length_threshold} - d)), unreachable "
-                f"with probability 1/{options.n_max}")
-    if options.task == "onpath":
-        rule = f", target ids <= {options.target_max}" if options.target_max < options.n_max else ""
-        small = ", d < 4 thinned" if options.small_graph_filter else ""
-        return f"target on a shortest 1-2 path, position weighted by k{rule}{small}"
-    if options.task == "any":
-        return f"target uniform on [2, {options.target_max}], no filter"
-    return options.task
-
-
 __all__ = [
-    "TASKS", "TaskDraw", "TaskFunction", "any_target_task", "describe_filter", "onpath_task",
+    "TASKS", "TaskDraw", "TaskFunction", "any_target_task", "onpath_task",
     "pretrain_keep_probability", "pretrain_task", "proposal_sizes", "register_task",
 ]
