@@ -3,7 +3,6 @@
 rules and the committed results, and the rows and tables they give."""
 
 import json
-import string
 import sys
 from pathlib import Path
 
@@ -11,7 +10,8 @@ import pytest
 
 from lib.book import verdict_rules as rules
 from lib.book.reproduced import (CHAPTERS, END_MARKER, PUBLISHED_STEPS, START_MARKER, VERDICT_WORDS, chapter_rows,
-                                 published_rows, reproduced_rows, reproduced_table, resolve, with_table)
+                                 keys_read, published_rows, reproduced_rows, reproduced_table, resolve, row_parts,
+                                 text_parts, with_table)
 from lib.book.verdict_rules import RULES
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -137,38 +137,6 @@ def test_llc_and_transplant_helpers():
 
 # The rows' YAML, against the rules and the committed results.
 
-def _texts(spec):
-    """Every (rule or let spec, its texts) pair and every template of a text spec, recursively."""
-    if isinstance(spec, str):
-        yield "template", spec
-    elif "each" in spec or "bind" in spec:
-        yield from _texts(spec["text"])
-    elif "cases" in spec:
-        for case in spec["cases"]:
-            yield from _conditions(case.get("when", []))
-            yield from _texts(case["text"])
-    else:
-        yield "outcome", spec
-        for text in spec.get("texts", {}).values():
-            yield from _texts(text)
-
-
-def _conditions(conditions):
-    for condition in conditions:
-        if isinstance(condition, list):
-            yield from _conditions(condition)
-        elif isinstance(condition, dict):
-            yield "condition", condition
-
-
-def _row_parts(row):
-    for part in ("quantity", "study", "book", "scale", "verdict"):
-        yield from _texts(row[part])
-    for spec in row.get("let", {}).values():
-        yield from _texts(spec)
-    yield from _conditions(row.get("when", []))
-
-
 def _rows(chapter):
     return chapter["rows"] + chapter.get("study_scale_rows", [])
 
@@ -177,8 +145,8 @@ def test_every_rule_the_yaml_names_exists_and_every_word_it_reads_is_one_the_rul
     for name, chapter in CHAPTERS.items():
         for row in _rows(chapter):
             lets = row.get("let", {})
-            for kind, spec in _row_parts(row):
-                if kind == "template":
+            for kind, spec in row_parts(row):
+                if kind not in ("rule", "condition"):
                     continue
                 if "of" in spec:
                     assert spec["of"] in lets and "rule" in lets[spec["of"]], (name, row["id"], spec["of"])
@@ -195,7 +163,7 @@ def test_every_verdict_starts_with_a_verdict_word():
     prefixes = tuple(prefix for prefix, _ in VERDICT_WORDS)
 
     def check(spec, row, name):
-        for kind, text in _texts(spec):
+        for kind, text in text_parts(spec):
             if kind != "template":
                 continue
             if not text.startswith("{"):
@@ -222,45 +190,6 @@ def test_ids_are_unique_and_every_published_step_has_its_rows_and_smoke_or_unfin
     assert results_table.published_steps(tmp_path) == {}
 
 
-def _paths(row):
-    """The dotted paths a row reads: its rules' keys, `each`, `bind`, conditions and template fields."""
-    def key_paths(keys):
-        if isinstance(keys, str):
-            yield keys
-        else:
-            for key in keys if isinstance(keys, list) else keys.values():
-                yield from key_paths(key)
-
-    def text_paths(spec):
-        if isinstance(spec, str):
-            yield from (field for _, field, _, _ in string.Formatter().parse(spec) if field)
-        elif "each" in spec or "bind" in spec:
-            yield from key_paths(spec.get("each", spec.get("bind")))
-            yield from text_paths(spec["text"])
-        elif "cases" in spec:
-            for case in spec["cases"]:
-                yield from condition_paths(case.get("when", []))
-                yield from text_paths(case["text"])
-        else:
-            yield from key_paths(spec.get("keys", {}))
-            for text in spec.get("texts", {}).values():
-                yield from text_paths(text)
-
-    def condition_paths(conditions):
-        for condition in conditions:
-            if isinstance(condition, str):
-                yield condition.removeprefix("not ")
-            elif isinstance(condition, list):
-                yield from condition_paths(condition)
-            else:
-                yield from text_paths(condition)
-
-    yield from key_paths(row.get("each", []))
-    yield from condition_paths(row.get("when", []))
-    for spec in [row[part] for part in ("quantity", "study", "book", "scale", "verdict")] + list(row.get("let", {}).values()):
-        yield from text_paths(spec)
-
-
 def test_every_results_key_a_row_reads_is_in_the_committed_results():
     """Each path into a chapter's results JSON (its first name a key of that JSON, not a `let`
     of the row) names a key of the committed run's JSON (notebooks/results/; null is a value)."""
@@ -268,7 +197,7 @@ def test_every_results_key_a_row_reads_is_in_the_committed_results():
     for name, chapter in CHAPTERS.items():
         results = json.loads((ROOT / "notebooks" / "results" / f"{name}.json").read_text())
         for row in _rows(chapter):
-            for path in set(_paths(row)):
+            for path in {value for kind, value in row_parts(row) if kind in ("path", "field")}:
                 root = path.split(".")[0].split("[")[0]
                 if root in results and root not in row.get("let", {}):
                     assert resolve(results, path, absent) is not absent, (name, row["id"], path)
@@ -639,3 +568,21 @@ def test_a_row_that_reads_a_missing_value_names_its_file_row_and_path():
     with pytest.raises(ValueError, match=r"02_training.yaml, row final_loss: no value at 'published.final_loss'"):
         chapter_rows("02_training", {"config": {"n_layers": 4, "n_max": 8}, "steps": 100, "final_loss": 0.03,
                                      "published": {"n_layers": 11, "n_max": 15, "phase_steps": [1]}})
+
+
+def test_the_row_walk_tells_results_paths_from_names_a_rule_or_a_bind_brings():
+    row = {"id": "x", "each": "items", "when": ["a.b", {"rule": "present", "keys": {"value": "c"}, "is": "yes"}],
+           "quantity": "{item.name}", "study": "1", "book": {"bind": {"sweep": "d"}, "text": "{sweep.n}"},
+           "scale": "{e:,}", "verdict": {"rule": "below", "keys": {"value": "f"}, "texts": {"below": "reproduced {bound}"}},
+           "let": {"g": "{h}"}}
+    parts = list(row_parts(row))
+    assert [v for k, v in parts if k == "path"] == ["items", "a.b", "c", "item.name", "d", "e", "f"]
+    assert [v for k, v in parts if k == "field"] == ["sweep.n", "bound", "h"]
+    assert [k for k, _ in parts].count("rule") == 1 and [k for k, _ in parts].count("condition") == 1
+
+
+def test_keys_read_are_the_top_level_keys_a_rendering_reads_that_the_results_have():
+    results = json.loads((ROOT / "notebooks" / "results" / "04_ambiguous_grokking.json").read_text())
+    read = keys_read("04_ambiguous_grokking", results)
+    assert {"pairs", "published_comparisons", "intersection_sizes"} <= read <= results.keys()
+    assert "seconds" not in read

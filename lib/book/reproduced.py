@@ -206,53 +206,58 @@ def chapter_rows(name: str, results: dict, ids: list[str] | None = None, *, base
     return rows
 
 
+def _key_parts(spec, kind: str):
+    if isinstance(spec, str):
+        yield kind, spec
+    else:
+        for key in spec if isinstance(spec, list) else spec.values():
+            yield from _key_parts(key, kind)
+
+
+def _condition_parts(conditions: list, kind: str):
+    for condition in conditions:
+        if isinstance(condition, str):
+            yield kind, condition.removeprefix("not ")
+        elif isinstance(condition, list):
+            yield from _condition_parts(condition, kind)
+        else:
+            yield "condition", condition
+            yield from _key_parts(condition.get("keys", {}), kind)
+
+
+def text_parts(spec, kind: str = "path"):
+    """Every part of a text (see the module docstring), recursively, as (kind, value) pairs:
+    ("template", text); ("rule", spec) for a rule or `of` spec; ("condition", spec) for a rule
+    used as a condition; and each path it reads, as (`kind`, path) where only the results,
+    `study`, the row's `let` and `item` are in scope, else as ("field", path): inside a rule's
+    texts or a `bind`, where a rule's numbers or the bound names are in scope too."""
+    if isinstance(spec, str):
+        yield "template", spec
+        yield from ((kind, name) for _, name, _, _ in string.Formatter().parse(spec) if name)
+    elif "each" in spec or "bind" in spec:
+        yield from _key_parts(spec.get("each", spec.get("bind")), kind)
+        yield from text_parts(spec["text"], kind if "each" in spec else "field")
+    elif "cases" in spec:
+        for case in spec["cases"]:
+            yield from _condition_parts(case.get("when", []), kind)
+            yield from text_parts(case["text"], kind)
+    else:
+        yield "rule", spec
+        yield from _key_parts(spec.get("keys", {}), kind)
+        for inner in spec.get("texts", {}).values():
+            yield from text_parts(inner, "field")
+
+
 def row_parts(row: dict):
-    """Every part of a row (see the module docstring), as (kind, value) pairs: ("template", text),
-    ("rule", spec) for a rule or `of` spec, ("condition", spec) for a rule used as a condition,
-    ("path", dotted path) for every path the row reads where only the results, `study`, the
-    row's `let` and `item` are in scope, and ("field", path) for one read inside a rule's texts,
-    a `bind` or a `let` (where a rule's numbers or bound names may be in scope too). The tests read a
-    row's rules and paths through it; `required_keys` its paths."""
-    def keys(spec, kind):
-        if isinstance(spec, str):
-            yield kind, spec
-        else:
-            for key in spec if isinstance(spec, list) else spec.values():
-                yield from keys(key, kind)
-
-    def text(spec, kind):
-        if isinstance(spec, str):
-            yield "template", spec
-            yield from ((kind, name) for _, name, _, _ in string.Formatter().parse(spec) if name)
-        elif "each" in spec or "bind" in spec:
-            yield from keys(spec.get("each", spec.get("bind")), kind)
-            yield from text(spec["text"], kind if "each" in spec else "field")
-        elif "cases" in spec:
-            for case in spec["cases"]:
-                yield from conditions(case.get("when", []), kind)
-                yield from text(case["text"], kind)
-        else:
-            yield "rule", spec
-            yield from keys(spec.get("keys", {}), kind)
-            for inner in spec.get("texts", {}).values():
-                yield from text(inner, "field")
-
-    def conditions(specs, kind):
-        for condition in specs:
-            if isinstance(condition, str):
-                yield kind, condition.removeprefix("not ")
-            elif isinstance(condition, list):
-                yield from conditions(condition, kind)
-            else:
-                yield "condition", condition
-                yield from keys(condition.get("keys", {}), kind)
-
-    yield from keys(row.get("each", []), "path")
-    yield from conditions(row.get("when", []), "path")
+    """Every part of a row, as `text_parts` gives them: its `each`, `when`, five texts and `let`s
+    (a `let` is evaluated where first used, so its paths are "field"s). The tests check the
+    rules a row names and the paths it reads through this one walk."""
+    yield from _key_parts(row.get("each", []), "path")
+    yield from _condition_parts(row.get("when", []), "path")
     for part in ("quantity", "study", "book", "scale", "verdict"):
-        yield from text(row[part], "path")
-    for spec in row.get("let", {}).values():       # evaluated where first used: any scope
-        yield from text(spec, "field")
+        yield from text_parts(row[part])
+    for spec in row.get("let", {}).values():
+        yield from text_parts(spec, "field")
 
 
 class _Reading(dict):
