@@ -70,6 +70,10 @@ def test_generalization_bars_put_this_run_and_the_published_values_in_their_pane
     assert same(post.y, [0.1020, 72.87]) and same(rerun.y, [0.0969, 81.48])
     assert [t.xaxis for t in fig.data] == ["x", "x", "x2", "x2"]
     assert fig.layout.annotations[0].text == "this run (small)"
+    # Every test's name is shown, on short lines, in both panels (none dropped as colliding).
+    for axis in (fig.layout.xaxis, fig.layout.xaxis2):
+        assert list(axis.tickvals) == titles and axis.tickangle == 0
+        assert list(axis.ticktext) == ["On-path<br>small target", "Any target<br>in large<br>graphs"]
 
 
 def test_error_by_target_kind_has_one_series_per_kind_with_gaps_where_absent():

@@ -9,6 +9,7 @@ beside the published values, the error by kind of target, a slider over the five
 from __future__ import annotations
 
 import math
+import textwrap
 from collections.abc import Sequence
 
 import plotly.graph_objects as go
@@ -24,6 +25,13 @@ from lib.chapters.ch3_results import TargetKindScores
 
 def _colour(index: int) -> str:
     return PALETTE[index % len(PALETTE)]
+
+
+def _label_every_test(fig: go.Figure, titles: Sequence[str], width: int = 12) -> None:
+    """Show every test's name under its bars, wrapped onto short lines: plotly drops category
+    labels that would collide, and at a phone's width a tilted long name collides."""
+    fig.update_xaxes(tickmode="array", tickvals=list(titles), tickangle=0,
+                     ticktext=["<br>".join(textwrap.wrap(title, width)) for title in titles])
 
 
 def finetune_loss_figure(log: TrainingLog, unreachable_label: int, *, loss_before: float,
@@ -79,7 +87,7 @@ def generalization_bars_figure(before: Sequence[GeneralizationResult], after: Se
                          name="authors' 11-layer rerun", marker_color=_colour(4)), row=1, col=2)
     fig.update_yaxes(type="log", title="MSE", row=1, col=1)
     fig.update_yaxes(type="log", row=1, col=2)
-    fig.update_xaxes(tickangle=-30)
+    _label_every_test(fig, titles)
     fig.update_layout(barmode="group")
     return finish(fig, "The five generalization tests", height=500)
 
@@ -98,7 +106,7 @@ def error_by_target_kind_figure(results: Sequence[GeneralizationResult]) -> go.F
                              hovertemplate="%{x}<br>" + kind + ": MSE %{y:.3g} on %{customdata} graphs"
                                            "<extra></extra>"))
     fig.update_yaxes(type="log", title="MSE of the fine-tuned model")
-    fig.update_xaxes(tickangle=-30)
+    _label_every_test(fig, titles)
     fig.update_layout(barmode="group")
     return finish(fig, "Where the fine-tuned model fails: error by kind of target", height=480)
 
