@@ -3,7 +3,7 @@
 #                    chapter whose code fingerprint matches notebooks/fingerprints.json is copied
 #                    as committed, the others are executed), build the HTML book from those copies
 #                    in _build/html (the tracked files are not touched); minutes when nothing changed
-#   make reproduce   execute every chapter from nothing into _build/reproduce (about 90 minutes on
+#   make reproduce   execute every chapter from nothing into _build/reproduce (about 75 minutes on
 #                    2 cores), write their wall times, compare the verdicts with the committed ones
 #   make test        set up .venv (and Chromium for the browser test), run the whole test suite
 #   make notebooks   re-execute the committed notebooks in place (then commit them)

@@ -64,32 +64,34 @@ def test_generalization_bars_put_this_run_and_the_published_values_in_their_pane
     titles = ["On-path small target", "Any target in large graphs"]
     before, after, post, rerun = fig.data
     for trace in fig.data:
-        assert list(trace.x) == titles
-    assert before.y == pytest.approx([(1 + 9) / 2, (16 + 4) / 2])
-    assert after.y == pytest.approx([(0.2 ** 2 + 0.6 ** 2) / 4, (0.6 ** 2 + 0.3 ** 2 + 0.8 ** 2 + 0.1 ** 2) / 4])
-    assert same(post.y, [0.1020, 72.87]) and same(rerun.y, [0.0969, 81.48])
-    assert [t.xaxis for t in fig.data] == ["x", "x", "x2", "x2"]
+        assert list(trace.y) == titles and trace.orientation == "h"
+    assert before.x == pytest.approx([(1 + 9) / 2, (16 + 4) / 2])
+    assert after.x == pytest.approx([(0.2 ** 2 + 0.6 ** 2) / 4, (0.6 ** 2 + 0.3 ** 2 + 0.8 ** 2 + 0.1 ** 2) / 4])
+    assert same(post.x, [0.1020, 72.87]) and same(rerun.x, [0.0969, 81.48])
+    assert [t.yaxis for t in fig.data] == ["y", "y", "y2", "y2"]
     assert fig.layout.annotations[0].text == "this run (small)"
-    # Every test's name is shown, on short lines, in both panels (none dropped as colliding).
-    for axis in (fig.layout.xaxis, fig.layout.xaxis2):
-        assert list(axis.tickvals) == titles and axis.tickangle == 0
-        assert list(axis.ticktext) == ["On-path<br>small target", "Any target<br>in large<br>graphs"]
+    # Every test's name is shown beside its bars, on short lines, top to bottom in the tests' order.
+    for axis in (fig.layout.yaxis, fig.layout.yaxis2):
+        assert list(axis.tickvals) == titles and axis.autorange == "reversed"
+        assert list(axis.ticktext) == ["On-path small<br>target", "Any target in<br>large graphs"]
 
 
 def test_error_by_target_kind_has_one_series_per_kind_with_gaps_where_absent():
     fig = error_by_target_kind_figure(AFTER)
     assert [t.name for t in fig.data] == list(TARGET_KINDS)
     by_name = {t.name: t for t in fig.data}
+    assert all(t.orientation == "h" and list(t.y) == ["On-path small target", "Any target in large graphs"]
+               for t in fig.data)
     # MSE of each kind recomputed by hand from the predictions above; NaN (no bar) where absent.
-    assert by_name["vertex 2"].y == pytest.approx([0.2 ** 2 / 2, (0.6 ** 2 + 0.1 ** 2) / 2])
+    assert by_name["vertex 2"].x == pytest.approx([0.2 ** 2 / 2, (0.6 ** 2 + 0.1 ** 2) / 2])
     assert list(by_name["vertex 2"].customdata) == [2, 2]
-    assert same(by_name["on a shortest 1-2 path"].y[1:], [NAN])
-    assert by_name["on a shortest 1-2 path"].y[0] == pytest.approx(0.6 ** 2 / 2)
+    assert same(by_name["on a shortest 1-2 path"].x[1:], [NAN])
+    assert by_name["on a shortest 1-2 path"].x[0] == pytest.approx(0.6 ** 2 / 2)
     assert list(by_name["on a shortest 1-2 path"].customdata) == [2, 0]
-    assert same(by_name["reachable, off the path"].y, [NAN, NAN])
+    assert same(by_name["reachable, off the path"].x, [NAN, NAN])
     assert list(by_name["reachable, off the path"].customdata) == [0, 0]
-    assert math.isnan(by_name["unreachable"].y[0])
-    assert by_name["unreachable"].y[1] == pytest.approx((0.3 ** 2 + 0.8 ** 2) / 2)
+    assert math.isnan(by_name["unreachable"].x[0])
+    assert by_name["unreachable"].x[1] == pytest.approx((0.3 ** 2 + 0.8 ** 2) / 2)
     assert list(by_name["unreachable"].customdata) == [0, 2]
 
 

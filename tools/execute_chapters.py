@@ -252,7 +252,7 @@ def summary(steps: list[Step], seconds: dict[str, float], mode: str, out_dir: Pa
     if mode == "all":
         text += f"Wall times: {out_dir / 'timings.md'}."
     else:
-        text += (f"To re-execute every chapter from nothing (over 90 minutes on 2 cores, benchmarks/RESULTS.md): "
+        text += (f"To re-execute every chapter from nothing (about 75 minutes on 2 cores, benchmarks/RESULTS.md): "
                  f"`{REPRODUCE_HINT}`.")
     return text
 

@@ -27,10 +27,11 @@ def _colour(index: int) -> str:
     return PALETTE[index % len(PALETTE)]
 
 
-def _label_every_test(fig: go.Figure, titles: Sequence[str], width: int = 12) -> None:
-    """Show every test's name under its bars, wrapped onto short lines: plotly drops category
-    labels that would collide, and at a phone's width a tilted long name collides."""
-    fig.update_xaxes(tickmode="array", tickvals=list(titles), tickangle=0,
+def _tests_down_the_side(fig: go.Figure, titles: Sequence[str], width: int = 16) -> None:
+    """The tests as rows, top to bottom in the book's order, each name on short lines beside its
+    bars: every name stays readable at a phone's width, where names under vertical bars collide
+    (and plotly then drops some)."""
+    fig.update_yaxes(tickmode="array", tickvals=list(titles), autorange="reversed", automargin=True,
                      ticktext=["<br>".join(textwrap.wrap(title, width)) for title in titles])
 
 
@@ -75,21 +76,20 @@ def generalization_bars_figure(before: Sequence[GeneralizationResult], after: Se
     15), so they sit in their own panel: compare the pattern across tests, not the heights.
     """
     titles = [test.test.title for test in after]
-    fig = make_subplots(rows=1, cols=2, shared_yaxes=False, horizontal_spacing=0.12,
+    fig = make_subplots(rows=2, cols=1, vertical_spacing=0.16,
                         subplot_titles=[f"this run ({scale_text})", "published (graphs up to 15 vertices)"])
-    fig.add_trace(go.Bar(x=titles, y=[r.mse for r in before], name="pre-trained model",
-                         marker_color=_colour(1)), row=1, col=1)
-    fig.add_trace(go.Bar(x=titles, y=[r.mse for r in after], name="fine-tuned model",
-                         marker_color=_colour(0)), row=1, col=1)
-    fig.add_trace(go.Bar(x=titles, y=[r.test.published_mse for r in after], name="post",
-                         marker_color=_colour(2)), row=1, col=2)
-    fig.add_trace(go.Bar(x=titles, y=[r.test.authors_11_layer_mse for r in after],
-                         name="authors' 11-layer rerun", marker_color=_colour(4)), row=1, col=2)
-    fig.update_yaxes(type="log", title="MSE", row=1, col=1)
-    fig.update_yaxes(type="log", row=1, col=2)
-    _label_every_test(fig, titles)
+    for row, (name, values, colour) in [
+            (1, ("pre-trained model", [r.mse for r in before], _colour(1))),
+            (1, ("fine-tuned model", [r.mse for r in after], _colour(0))),
+            (2, ("post", [r.test.published_mse for r in after], _colour(2))),
+            (2, ("authors' 11-layer rerun", [r.test.authors_11_layer_mse for r in after], _colour(4)))]:
+        fig.add_trace(go.Bar(y=titles, x=values, name=name, orientation="h", marker_color=colour,
+                             hovertemplate="%{y}: MSE %{x:.3g}<extra>" + name + "</extra>"), row=row, col=1)
+    fig.update_xaxes(type="log", title="MSE", row=2, col=1)
+    fig.update_xaxes(type="log", row=1, col=1)
+    _tests_down_the_side(fig, titles)
     fig.update_layout(barmode="group")
-    return finish(fig, "The five generalization tests", height=500)
+    return finish(fig, "The five generalization tests", height=720)
 
 
 def error_by_target_kind_figure(results: Sequence[GeneralizationResult]) -> go.Figure:
@@ -101,14 +101,14 @@ def error_by_target_kind_figure(results: Sequence[GeneralizationResult]) -> go.F
         # An absent kind has MSE NaN (no bar) and count 0.
         values = [kinds[index].mse for kinds in scores]
         counts = [kinds[index].count for kinds in scores]
-        fig.add_trace(go.Bar(x=titles, y=values, name=kind, marker_color=_colour(index),
+        fig.add_trace(go.Bar(y=titles, x=values, name=kind, orientation="h", marker_color=_colour(index),
                              customdata=counts,
-                             hovertemplate="%{x}<br>" + kind + ": MSE %{y:.3g} on %{customdata} graphs"
+                             hovertemplate="%{y}<br>" + kind + ": MSE %{x:.3g} on %{customdata} graphs"
                                            "<extra></extra>"))
-    fig.update_yaxes(type="log", title="MSE of the fine-tuned model")
-    _label_every_test(fig, titles)
+    fig.update_xaxes(type="log", title="MSE of the fine-tuned model")
+    _tests_down_the_side(fig, titles)
     fig.update_layout(barmode="group")
-    return finish(fig, "Where the fine-tuned model fails: error by kind of target", height=480)
+    return finish(fig, "Where the fine-tuned model fails: error by kind of target", height=560)
 
 
 def confusion_by_test_figure(results: Sequence[GeneralizationResult], n_labels: int) -> go.Figure:
