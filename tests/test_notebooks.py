@@ -5,10 +5,12 @@ folder (any error fails the test; each notebook runs its own `check_results` bef
 its results), the results JSON must hold every key that the index's rows of the chapter read
 from the committed run's JSON (`lib.book.reproduced.keys_read`), and
 nbval (lax mode) then re-executes the executed copy and compares the outputs of the cells
-marked `# NBVAL_CHECK_OUTPUT`: numbers that must not change between two runs with one seed.
+marked `# NBVAL_CHECK_OUTPUT`: numbers that must not change between two runs with one seed (as
+shown: `tests/nbval_records.py` has nbval skip a record's full-precision value).
 """
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -41,10 +43,13 @@ def test_chapter_runs_headless_in_smoke_mode(notebook, tmp_path):
     check_chapter_results(notebook.stem, results)
     assert not list(results_dir.glob(".*.tmp")), "a temporary file was left in results_dir"
 
+    # tests/nbval_records.py: compare the text a record shows, not its full-precision value.
     nbval = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--nbval-lax",
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "nbval_records", "--nbval-lax",
          "--nbval-kernel-name", "python3", "--nbval-cell-timeout", "300", str(executed)],
-        cwd=notebook.parent, capture_output=True, text=True)
+        cwd=notebook.parent, capture_output=True, text=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT / "tests"),
+                                                                         os.environ.get("PYTHONPATH")]))})
     assert nbval.returncode == 0, nbval.stdout[-4000:] + nbval.stderr[-2000:]
 
 
@@ -123,3 +128,25 @@ def test_a_misspelled_name_stops_and_smoke_keeps_what_was_passed(tmp_path):
         str(notebook), str(tmp_path / "kept.ipynb"), kernel_name="python3", cwd=str(notebook.parent),
         parameters={"smoke": True, "results_dir": str(tmp_path / "kept"), "n_vertices": 6}, progress_bar=False)
     assert json.loads((tmp_path / "kept" / "01_handcrafted_bfs.json").read_text())["n_vertices"] == 6
+
+
+@pytest.mark.notebook
+def test_nbval_compares_what_a_record_shows_not_its_last_bits(tmp_path):
+    """A checked cell whose recorded value differs from the reference in the last bits, but shows
+    the same text, passes with tests/nbval_records.py and fails without it."""
+    import nbformat
+    source = ("# NBVAL_CHECK_OUTPUT\nimport random\nfrom lib.book.record import Record\n"
+              "_ = Record()('check.value', 0.25 + random.random() * 1e-12, '.3f')")
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source)])
+    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    path = tmp_path / "record.ipynb"
+    nbformat.write(notebook, path)
+    papermill.execute_notebook(str(path), str(path), kernel_name="python3", progress_bar=False)
+
+    def nbval(*plugin):
+        return subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *plugin, "--nbval-lax",
+             "--nbval-kernel-name", "python3", str(path)], cwd=tmp_path, capture_output=True, text=True,
+            env={**os.environ, "PYTHONPATH": str(ROOT / "tests")}).returncode
+
+    assert nbval() == 1 and nbval("-p", "nbval_records") == 0
