@@ -8,6 +8,10 @@ configuration (its device aside), so that a model one chapter trained is found b
 one, or trains it, writing a checkpoint as it goes. Both chapters train these models in
 single-threaded worker processes (`lib.book.workers`), so a model's weights are the same on one
 machine whichever chapter trained it.
+
+A saved run is matched by its configuration, not by the training code that produced it: after a
+change to `lib.paths.training` or the sampler, delete the `recipe_*.pt` files (or start from an
+empty results folder, as `make reproduce` does) so that the models are trained again.
 """
 
 from __future__ import annotations
