@@ -34,6 +34,10 @@ lib.bfs        the hand-built BFS transformer (study 1, part 1)
   seed_construction      the study's own construction: its error, and a trainable copy with the authors' weight lists [1]
   study_damage           the study's perturb-and-recover protocol on the study's construction and the book's [1]
   damage_distribution    the study's damage over every matrix: MSE right after it, percentiles, draws near a value [1]
+  exactness              the construction against plain BFS: exactness per size and sampler, its two constants, the study's construction [1]
+  recovery_verdicts      each perturb-and-recover draw's status (no effect, not broken, recovered) and the counts per damage and scale [1]
+  damage_summary         the damage distribution read: quantiles, the study's value's percentile, matrices reaching it; the draws retrained [1]
+  protocol_judgement     the retrained draws against the study's published curve and against each other, as counts with intervals [1]
 lib.paths      transformers trained on shortest paths (study 1, part 2)
   sampler                edge-token graphs with shortest-path labels, batched: options checked, the rounds [2, 3]
   sampler_options        the sampler's options, one data distribution (below the sampler's modules) [2, 3]
@@ -50,6 +54,9 @@ lib.paths      transformers trained on shortest paths (study 1, part 2)
   evaluation_curves      a run trained as usual, scored per label on its evaluation batch every few steps [2]
   constant_rival         a drop against one constant prediction for every graph not yet learned [2]
   drop_sensitivity       the detector and the rival rerun over a range of each setting; what holds at every one [2]
+  transition_drops       the drops of every length in every seed: steps, spread, mean-label loss, the study's results entry, chance of the order [2]
+  transition_verdicts    drops judged against the constant rival and across the detector's settings: transitions, counts, findings [2]
+  main_run_summary       a finished run's loss overall and per length, the drops of each length, the order they were learned in [2]
   finetuning             fine-tuning the pre-trained model to new targets [3]
   generalization_tests   the study's five off-distribution tests [3]
   length_generalization  train on small graphs, test on larger ones [3]
@@ -57,6 +64,15 @@ lib.paths      transformers trained on shortest paths (study 1, part 2)
   seed_replicates        pre-training and fine-tuning again from other seeds, and the five tests of each [3]
   recipe_models          models of chapter 2's recipe kept on disk by configuration, trained once for chapters 3 and 7 [3, 7]
   length_frequency       prediction against training frequency per path length: where the under-prediction begins [3]
+  target_kind_scores     a model's errors by kind of target (vertex 2, on-path, off-path, unreachable), and over the seeds [3]
+  finetuning_summary     what fine-tuning did: on-path loss before and after, pre-training loss, weight shrink, kinds of target [3]
+  generalization_summary  the five tests before and after fine-tuning and what they show: gaps, target-id split, rises [3]
+  length_summary         the length study summarized: error by group of cells, short distances, the depth check; over its seeds [3]
+  under_prediction_onsets  where each model first under-predicts, against its training frequency; the onsets of a family of models [3]
+  seed_spread            a number over replicate seeds: values, mean, spread, its side of a published value; order counts [3]
+  baseline_comparison    each test's MSE beside the model-free baselines at three scales and the study's value [3]
+  size_trend             on-path targets other than vertex 2 by graph size and target id, in one seed and in every seed [3]
+  replicate_analysis     what each replicate seed's models are measured on beyond the five tests: per-size and depth checks [3]
   activations            residual streams and attention weights of a forward pass, by hooks [7]
   graph_set              graphs of a model's training distribution with their BFS facts [7]
   token_graphs           the BFS facts behind each token: distances, shortest-path edges, degrees [7]
@@ -65,6 +81,9 @@ lib.paths      transformers trained on shortest paths (study 1, part 2)
   interventions          mean ablation of heads and blocks, residual patching [7]
   layer_probes           what each layer knows: distance (reachable graphs), reachability, edge facts; radii [7]
   causal                 ablation of every component, patching per layer against random subspaces, shortcuts [7]
+  reach_radii            reach radii per model, their growth against one hop per layer, over depths and seeds; random-init reads [7]
+  circuit_effects        attention preferences, ablation effects, patching per layer, the strongest shortcut, as numbers [7]
+  hand_built_comparison  the learned model's graphs relabelled for chapter 1's construction; where the two models agree [7]
 lib.grokking   ambiguous grokking of finite groups (study 2)
   groups                 groups as checked multiplication tables [4-6]
   pairs                  pairs of groups, intersections, training sets [4-6]
@@ -88,41 +107,26 @@ lib.grokking   ambiguous grokking of finite groups (study 2)
   sample_weights         weights that make a sample of a sweep's seeds stand for the sweep; weighted correlations [5]
   generalization_measures  Jiang et al.'s complexity measures as the study computes them, batched over instances [5]
   measures_over_time     measures along one run's checkpoints (dense and sparse grids), Spearman with the gap over common checkpoints [5]
+  end_of_training        seeds measured at the end of training: loss, weight norm, LLC, loss at a common norm [5]
+  llc_regression_check   the LLC estimator on linear regression, whose coefficient d / 2 is known [5]
+  llc_trajectory         the LLC at every snapshot of seeds trained with snapshots: S4 seeds per outcome, S5 as the study [5]
+  chain_length           the LLC estimate against the SGLD chain length, read from the chains run; where it settles [5]
+  sweep_correlations     end-of-training correlations over every seed, or the measured ones weighted to the sweep [5]
+  efficiency_by_outcome  the study's circuit efficiency: lowest objective along rescaling curves per outcome, AUC [5]
+  outcome_statistics     end-of-training measures per outcome: means, comparisons, correlations, AUCs [5]
+  s5_measures_run        the study's one S5 model trained for the measures over time; how far it got [5]
+  measure_ranking        measures ranked by Spearman with the gap on both grids; the study's claim against it [5]
   perturbation           noisy copies (the authors' init-shaped noise, the book's Gaussian) continued anew; decision epochs [6]
   total_variation        argmax flips late in training by the authors' definition and the book's; total variation [6]
   training_jacobian      d theta_T / d theta_0 of Adam by torch.func, composed over segments; the chapter's spectra [6]
   jacobian_sketch        the same at the authors' scale through K products: norm bound, randomized SVD, finite check [6]
   transplant             the authors' transplant protocol: whole table, then the intersection; ungrokking criteria [6]
   early_prediction       held-out logistic regression of the final outcome from epoch-t features [6]
-lib.chapters   glue of each chapter: its parameters, runs, summaries and figures
+  transplant_both_ways   the transplant protocol in both directions with every ungrokking criterion [6]
+  authors_scale_jacobian  the Jacobian run at the authors' scale: seeds screened, one read, finite checks, spread, eps, overflow [6]
+  jacobian_claims        that run's rows, growth per seed, overflow, and the study's two claims as booleans with evidence [6]
+lib.chapters   glue of each chapter: parameters, runs wired to the study packages, tables, figures
   registry               a chapter's parameters class, found from its notebook's name (tests, tools)
-  ch1, ch1_figures       the hand-built BFS transformer
-  ch1_damage             where the study's damaged draw falls in the damage distribution; the draws retrained
-  ch1_study              the study's perturb-and-recover protocol: table, comparison with the study, judgements by counts
-  ch1_results            the checks chapter 1's notebook runs on its results JSON before writing it
-  ch2, ch2_figures       training: the main run and the figures
-  ch2_transitions        the transition study's table, order of learning over seeds, names of lengths, results
-  ch2_rival              drops against the constant rival and the detector's settings: tables, counts, findings
-  ch2_results            the checks chapter 2's notebook runs on its results JSON before writing it
-  ch3, ch3_figures       fine-tuning and off-distribution generalization
-  ch3_results            typed summaries of fine-tuning and the five tests, read by the prose
-  ch3_length             typed summary of the length-generalization study
-  ch3_baselines          the tests against model-free baselines, over seeds, and by graph size
-  ch3_seeds              the one-model claims (target kinds, per-size check, length study) over the seeds
-  ch4, ch4_figures       ambiguous grokking
-  ch4_results            typed outcomes of each pair and subsample, tables, the chapter's checks
-  ch4_report             published counts beside this run's, like for like; the sweep that feeds 5-6
-  ch5, ch5_figures       complexity of the grokked solution
-  ch5_results            summaries per outcome, their comparisons, correlations, AUCs, the S5 LLC course beside the study's; checks
-  ch5_trajectory         the LLC along training: S4 seeds per outcome, S5 seeds as in the study
-  ch5_chain_length       the LLC estimate against the SGLD chain length, and where it settles
-  ch5_population         end-of-training correlations over the sweep's population; the study's circuit efficiency
-  ch5_measures           the study's S5 measures over time: the run, rankings of the measures, table, the claim, results
-  ch6, ch6_figures       determination: parameters, seeds per outcome, transplant and Jacobian runs; figures
-  ch6_results            decision epochs by noise shape, flips by both definitions, ungrok criteria, tables, checks
-  ch6_jacobian           the Jacobian at the authors' scale: rows, growth per seed, the study's two claims as booleans with their evidence
-  ch7, ch7_figures       the learned circuit: parameters, models of other depths and seeds, graph sets; figures
-  ch7_hand_built         chapter 1's hand-built model on chapter 7's graphs
-  ch7_results            the verdicts as numbers and layer lists, tables, checks of the results JSON
   sweep_parameters       the parameters chapters 4-6 share: sweep backend; fallback sweep, grok threshold declared once
+  chN, chN_*             chapter N's own modules (chN: parameters and runs; chN_figures; chN_results: tables, checks), each naming its chapter in its docstring
 """

@@ -74,20 +74,23 @@ from lib.book.plotting import configure_notebook_rendering
 from lib.book.record import Record, direction, share, verdict
 from lib.book.reproducibility import seed_everything
 from lib.book.results import write_results
-from lib.chapters.ch1 import (
-    SEED_APPENDIX_N, Chapter1Parameters, PerturbationRerun, distances_from_source, example_graph,
-    exactness_table, mark_effect, mark_recovered, measure_exactness, perturbation_table, pooled_errors,
-    scientific_format, seed_construction_error, sharpness_sweep, summarize_sharpness, verdict_table,
+from lib.bfs.damage_summary import summarize_distribution, summarize_selection
+from lib.bfs.exactness import (
+    SEED_APPENDIX_N, distances_from_source, example_graph, measure_exactness, pooled_errors,
+    seed_construction_error, sharpness_sweep, summarize_sharpness,
 )
-from lib.chapters.ch1_damage import summarize_distribution, summarize_selection
+from lib.bfs.protocol_judgement import fall_factor, index_row_numbers, judge_at_step, judge_pairs, judged_step
+from lib.bfs.recovery_verdicts import mark_effect, mark_recovered
+from lib.chapters.ch1 import (
+    Chapter1Parameters, PerturbationRerun, exactness_table, perturbation_table, scientific_format, verdict_table,
+)
+from lib.chapters.ch1_damage import distribution_table, selection_table
 from lib.chapters.ch1_figures import (
     attention_figure, damage_distribution_figure, graph_figure, reach_slider_figure, recovery_slider_figure,
     recovery_summary_figure, scale_panel, sharpness_figure, study_protocol_figure,
 )
 from lib.bfs.transformer import reach_by_layer
-from lib.chapters.ch1_study import (
-    fall_factor, index_row_numbers, judge_at_step, judge_pairs, judged_step, protocol_table,
-)
+from lib.chapters.ch1_study import protocol_table
 from lib.chapters.ch1_results import check_results
 
 config = validate_parameters(Chapter1Parameters, globals())
@@ -347,7 +350,7 @@ damage_distribution_figure(distribution, PUBLISHED_RECOVERY[0]).show()
 
 # %%
 # NBVAL_CHECK_OUTPUT
-display(Markdown(distribution_summary.table()))
+display(Markdown(distribution_table(distribution_summary)))
 quantiles = distribution_summary.quantiles
 record("distribution.matrices", distribution_summary.matrices, ",")
 record("distribution.noise_draws", distribution_summary.noise_draws, ",")
@@ -414,7 +417,7 @@ study_protocol_figure(protocol).show()
 judged = judged_step(protocol["study"])
 at_step = judge_at_step(protocol["study"], judged)
 pairs = judge_pairs(protocol, judged)
-display(Markdown(selection.table()))
+display(Markdown(selection_table(selection)))
 display(Markdown(protocol_table(protocol)))
 record("protocol.batch", config.study_batch_size, ",")
 record("protocol.steps", config.study_steps, ",")

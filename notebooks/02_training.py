@@ -78,24 +78,25 @@ from lib.book.plotting import configure_notebook_rendering
 from lib.book.record import Record, verdict
 from lib.book.reproducibility import seed_everything
 from lib.book.results import write_results
-from lib.chapters.ch2 import (
-    PUBLISHED, Chapter2Parameters, learning_order, summarize_run,
-)
+from lib.chapters.ch2 import PUBLISHED, Chapter2Parameters
+from lib.paths.main_run_summary import learning_order, summarize_run
 from lib.paths.token_graphs import format_example
 from lib.book.confusion import confusion_figure, label_histogram_figure
 from lib.chapters.ch2_figures import (
     checkpoint_panel, confusion_slider_figure, learning_rate_figure, total_loss_figure,
     transition_study_figure,
 )
-from lib.chapters.ch2_transitions import (
-    chance_of_order, drop_order, drop_table, length_name, mean_label_loss, study_drops, study_results,
-)
+from lib.chapters.ch2_transitions import drop_table, length_name
+from lib.paths.phase_transitions import drop_order
+from lib.paths.transition_drops import chance_of_order, mean_label_loss, study_drops, study_results
 from lib.chapters.ch2_figures import evaluation_loss_figure, mean_prediction_figure
 from lib.chapters.ch2_rival import (
-    MIN_SHARE, analyse_main, analyse_study, analyses_results, chapter_findings, common_lengths, group_names,
-    held_only, held_steps, length_counts, length_verdict_table, main_curves, main_lengths, main_run_table,
-    main_sensitivity, one_length_at_a_time, rival_table, sensitivity_table, study_counts, study_curves,
-    study_sensitivity,
+    group_names, length_verdict_table, main_run_table, rival_table, sensitivity_table,
+)
+from lib.paths.transition_verdicts import (
+    MIN_SHARE, analyse_main, analyse_study, analyses_results, chapter_findings, common_lengths, held_only,
+    held_steps, length_counts, main_curves, main_lengths, main_sensitivity, one_length_at_a_time, study_counts,
+    study_curves, study_sensitivity,
 )
 from lib.chapters.ch2_results import check_results
 from lib.paths.constant_rival import shares_of

@@ -72,19 +72,19 @@ from lib.chapters.ch3_figures import (
     confusion_by_test_figure, error_by_target_kind_figure, finetune_loss_figure,
     generalization_bars_figure, length_heatmap_figure, loss_by_distance_figure, loss_by_size_figure,
 )
-from lib.chapters.ch3_length import (
-    GROUP_FIELDS, frequency_table, length_study_of_seed, onsets, summarize_length_study, under_prediction,
-)
-from lib.chapters.ch3_seeds import (
-    LengthSeeds, kind_contrast, kind_spread, kind_spread_table, seed_analysis, seed_claims, size_trends_over_seeds,
-)
-from lib.chapters.ch3_results import (
-    chapter_claims, check_results, share_with_target, summarize_finetuning_run, summarize_generalization,
-)
-from lib.chapters.ch3_baselines import (
-    SeedSpread, baseline_table, compare_with_baselines, count_higher,
-    position_against, size_trend, spread_by_test, vertex_2_table,
-)
+from lib.chapters.ch3_length import frequency_table
+from lib.chapters.ch3_seeds import kind_spread_table, seed_claims
+from lib.chapters.ch3_results import chapter_claims, check_results
+from lib.chapters.ch3_baselines import baseline_table, vertex_2_table
+from lib.paths.baseline_comparison import compare_with_baselines
+from lib.paths.finetuning_summary import share_with_target, summarize_finetuning_run
+from lib.paths.generalization_summary import summarize_generalization
+from lib.paths.length_summary import GROUP_FIELDS, LengthSeeds, length_study_of_seed, summarize_length_study
+from lib.paths.replicate_analysis import seed_analysis
+from lib.paths.seed_spread import SeedSpread, count_higher, position_against, spread_by_test
+from lib.paths.size_trend import size_trend, size_trends_over_seeds
+from lib.paths.target_kind_scores import kind_contrast, kind_spread
+from lib.paths.under_prediction_onsets import onsets, under_prediction
 from lib.paths.baselines import test_baselines
 from lib.paths.length_frequency import compare_frequency
 from lib.paths.generalization_tests import PUBLISHED_SCALE, TARGET_KINDS, TESTS, evaluate_all, scale_for

@@ -86,34 +86,37 @@ from lib.book.plotting import configure_notebook_rendering
 from lib.book.record import Record, direction, share, verdict
 from lib.book.reproducibility import seed_everything
 from lib.book.results import write_results
-from lib.chapters.ch5 import (
-    GROUPS, Chapter5Parameters, first_seed_per_outcome, measure_end_of_training, regression_check,
-)
+from lib.chapters.ch5 import Chapter5Parameters
 from lib.chapters.ch5_measures import (
-    MEASURE_LABELS, claim_comparison, measure_s5_run, measures_results, run_summary, s5_measures_sweep,
-    tracking_rows, tracking_table,
+    MEASURE_LABELS, measure_s5_run, measures_results, s5_measures_sweep, tracking_table,
 )
-from lib.chapters.ch5_population import (
-    efficiency_auc, efficiency_summaries, efficiency_table, grid_step, population_results,
-    study_efficiency, sweep_correlations,
-)
+from lib.chapters.ch5_population import efficiency_table, population_results
 from lib.chapters.ch5_chain_length import (
-    chain_length_results, chain_length_summary, chain_length_table, end_of_training_rows,
-    trajectory_rows,
+    chain_length_results, chain_length_table, end_of_training_rows, trajectory_rows,
 )
 from lib.chapters.ch5_figures import (
     llc_spread_figure, llc_trajectory_figure, measure_scatter_figure, measures_over_time_figure,
     rescaling_figure,
 )
-from lib.chapters.ch5_trajectory import course_table, llc_over_training, s5_llc_over_training
+from lib.chapters.ch5_trajectory import course_table, s5_llc_over_training
+from lib.grokking.chain_length import chain_length_summary
+from lib.grokking.efficiency_by_outcome import efficiency_auc, efficiency_summaries, grid_step, study_efficiency
+from lib.grokking.end_of_training import first_seed_per_outcome, measure_end_of_training
+from lib.grokking.llc_regression_check import regression_check
+from lib.grokking.llc_trajectory import llc_over_training
+from lib.grokking.measure_ranking import claim_comparison, tracking_rows
+from lib.grokking.s5_measures_run import run_summary
+from lib.grokking.sweep_correlations import sweep_correlations
 from lib.chapters.ch5_results import (
-    MEASURE_NAMES, auc_table, check_results, measure_correlations, outcome_aucs, outcome_comparison,
-    outcome_summaries, s5_comparison, s5_course_table, strongest_separator, summary_table, trajectory_results,
+    MEASURE_NAMES, auc_table, check_results, s5_comparison, s5_course_table, summary_table, trajectory_results,
+)
+from lib.grokking.outcome_statistics import (
+    measure_correlations, outcome_aucs, outcome_comparison, outcome_summaries, strongest_separator,
 )
 from lib.grokking.circuit_efficiency import loss_along_rescaling
 from lib.grokking.mlp import select_instances
 from lib.grokking.study import PUBLISHED_S5_LLC, S5_MEASURES_CLAIM
-from lib.grokking.study_sweep import choose_seeds, load_s4_sweep, outcome_groups
+from lib.grokking.study_sweep import GROUPS, choose_seeds, load_s4_sweep, outcome_groups
 from lib.book.tables import markdown_table
 
 config = validate_parameters(Chapter5Parameters, globals())
@@ -222,7 +225,8 @@ record("sweep.neither_measured", int((groups[chosen] == 2).sum()), ",")
 
 # %%
 started = time.perf_counter()
-end = measure_end_of_training(result, chosen, groups, config, torch.Generator().manual_seed(config.seed + 1))
+end = measure_end_of_training(result, chosen, groups, config.sgld, torch.Generator().manual_seed(config.seed + 1),
+                              device=config.device, workers=config.workers)
 seconds["end_of_training"] = time.perf_counter() - started
 print(f"LLC of {len(chosen)} seeds x {config.llc_chains} chains x {config.llc_steps} steps in "
       f"{end.llc_seconds:.0f} s")
@@ -387,7 +391,9 @@ record("efficiency.s4_side", direction(efficiency_separation.value, 0.5, above="
 
 # %%
 started = time.perf_counter()
-trajectory = llc_over_training(result, groups, config, torch.Generator().manual_seed(config.seed + 4))
+trajectory = llc_over_training(result, groups, config.trajectory_every, config.sgld, config.grok_threshold,
+                               torch.Generator().manual_seed(config.seed + 4), workers=config.workers,
+                               device=config.device)
 seconds["llc_over_training"] = time.perf_counter() - started
 record("s4_course.same_outcome", verdict(trajectory.same_outcome, yes="end with", no="do not all end with"))
 display(Markdown(markdown_table(*course_table(trajectory))))

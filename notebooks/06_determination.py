@@ -95,9 +95,8 @@ from lib.grokking.study_sweep import GROUPS, load_s4_sweep, outcome_groups
 from lib.grokking.training import snapshot_epochs
 from lib.chapters.ch6 import (
     Chapter6Parameters, choose_per_outcome, flip_study, jacobian_run, sketched_jacobian_run, transplant_both_ways)
-from lib.chapters.ch6_jacobian import (
-    BLOW_UP_FACTOR, FLOAT32_DEPARTURE, amplification_table, growth_table, sketch_spectrum_table, sketch_summary,
-    sketch_table)
+from lib.grokking.jacobian_claims import BLOW_UP_FACTOR, FLOAT32_DEPARTURE, sketch_summary
+from lib.chapters.ch6_jacobian import amplification_table, growth_table, sketch_spectrum_table, sketch_table
 from lib.chapters.ch6_figures import (
     early_prediction_figure, jacobian_figure, perturbation_figure, perturbation_heatmaps, perturbation_panel,
     seed_labels, sketched_jacobian_figure, total_variation_figure, transplant_figure,

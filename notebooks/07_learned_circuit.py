@@ -71,19 +71,24 @@ from lib.book.results import write_results
 from lib.book.tables import markdown_table
 from lib.bfs.transformer import bfs_transformer, reach_by_layer
 from lib.chapters.ch7 import (
-    Chapter7Parameters, GraphSet, TrainedModel, depth_configs, fact_radii, from_base, grid_results, model_rows,
-    reach_rows, recipe_models, seed_configs, seed_spread,
+    Chapter7Parameters, GraphSet, TrainedModel, depth_configs, from_base, model_rows, recipe_models, seed_configs,
 )
 from lib.chapters.ch7_figures import (
     ablation_figure, attention_fraction_figure, confusion_figure, example_figure, patching_figure,
     probe_grid_figure, reach_radius_figure,
 )
-from lib.chapters.ch7_hand_built import hand_built_adjacency, hand_built_distances, hand_built_rows
+from lib.chapters.ch7_hand_built import hand_built_distances
 from lib.chapters.ch7_results import (
-    WEAK_CORRELATION, ablation_extremes, ablation_rows, attention_rows, bins_table, check_results, depth_table,
-    edge_bin_names, growth, largest_ks, layers_label, model_table, patching_summary, preference_table, radii_table,
-    radius_cell, random_reads, random_reads_table, seeds_table, span, statistics_table, strongest_shortcut,
+    bins_table, check_results, depth_table, edge_bin_names, layers_label, model_table, preference_table, radii_table,
+    radius_cell, random_reads_table, seeds_table, statistics_table,
+)
+from lib.paths.circuit_effects import (
+    WEAK_CORRELATION, ablation_extremes, ablation_rows, attention_rows, patching_summary, strongest_shortcut,
     top_attention,
+)
+from lib.paths.hand_built_comparison import hand_built_adjacency, hand_built_rows
+from lib.paths.reach_radii import (
+    fact_radii, grid_results, growth, largest_ks, random_reads, reach_rows, seed_spread, span,
 )
 from lib.paths.activations import capture
 from lib.paths.attention_fractions import attention_fractions

@@ -7,14 +7,15 @@ import pytest
 
 from lib.bfs.transformer import bfs_transformer
 from lib.book.params import read_parameters_cell, validate_parameters
+from lib.bfs.damage_summary import summarize_distribution, summarize_selection
+from lib.bfs.exactness import seed_construction_error, sharpness_sweep, summarize_sharpness
+from lib.bfs.protocol_judgement import fall_factor, index_row_numbers, judge_at_step, judge_pairs, judged_step, study_points
+from lib.bfs.recovery_verdicts import mark_effect, mark_recovered
 from lib.chapters.ch1 import (
-    Chapter1Parameters, PerturbationRerun, exactness_table, mark_effect, mark_recovered, perturbation_table,
-    scientific_format, seed_construction_error, sharpness_sweep, summarize_sharpness, verdict_table,
+    Chapter1Parameters, PerturbationRerun, exactness_table, perturbation_table, scientific_format, verdict_table,
 )
-from lib.chapters.ch1_damage import summarize_distribution, summarize_selection
-from lib.chapters.ch1_study import (
-    fall_factor, index_row_numbers, judge_at_step, judge_pairs, judged_step, protocol_table, study_points,
-)
+from lib.chapters.ch1_damage import distribution_table, selection_table
+from lib.chapters.ch1_study import protocol_table
 from lib.book.tables import scientific
 
 RECORDS = [
@@ -159,7 +160,7 @@ def test_the_distribution_summary_counts_what_reaches_the_studys_value_per_list_
         ("answer key", ((0, 2, 2),)), ("answer value", ((1, 1, 2),))]   # (matrix index, k, n)
     assert (summary.reaching_matrices, summary.reaching_lists) == (2, 2)
     assert summary.reaching.share == 3 / 24                                 # percentile 12.5
-    table = summary.table().splitlines()
+    table = distribution_table(summary).splitlines()
     assert table[5] == "| answer key | 4 | 2.65 | 0.3 to 5 | 2 of 4 | layer 1 (2 of 2) |"
     numbers = summary.as_dict()
     assert numbers["percentile"]["k"] == 3 and numbers["quantiles"]["0.5"] == 5.0
@@ -174,7 +175,7 @@ def test_the_selection_reports_its_band_in_standard_errors_of_the_studys_batch()
     assert math.isclose(selection.relative_standard_error, 0.05 * 1.0, rel_tol=0.05)
     assert selection.hits == {"answer key": 1, "answer query": 1}
     assert selection.matrices == {"answer key": 1, "answer query": 1}
-    assert selection.table().splitlines()[2:] == ["| answer key | 1 | 1 |", "| answer query | 1 | 1 |"]
+    assert selection_table(selection).splitlines()[2:] == ["| answer key | 1 | 1 |", "| answer query | 1 | 1 |"]
     assert selection.widths <= 2 and selection.within_two
     assert not summarize_selection(picked, 0.2, n_held_out=512).within_two   # far from 0.2: resolvable
 

@@ -7,10 +7,12 @@ import pytest
 from lib.book.params import ParameterError, read_parameters_cell, validate_parameters
 import torch
 
-from lib.chapters.ch2 import Chapter2Parameters, learning_order
-from lib.chapters.ch2_transitions import (
-    drop_order, drop_steps, drop_table, mean_label_from, mean_label_loss, plotted_lengths, study_drops,
-    study_results,
+from lib.chapters.ch2 import Chapter2Parameters
+from lib.chapters.ch2_transitions import drop_table
+from lib.paths.main_run_summary import learning_order
+from lib.paths.phase_transitions import drop_order
+from lib.paths.transition_drops import (
+    drop_steps, mean_label_from, mean_label_loss, plotted_lengths, study_drops, study_results,
 )
 from lib.paths.phase_transitions import DropSettings
 from lib.paths.training import PathTrainingConfig
@@ -83,7 +85,7 @@ def test_the_study_table_and_results_read_the_drops_of_every_seed():
 
 
 def test_the_chance_of_an_order_is_that_of_random_orders_agreeing_in_every_seed():
-    from lib.chapters.ch2_transitions import chance_of_order
+    from lib.paths.transition_drops import chance_of_order
     from lib.paths.phase_transitions import DropOrder
     assert chance_of_order(DropOrder(((1,), (2,)), (), ()), 3) == 0.125          # (1/2)^3
     assert abs(chance_of_order(DropOrder(((1,), (2, 3)), (), ()), 2) - 1 / 9) < 1e-12   # (2!/3!)^2

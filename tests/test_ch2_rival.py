@@ -1,13 +1,15 @@
-"""Chapter 2's drops against their rivals (lib.chapters.ch2_rival) on hand-made study curves: two
+"""Chapter 2's drops against their rivals (lib.paths.transition_verdicts, tables in lib.chapters.ch2_rival) on hand-made study curves: two
 seeds in which length 1 is learned, which moves the constant the model predicts for the rest,
 so that length 6's loss falls with it; length 2 is learned later in one seed only."""
 
 import torch
 
 from lib.chapters.ch2_rival import (
-    analyse_study, chapter_findings, common_lengths, group_names, held_only, held_steps, length_counts,
-    length_verdict_table, main_run_table, one_length_at_a_time, rival_table, sensitivity_table, study_counts,
-    study_findings, study_sensitivity,
+    group_names, length_verdict_table, main_run_table, rival_table, sensitivity_table,
+)
+from lib.paths.transition_verdicts import (
+    analyse_study, chapter_findings, common_lengths, held_only, held_steps, length_counts, one_length_at_a_time,
+    study_counts, study_findings, study_sensitivity,
 )
 from lib.paths.drop_sensitivity import SENSITIVITY_RANGES
 from lib.paths.phase_transitions import DropSettings, drop_order

@@ -13,7 +13,8 @@ import torch
 
 from lib.book.params import read_parameters_cell, validate_parameters
 from lib.chapters.ch3 import Chapter3Parameters, generalization_table, target_kind_table
-from lib.chapters.ch3_results import KindScore, summarize_generalization
+from lib.paths.generalization_summary import summarize_generalization
+from lib.paths.target_kind_scores import KindScore
 from lib.chapters.ch3_figures import (
     confusion_by_test_figure, error_by_target_kind_figure, finetune_loss_figure,
     generalization_bars_figure, length_heatmap_figure, loss_by_distance_figure, loss_by_size_figure,

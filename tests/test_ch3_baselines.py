@@ -1,11 +1,11 @@
-"""Chapter 3's baselines, seed spreads and per-size check (lib.chapters.ch3_baselines)."""
+"""Chapter 3's baselines, seed spreads and per-size check (lib.paths.seed_spread, baseline_comparison, size_trend; tables in lib.chapters.ch3_baselines)."""
 
 import math
 
-from lib.chapters.ch3_baselines import (
-    SeedSpread, baseline_table, compare_with_baselines, count_higher,
-    position_against, size_trend, spread_by_test, vertex_2_table,
-)
+from lib.chapters.ch3_baselines import baseline_table, vertex_2_table
+from lib.paths.baseline_comparison import compare_with_baselines
+from lib.paths.seed_spread import SeedSpread, count_higher, position_against, spread_by_test
+from lib.paths.size_trend import size_trend
 from lib.paths.baselines import BaselineScore
 from lib.paths.generalization_tests import TESTS
 

@@ -8,12 +8,12 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from lib.chapters.ch3_length import GroupScore, summarize_length_study
+from lib.paths.length_summary import GroupScore, summarize_length_study
 from lib.book.record import Record
-from lib.chapters.ch3_results import (
-    KindScore, TargetKindScores, chapter_claims, check_recorded, share_with_target, summarize_finetuning,
-    summarize_finetuning_run, summarize_generalization,
-)
+from lib.chapters.ch3_results import chapter_claims, check_recorded
+from lib.paths.finetuning_summary import share_with_target, summarize_finetuning, summarize_finetuning_run
+from lib.paths.generalization_summary import summarize_generalization
+from lib.paths.target_kind_scores import KindScore, TargetKindScores
 from lib.paths.generalization_tests import PUBLISHED_SCALE, TARGET_KINDS, TESTS, Scale, by_target_kind, score
 from lib.paths.length_generalization import Cell, LengthSplit, summarize_cells
 from lib.paths.training import PathTrainingConfig
@@ -240,10 +240,10 @@ def test_claims_are_reported_true_or_false_never_raised():
     worse = summarize_finetuning(labels=LABELS, predictions_before=AFTER, predictions_after=BEFORE,
                                  kinds=KINDS, distance_12=DISTANCE_12, steps=2, pretrain_task_loss_before=0.1,
                                  pretrain_task_loss_after=0.3, learning_rate=0.1, weight_decay=0.5)
-    assert not chapter_claims(worse, generalization, length)["fine-tuning lowers the on-path loss"]
+    assert not chapter_claims(worse, generalization, length)["finetuning_lowers_onpath_loss"]
     short = summarize_length_study(CELLS[:2], SPLIT, t([1, 2]), DEPTH_CELLS, CHAPTER_2)
     assert not chapter_claims(finetuning, generalization, short)[
-        "longer distances are more than 10 times worse than the training sizes"]
+        "longer_distances_10x_worse_than_training_sizes"]
 
 
 def recorded_results() -> dict:

@@ -1,18 +1,18 @@
 """Chapter 3's one-model claims read over the seeds, the frequency table and comparison, and what
-each further seed measures (lib.chapters.ch3_seeds, lib.chapters.ch3_length)."""
+each further seed measures (lib.chapters.ch3_seeds, lib.chapters.ch3_length and the lib.paths modules they read)."""
 
 import math
 
 import pytest
 import torch
 
-from lib.chapters.ch3_length import (
-    frequency_table, length_study_of_seed, onsets, summarize_length_study, under_prediction,
-)
-from lib.chapters.ch3_seeds import (
-    LengthSeeds, all_seeds, kind_contrast, kind_spread, kind_spread_table, seed_analysis, seed_claims,
-    size_trends_over_seeds,
-)
+from lib.chapters.ch3_length import frequency_table
+from lib.chapters.ch3_seeds import all_seeds, kind_spread_table, seed_claims
+from lib.paths.length_summary import LengthSeeds, length_study_of_seed, summarize_length_study
+from lib.paths.replicate_analysis import seed_analysis
+from lib.paths.size_trend import size_trends_over_seeds
+from lib.paths.target_kind_scores import kind_contrast, kind_spread
+from lib.paths.under_prediction_onsets import onsets, under_prediction
 from lib.paths.generalization_tests import TARGET_KINDS, TESTS, scale_for
 from lib.paths.length_frequency import compare_frequency
 from lib.paths.length_generalization import Cell, LengthSplit, training_config

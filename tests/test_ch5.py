@@ -7,34 +7,34 @@ import pytest
 import torch
 
 from lib.book.params import ParameterError, read_parameters_cell, validate_parameters
-from lib.chapters.ch5 import (
-    Chapter5Parameters, EndOfTraining, first_seed_per_outcome, measure_end_of_training, regression_check,
-)
+from lib.chapters.ch5 import Chapter5Parameters
 from lib.chapters.ch5_measures import (
-    TrackingRow, claim_comparison, measure_s5_run, measures_results, s5_measures_sweep, sparse_epochs,
-    tracking_rows, tracking_table,
+    measure_s5_run, measures_results, s5_measures_sweep, sparse_epochs, tracking_table,
 )
 from lib.chapters.ch5_chain_length import (
-    ChainLengthRow, chain_length_results, chain_length_summary, chain_length_table,
-    end_of_training_rows, trajectory_rows,
+    chain_length_results, chain_length_table, end_of_training_rows, trajectory_rows,
 )
-from lib.chapters.ch5_population import (
-    efficiency_auc, efficiency_seeds, efficiency_summaries, efficiency_table,
-    grid_step, study_efficiency, sweep_correlations,
+from lib.chapters.ch5_population import efficiency_table
+from lib.grokking.chain_length import ChainLengthRow, chain_length_summary
+from lib.grokking.efficiency_by_outcome import (
+    efficiency_auc, efficiency_seeds, efficiency_summaries, grid_step, study_efficiency,
 )
+from lib.grokking.end_of_training import EndOfTraining, first_seed_per_outcome, measure_end_of_training
+from lib.grokking.llc_regression_check import regression_check
+from lib.grokking.measure_ranking import TrackingRow, claim_comparison, tracking_rows
+from lib.grokking.sweep_correlations import sweep_correlations
 from lib.grokking.study import S4_PAIR
 from lib.grokking.study_sweep import S4_BIAS_SWEEP_FILE, S4_SWEEP_FILE, choose_seeds, load_s4_sweep, outcome_groups
-from lib.chapters.ch5_trajectory import (
-    Trajectory, course_table, llc_over_training, representative_seeds, s5_llc_over_training,
-)
+from lib.chapters.ch5_trajectory import course_table, s5_llc_over_training
+from lib.grokking.llc_trajectory import Trajectory, llc_over_training, representative_seeds
 from lib.chapters.ch5_figures import (
     llc_spread_figure, llc_trajectory_figure, measure_scatter_figure, measures_over_time_figure,
     rescaling_figure,
 )
 from lib.book.statistics import Estimate
-from lib.chapters.ch5_results import (
-    MeasureAuc, strongest_separator, auc_table, measure_correlations, outcome_aucs,
-    outcome_comparison, outcome_summaries, s5_comparison, s5_course_table, summary_table, trajectory_results,
+from lib.chapters.ch5_results import auc_table, s5_comparison, s5_course_table, summary_table, trajectory_results
+from lib.grokking.outcome_statistics import (
+    MeasureAuc, measure_correlations, outcome_aucs, outcome_comparison, outcome_summaries, strongest_separator,
 )
 from lib.book.record import direction, share, verdict
 from lib.grokking.measures_over_time import MeasuresOverTime
@@ -120,7 +120,8 @@ def test_end_of_training_measures_and_their_summaries(tmp_path):
     result = with_outcomes(tiny_sweep(), [1.0, 0.5, 0.5, 0.5, 1.0, 0.5], [0.5, 1.0, 0.5, 0.5, 0.5, 0.5])
     groups = outcome_groups(result, 0.999)
     index = torch.arange(6)
-    end = measure_end_of_training(result, index, groups, config, torch.Generator().manual_seed(0))
+    end = measure_end_of_training(result, index, groups, config.sgld, torch.Generator().manual_seed(0),
+                                  device=config.device, workers=config.workers)
     assert end.llc.mean.shape == (6,) and end.llc.per_chain.shape == (6, config.llc_chains)
     assert end.efficiency_norm == pytest.approx(float(end.weight_norm.median()))
     # A seed whose norm is the common norm keeps its training loss.
@@ -200,7 +201,8 @@ def test_trajectory_measures_over_time_results_and_figures(tmp_path):
     config = tiny_config(tmp_path)
     result = with_outcomes(tiny_sweep(), [1.0, 0.5, 0.5, 0.5, 1.0, 0.5], [0.5, 1.0, 0.5, 0.5, 0.5, 0.5])
     groups = outcome_groups(result, 0.999)
-    trajectory = llc_over_training(result, groups, config, torch.Generator().manual_seed(0))
+    trajectory = llc_over_training(result, groups, config.trajectory_every, config.sgld, config.grok_threshold,
+                                   torch.Generator().manual_seed(0), workers=config.workers, device=config.device)
     assert trajectory.epochs.tolist() == [0, 5, 10] and trajectory.llc.shape == (3, 3)
     # One seed per outcome is retrained; in 10 epochs none groks (their outcomes in the sweep
     # were made up), and the labels say what the retraining gave.
@@ -231,7 +233,8 @@ def test_trajectory_measures_over_time_results_and_figures(tmp_path):
     assert claim_comparison(ranked).n_measures == len(ranked["sparse"])
     over_time_json = measures_results(s5_run, over_time, ranked, config)
     assert over_time_json["settings"]["n_train"] == 5760 and over_time_json["sparse"]["checkpoints"] == 3
-    end = measure_end_of_training(result, torch.arange(6), groups, config, torch.Generator().manual_seed(1))
+    end = measure_end_of_training(result, torch.arange(6), groups, config.sgld, torch.Generator().manual_seed(1),
+                                  device=config.device, workers=config.workers)
     summaries = outcome_summaries(end, resamples=100, generator=torch.Generator().manual_seed(0))
     aucs = outcome_aucs(end, resamples=100, generator=torch.Generator().manual_seed(0))
     rows = end_of_training_rows(end, config.sgld, tuple(config.chain_lengths))

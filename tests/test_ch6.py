@@ -8,8 +8,9 @@ import torch
 from lib.book.params import ParameterError, read_parameters_cell, validate_parameters
 from lib.book.seed_streams import stream_seeds
 from lib.chapters.ch6 import (
-    AMPLIFICATION_SIZES, JACOBIAN_STREAM, Chapter6Parameters, choose_per_outcome, jacobian_run, sketched_jacobian_run,
+    JACOBIAN_STREAM, Chapter6Parameters, choose_per_outcome, jacobian_run, sketched_jacobian_run,
     transplant_both_ways)
+from lib.grokking.authors_scale_jacobian import AMPLIFICATION_SIZES
 from lib.grokking.early_prediction import EarlyPrediction, early_prediction
 from lib.grokking.mlp import MLPConfig
 from lib.grokking.perturbation import PerturbationStudy, perturbation_study, retrain_with_snapshots

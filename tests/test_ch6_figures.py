@@ -5,7 +5,8 @@ import pytest
 import torch
 
 from lib.book.plotting import slider_over_steps
-from lib.chapters.ch6 import SketchRun, TransplantStudy
+from lib.grokking.authors_scale_jacobian import SketchRun
+from lib.grokking.transplant_both_ways import TransplantStudy
 from lib.grokking.early_prediction import EarlyPrediction
 from lib.grokking.perturbation import perturbation_study
 from lib.grokking.total_variation import total_variation_study

@@ -5,8 +5,9 @@ import pytest
 import torch
 
 from lib.book.reproduced import reproduced_rows
-from lib.chapters.ch6 import SketchRun, spectrum_boundaries
-from lib.chapters.ch6_jacobian import amplification_table, claim_checks, sketch_summary
+from lib.chapters.ch6_jacobian import amplification_table
+from lib.grokking.authors_scale_jacobian import SketchRun, spectrum_boundaries
+from lib.grokking.jacobian_claims import claim_checks, sketch_summary
 from lib.grokking.jacobian_sketch import SketchedJacobianStudy, SketchedSpectrum
 from lib.grokking.study import PUBLISHED_JACOBIAN
 

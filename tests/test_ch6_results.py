@@ -7,19 +7,19 @@ from pathlib import Path
 import pytest
 import torch
 
-from lib.chapters.ch6 import TransplantStudy
-from lib.chapters.ch6_jacobian import claim_checks
 from lib.chapters.ch6_results import (
     check_results, decision_comparison_rows, decision_leads, decision_rows, decision_table, flip_comparison_table, flips_ordered,
     jacobian_summary, median, total_variation_rows, transplant_rows, transplant_table, transplant_verdict,
 )
 from lib.grokking.early_prediction import EarlyPrediction
+from lib.grokking.jacobian_claims import claim_checks
 from lib.grokking.pairs import make_pair
 from lib.grokking.perturbation import PerturbationStudy
 from lib.grokking.total_variation import TotalVariationStudy
 from lib.grokking.training import SweepConfig, SweepResult
 from lib.grokking.training_jacobian import JacobianStudy
 from lib.grokking.transplant import CRITERIA, Transplant, TransplantFates
+from lib.grokking.transplant_both_ways import TransplantStudy
 
 
 def hand_made_perturbation() -> PerturbationStudy:

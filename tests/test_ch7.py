@@ -10,12 +10,11 @@ import pytest
 import torch
 
 from lib.book.params import ParameterError, validate_parameters
-from lib.chapters.ch7 import Chapter7Parameters, GraphSet, depth_configs, recipe_models, seed_configs, seed_spread
+from lib.chapters.ch7 import Chapter7Parameters, GraphSet, depth_configs, recipe_models, seed_configs
 from lib.chapters.ch7_hand_built import hand_built_distances
-from lib.chapters.ch7_results import (
-    bins_table, growth, layers_label, patching_summary, seeds_table, settled_layer, strongest_shortcut,
-    WEAK_CORRELATION,
-)
+from lib.chapters.ch7_results import bins_table, layers_label, seeds_table
+from lib.paths.circuit_effects import WEAK_CORRELATION, patching_summary, strongest_shortcut
+from lib.paths.reach_radii import growth, seed_spread, settled_layer
 from lib.paths.causal import SHORTCUTS, Patching, ablate_components, patch_distance, shortcut_values
 from lib.paths.layer_probes import (
     DISTANCE, FACTS, FROM_SOURCE, GRAPH_STATISTICS, MIN_CLASS_COUNT, REACHABLE, REACHABLE_WITH_EDGES, ProbeGrid,

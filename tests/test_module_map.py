@@ -1,6 +1,9 @@
 """The module map in lib/__init__.py lists every module of lib, each with what it is for; the
-README links to it (rather than keeping a copy)."""
+README links to it (rather than keeping a copy). A chapter's own modules (`lib/chapters/chN*.py`)
+are covered by one line of the map and say what they hold in their own docstrings, so that a new
+chapter adds its modules without editing the map."""
 
+import ast
 import re
 from pathlib import Path
 
@@ -29,11 +32,32 @@ def map_entries() -> dict[str, str]:
     return entries
 
 
+#: A chapter's own modules: chN.py and chN_<topic>.py in lib/chapters.
+CHAPTER_MODULE = re.compile(r"lib\.chapters\.ch\d+(_[a-z_]+)?")
+
+
+def chapter_modules() -> list[Path]:
+    return sorted(p for p in (ROOT / "lib" / "chapters").glob("ch*.py")
+                  if CHAPTER_MODULE.fullmatch("lib.chapters." + p.stem))
+
+
 def test_the_map_lists_every_module_and_nothing_else():
     listed = set(map_entries())
     on_disk = {".".join(p.relative_to(ROOT).with_suffix("").parts)
                for p in (ROOT / "lib").glob("*/*.py") if p.name != "__init__.py"}
+    assert {"lib.chapters.chN", "lib.chapters.chN_*"} <= listed, "the map's line for the chapters' own modules"
+    listed -= {"lib.chapters.chN", "lib.chapters.chN_*"}
+    on_disk = {name for name in on_disk if not CHAPTER_MODULE.fullmatch(name)}
     assert listed == on_disk, f"missing from the map: {on_disk - listed}; not on disk: {listed - on_disk}"
+
+
+def test_every_chapter_module_says_what_it_holds_and_names_its_chapter():
+    for path in chapter_modules():
+        doc = ast.get_docstring(ast.parse(path.read_text()))
+        number = re.match(r"ch(\d+)", path.stem).group(1)
+        assert doc, f"{path.name} has no docstring"
+        assert re.search(rf"chapter {number}\b|notebooks/0?{number}_", doc, re.IGNORECASE), \
+            f"{path.name}'s docstring does not name chapter {number}"
 
 
 def test_every_module_in_the_map_says_what_it_is_for():

@@ -1,12 +1,12 @@
-"""Parameters and measurements of chapter 1 (the hand-built BFS transformer).
+"""Parameters and tables of chapter 1 (the hand-built BFS transformer).
 
 `Chapter1Parameters` declares the notebook's papermill parameters (validated by
-`lib.book.params.validate_parameters`); `measure_exactness` and `sharpness_sweep` are the
-chapter's two measurements of the construction against plain BFS; the summaries and tables
-below turn them and the perturbation study into the numbers the prose quotes (verdicts count
-several draws per scale, and a draw that changed nothing is "no effect", never a recovery);
-`PerturbationRerun` is the live slider's callback. The study's own protocol is summarized in
-`lib.chapters.ch1_study`.
+`lib.book.params.validate_parameters`); the chapter's measurements of the construction against
+plain BFS are in `lib.bfs.exactness` and the verdicts of the perturbation study (several draws
+per scale; a draw that changed nothing is "no effect", never a recovery) in
+`lib.bfs.recovery_verdicts`; the tables below show them; `PerturbationRerun` is the live
+slider's callback. The study's own protocol is judged in `lib.bfs.protocol_judgement`, its
+table is in `lib.chapters.ch1_study`.
 """
 
 from __future__ import annotations
@@ -14,21 +14,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import torch
-from tqdm.auto import tqdm
 
-from lib.bfs.graphs import SAMPLER_NAMES, bfs_distance, bfs_distance_batch, sample_graphs
-from lib.bfs.seed_construction import seed_construction_distance
+from lib.bfs.graphs import SAMPLER_NAMES
 from lib.bfs.perturbation import (
     PERTURBATION_MODES, RECOVERY_OPTIMIZERS, GraphSet, RecoverySettings, perturb_and_recover,
 )
+from lib.bfs.recovery_verdicts import RecoveryVerdict
 from lib.bfs.study_damage import STUDY_BATCH_SIZE
-from lib.bfs.transformer import MAX_VERTICES, bfs_transformer
+from lib.bfs.transformer import MAX_VERTICES
 from lib.book.params import ChapterParameters, parameter
 from lib.book.tables import markdown_table
-
-
-#: Graph size of the study's appendix code.
-SEED_APPENDIX_N = 8
 
 
 @dataclass(frozen=True)
@@ -109,167 +104,12 @@ class Chapter1Parameters(ChapterParameters):
             n_curve_points=min(10, self.recovery_steps))
 
 
-def evaluate_on(model, adjacency: torch.Tensor, chunk: int = 2048) -> tuple[torch.Tensor, torch.Tensor]:
-    """(model prediction, BFS distance) for every graph, evaluated in chunks without gradients."""
-    device = model.query.device
-    with torch.no_grad():
-        predicted = torch.cat([model(part.to(device)).cpu() for part in adjacency.split(chunk)])
-    return predicted, bfs_distance_batch(adjacency)
-
-
-def measure_exactness(sizes, samplers, graphs_per_sampler: int, seed: int,
-                      device: torch.device = torch.device("cpu")) -> list[dict]:
-    """Compare the hand-built model with BFS for every (size, sampler) pair.
-
-    Returns one record per pair with `n_vertices`, `sampler`, `n_graphs`, `mse`,
-    `max_abs_error`, `mean_distance` and `fraction_unreachable`.
-    """
-    generator = torch.Generator().manual_seed(seed)
-    records = []
-    for n in tqdm(sizes, desc="exactness", mininterval=5):
-        model = bfs_transformer(n).to(device)
-        for sampler in samplers:
-            predicted, distance = evaluate_on(model, sample_graphs(sampler, graphs_per_sampler, n, generator))
-            error = predicted - distance
-            records.append({
-                "n_vertices": n, "sampler": sampler, "n_graphs": len(distance),
-                "mse": float((error ** 2).mean()), "max_abs_error": float(error.abs().max()),
-                "mean_distance": float(distance[distance < n].mean()) if (distance < n).any() else None,
-                "fraction_unreachable": float((distance == n).float().mean()),
-            })
-    return records
-
-
-def pooled_errors(records: list[dict]) -> tuple[float, float, int]:
-    """Pool per-pair exactness records into (overall MSE, overall max abs error, graph count)."""
-    n_graphs = sum(r["n_graphs"] for r in records)
-    mse = sum(r["mse"] * r["n_graphs"] for r in records) / n_graphs
-    return mse, max(r["max_abs_error"] for r in records), n_graphs
-
-
-def sharpness_sweep(n_vertices: int, n_graphs: int, seed: int, gaps, slopes_per_vertex) -> list[dict]:
-    """MSE against BFS as one constant of the construction varies and the other stays at its default.
-
-    `gaps` are attention gaps; `slopes_per_vertex` are squash slopes divided by n. Chapter 1
-    uses this to show that the construction is exact in the limit of large constants and how
-    it degrades when they are small (as the study's constants were).
-    """
-    adjacency = sample_graphs("seed", n_graphs, n_vertices, torch.Generator().manual_seed(seed))
-    distance = bfs_distance_batch(adjacency)
-    rows = []
-    settings = [("attention gap", g, {"attention_gap": g}) for g in gaps]
-    settings += [("squash slope / n", s, {"squash_slope": s * n_vertices}) for s in slopes_per_vertex]
-    for knob, value, kwargs in settings:
-        with torch.no_grad():
-            predicted = bfs_transformer(n_vertices, **kwargs)(adjacency)
-        error = predicted - distance
-        rows.append({"knob": knob, "value": float(value), "mse": float((error ** 2).mean()),
-                     "max_abs_error": float(error.abs().max())})
-    return rows
-
-
-def example_graph(n_vertices: int, seed: int, min_distance: int = 3) -> torch.Tensor:
-    """A graph from the study's sampler whose 1 -> 2 distance is at least `min_distance` (if any is found)."""
-    generator = torch.Generator().manual_seed(seed)
-    adjacency = sample_graphs("seed", 256, n_vertices, generator)
-    distance = bfs_distance_batch(adjacency)
-    wanted = min(min_distance, n_vertices - 1)
-    candidates = torch.nonzero((distance >= wanted) & (distance < n_vertices)).flatten()
-    return adjacency[int(candidates[0]) if len(candidates) else 0]
-
-
-def distances_from_source(adjacency: torch.Tensor) -> list[int]:
-    """BFS distance from vertex 1 to every vertex of one graph, in index order (n where unreachable)."""
-    return [bfs_distance(adjacency, 0, target) for target in range(adjacency.shape[0])]
-
-
 def exactness_table(records: list[dict]) -> str:
     """Markdown table of `measure_exactness` records, one row per (size, sampler)."""
     return markdown_table(
         ["n", "sampler", "graphs", "MSE", "max abs error", "mean finite distance", "unreachable"],
         [[r["n_vertices"], r["sampler"], r["n_graphs"], r["mse"], r["max_abs_error"],
           r["mean_distance"], r["fraction_unreachable"]] for r in records])
-
-
-@dataclass(frozen=True)
-class SharpnessSummary:
-    """What the constants sweep shows: the worst MSE with a small constant, the MSE at the defaults."""
-
-    worst_mse_small_constant: float  # largest MSE with either constant at 4 or below
-    mse_at_default_gap: float        # MSE with the attention gap at its default (30)
-
-
-def summarize_sharpness(rows: list[dict], small: float = 4.0, default_gap: float = 30.0) -> SharpnessSummary:
-    """Chapter 1's two numbers from `sharpness_sweep` rows."""
-    return SharpnessSummary(
-        worst_mse_small_constant=max(r["mse"] for r in rows if r["value"] <= small),
-        mse_at_default_gap=min(r["mse"] for r in rows
-                               if r["knob"] == "attention gap" and r["value"] == default_gap))
-
-
-def mark_effect(records: list[dict], tolerance: float = 1e-6) -> list[dict]:
-    """Add `damage_had_effect` to each perturb-and-recover record: the damage moved the held-out
-    MSE by more than `tolerance`. A draw without effect (it hit a matrix these graphs never use)
-    is "no effect", never a recovery. Returns `records`."""
-    for record in records:
-        record["damage_had_effect"] = abs(record["loss_before"] - record["loss_intact"]) > tolerance
-    return records
-
-
-@dataclass(frozen=True)
-class RecoveryVerdict:
-    """What the draws of one (damage mode, scale) did.
-
-    Each draw is one of: "no effect" (the damage left the held-out MSE unchanged), "not broken"
-    (it changed the MSE but left it below the threshold already, so there was nothing to
-    recover from), "recovered" (above the threshold after the damage, below it after
-    retraining) or "not recovered".
-    """
-
-    mode: str
-    scale: float
-    draws: int
-    no_effect: int
-    not_broken: int
-    recovered: int
-
-    @property
-    def broken(self) -> int:
-        return self.draws - self.no_effect - self.not_broken
-
-    @property
-    def not_recovered(self) -> int:
-        return self.broken - self.recovered
-
-
-def draw_status(record: dict, recovered_below: float) -> str:
-    """"no effect", "not broken", "recovered" or "not recovered" (see `RecoveryVerdict`)."""
-    if not record["damage_had_effect"]:
-        return "no effect"
-    if record["loss_before"] < recovered_below:
-        return "not broken"
-    return "recovered" if record["loss_after"] < recovered_below else "not recovered"
-
-
-def mark_recovered(records: list[dict], recovered_below: float) -> list[RecoveryVerdict]:
-    """Add `status` (`draw_status`) and `recovered` (status "recovered") to each record, marking
-    `damage_had_effect` first where it is missing.
-
-    Returns one verdict per (mode, scale), modes in the order they first appear, scales sorted.
-    """
-    for record in records:
-        if "damage_had_effect" not in record:
-            mark_effect([record])
-        record["status"] = draw_status(record, recovered_below)
-        record["recovered"] = record["status"] == "recovered"
-    verdicts = []
-    for mode in dict.fromkeys(r["mode"] for r in records):
-        for scale in sorted({r["scale"] for r in records if r["mode"] == mode}):
-            runs = [r for r in records if r["mode"] == mode and r["scale"] == scale]
-            verdicts.append(RecoveryVerdict(mode, scale, len(runs), sum(r["status"] == "no effect" for r in runs),
-                                            sum(r["status"] == "not broken" for r in runs),
-                                            sum(r["recovered"] for r in runs)))
-    return verdicts
 
 
 def verdict_table(verdicts: list[RecoveryVerdict]) -> str:
@@ -317,14 +157,3 @@ class PerturbationRerun:
                                    self.settings, seed)
 
 
-def seed_construction_error(n_graphs: int, seed: int, n_vertices: int = SEED_APPENDIX_N) -> tuple[float, float]:
-    """(MSE, max abs error) of the study's own construction on its own sampler (chapter 1).
-
-    The labels are BFS distances with n + 1 for unreachable, the appendix's convention.
-    """
-    adjacency = sample_graphs("seed", n_graphs, n_vertices, torch.Generator().manual_seed(seed))
-    labels = torch.tensor([bfs_distance(g, unreachable=n_vertices + 1) for g in adjacency],
-                          dtype=torch.float32)
-    with torch.no_grad():
-        error = seed_construction_distance(adjacency) - labels
-    return float((error ** 2).mean()), float(error.abs().max())

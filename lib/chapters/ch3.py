@@ -2,9 +2,9 @@
 
 `Chapter3Parameters` declares the chapter's papermill parameters (validated by
 `lib.book.params.validate_parameters`; `smoke=True` shrinks every run to seconds). The two
-tables of the chapter are drawn from its `lib.chapters.ch3_results.GeneralizationSummary` with
-the book's one table helper, `lib.book.tables.markdown_table`; the results objects that the
-prose reads live in `lib.chapters.ch3_results`.
+tables of the chapter are drawn from its `lib.paths.generalization_summary.GeneralizationSummary`
+with the book's one table helper, `lib.book.tables.markdown_table`; the results objects that
+the prose reads are built in `lib.paths` (see `lib.chapters.ch3_results`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ import dataclasses
 
 from lib.book.params import at_most, ChapterParameters, check_schedule, parameter
 from lib.book.tables import format_value, markdown_table
-from lib.chapters.ch3_results import GeneralizationSummary, KindScore
+from lib.paths.generalization_summary import GeneralizationSummary
+from lib.paths.target_kind_scores import KindScore
 from lib.paths.generalization_tests import TARGET_KINDS
 from lib.paths.length_generalization import LengthSplit
 

@@ -20,7 +20,7 @@ from lib.paths.length_generalization import Cell, LengthSplit
 from lib.paths.training import TrainingLog
 from lib.book.plotting import PALETTE, finish, ordered_colours, slider_over_steps
 from lib.book.confusion import confusion_figure, length_name
-from lib.chapters.ch3_results import TargetKindScores
+from lib.paths.target_kind_scores import TargetKindScores
 
 
 def _colour(index: int) -> str:

@@ -1,190 +1,16 @@
-"""Chapter 3's length-generalization results as a typed summary that the prose reads (chapter 3).
+"""Chapter 3's table of prediction against training frequency (chapter 3).
 
-It also reads prediction against training frequency (`under_prediction`, `frequency_table`,
-`onsets`, over `lib.paths.length_frequency`): does the under-prediction begin where
-the training data stops, or where it gets rare?
-
-`summarize_length_study` turns the scored (graph size, true distance) cells of
-`lib.paths.length_generalization` into a `LengthSummary`: the error by group of cells, by short
-distance, and the depth check on chapter 2's model. A group without cells is a `GroupScore` with
-count 0 and NaN MSE and accuracy. The builder draws no random numbers.
+`frequency_table` shows, per true distance, each model family's training share and mean
+prediction over its seeds, from the rows of `lib.paths.under_prediction_onsets.under_prediction`.
+The length study itself is summarized in `lib.paths.length_summary`.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import math
 from collections.abc import Sequence
 
-import torch
-
 from lib.book.tables import markdown_table
-from lib.paths.length_frequency import (
-    FrequencyComparison, UnderPrediction, compare_frequency, label_shares, rows_by_distance,
-)
-from lib.paths.length_generalization import GROUPS, Cell, LengthSplit, evaluate_cells, summarize_cells
-from lib.paths.training import PathTrainingConfig, start_training, train
-
-
-@dataclasses.dataclass(frozen=True)
-class GroupScore:
-    """MSE and accuracy over one group of (size, distance) cells, every graph weighted equally.
-
-    `count` is 0 and `mse`, `accuracy` are NaN when the group has no cell.
-    """
-
-    mse: float
-    accuracy: float
-    count: int
-
-    @property
-    def present(self) -> bool:
-        return self.count > 0
-
-
-#: Field of `LengthSummary` for each group of `lib.paths.length_generalization.GROUPS`.
-GROUP_FIELDS = {"training sizes": "training_sizes",
-                "larger graphs, distances seen in training": "larger_graphs_seen_distances",
-                "larger graphs, longer distances": "longer_distances"}
-
-
-@dataclasses.dataclass(frozen=True)
-class ShortDistanceRow:
-    """The MSE at one short true distance, on the largest training size and the largest test size.
-
-    An MSE is None when its cell was not measured (too few graphs of that distance).
-    """
-
-    distance: int
-    training_size: int
-    largest_size: int
-    mse_at_training_size: float | None
-    mse_at_largest_size: float | None
-
-    @property
-    def measured(self) -> bool:
-        return self.mse_at_training_size is not None and self.mse_at_largest_size is not None
-
-
-@dataclasses.dataclass(frozen=True)
-class LengthSummary:
-    """The length-generalization study and its depth check, as the chapter's text reads them.
-
-    Attributes:
-        split: training and test sizes of the study.
-        cells: the length-study model's (size, distance) cells.
-        depth_cells: chapter 2's model on its own largest graphs, one cell per distance.
-        training_sizes, larger_graphs_seen_distances, longer_distances: the three groups of
-            `GROUPS` (training sizes; larger graphs at distances seen in training; longer
-            distances than any training path).
-        largest_size: the largest graph size with a measured cell (0 when there is none).
-        short_distance_rows: distances 1, 2 and 3 at the largest training size and at
-            `largest_size`.
-        top_prediction: the highest mean prediction of any cell (NaN without cells).
-        longest_training_cells: cells of training sizes at the longest training distance.
-        share_longest_training_distance: share of that distance among the training labels.
-        depth_n_layers, depth_n_max: layers and largest graph size of chapter 2's model.
-        depth_top_prediction: its highest mean prediction (NaN without cells).
-        depth_reaches_further: it predicts more than half a hop beyond `top_prediction`.
-    """
-
-    split: LengthSplit
-    cells: tuple[Cell, ...]
-    depth_cells: tuple[Cell, ...]
-    training_sizes: GroupScore
-    larger_graphs_seen_distances: GroupScore
-    longer_distances: GroupScore
-    largest_size: int
-    short_distance_rows: tuple[ShortDistanceRow, ...]
-    top_prediction: float
-    longest_training_cells: tuple[Cell, ...]
-    share_longest_training_distance: float
-    depth_n_layers: int
-    depth_n_max: int
-    depth_top_prediction: float
-    depth_reaches_further: bool
-
-    def groups(self) -> list[tuple[str, GroupScore]]:
-        """(name, score) of each group that has cells, in the order of `GROUPS`."""
-        return [(name, getattr(self, GROUP_FIELDS[name])) for name, _ in GROUPS
-                if getattr(self, GROUP_FIELDS[name]).present]
-
-    def record(self) -> dict:
-        """The length-study entries of chapter 3's results JSON."""
-        return {
-            "length_generalization": [c.record() for c in self.cells],
-            "length_generalization_summary": {
-                name: {"mse": score.mse, "accuracy": score.accuracy, "count": score.count}
-                for name, score in self.groups()},
-            "length_split": dataclasses.asdict(self.split),
-            "length_depth_check": [c.record() for c in self.depth_cells],
-        }
-
-
-#: Distances whose loss the chapter follows from the training sizes to the largest graphs.
-SHORT_DISTANCES = (1, 2, 3)
-
-
-def summarize_length_study(cells: Sequence[Cell], split: LengthSplit, training_labels: torch.Tensor,
-                           depth_cells: Sequence[Cell], depth_config: PathTrainingConfig) -> LengthSummary:
-    """The `LengthSummary` of the length-study cells and the depth check (chapter 3).
-
-    Args:
-        cells: `evaluate_cells` of the length-study model.
-        split: the study's sizes.
-        training_labels: a sample of the study's training labels (for the share of the longest
-            training distance).
-        depth_cells: `own_graphs_by_distance` of chapter 2's model.
-        depth_config: chapter 2's model's training configuration.
-    """
-    groups = summarize_cells(list(cells))
-    scores = {field: GroupScore(**groups[name]) if name in groups else GroupScore(math.nan, math.nan, 0)
-              for name, field in GROUP_FIELDS.items()}
-    largest = max((c.n_vertices for c in cells), default=0)
-    rows = []
-    for distance in SHORT_DISTANCES:
-        by_size = {c.n_vertices: c.mse for c in cells if c.distance == distance}
-        rows.append(ShortDistanceRow(distance, split.n_train_max, largest,
-                                     by_size.get(split.n_train_max), by_size.get(largest)))
-    top_prediction = max((c.mean_prediction for c in cells), default=math.nan)
-    depth_top = max((c.mean_prediction for c in depth_cells), default=math.nan)
-    return LengthSummary(
-        split=split, cells=tuple(cells), depth_cells=tuple(depth_cells), **scores,
-        largest_size=largest, short_distance_rows=tuple(rows), top_prediction=top_prediction,
-        longest_training_cells=tuple(c for c in cells
-                                     if c.seen_size and c.distance == split.distance_train_max),
-        share_longest_training_distance=float(
-            (training_labels == split.distance_train_max).float().mean()),
-        depth_n_layers=depth_config.n_layers, depth_n_max=depth_config.sampler.n_max,
-        depth_top_prediction=depth_top,
-        depth_reaches_further=bool(depth_top > top_prediction + 0.5),
-    )
-
-
-def length_study_of_seed(seed: int, config: PathTrainingConfig, split: LengthSplit, *, per_cell: int,
-                         test_seed: int, max_proposals: int, training_labels: torch.Tensor,
-                         depth_cells: Sequence[Cell], depth_config: PathTrainingConfig) -> LengthSummary:
-    """The length study again from another seed (chapter 3 runs it for each further seed).
-
-    Trains the length-study model of `config` with `seed` in its place, scores it on the same
-    (size, distance) cells as the first seed (`evaluate_cells`, graphs drawn from `test_seed`) and
-    returns their `summarize_length_study` beside the depth check (`depth_cells`, `depth_config`)
-    and the training labels of the first seed.
-    """
-    run = train(start_training(dataclasses.replace(config, seed=seed)), progress=False)
-    run.model.eval()
-    cells = evaluate_cells(run.model, split, per_cell=per_cell, seed=test_seed, max_proposals=max_proposals)
-    return summarize_length_study(cells, split, training_labels, depth_cells, depth_config)
-
-
-# --- Prediction against training frequency -------------------------------------------------------
-
-def under_prediction(name: str, cells: Sequence[Cell], training_labels: torch.Tensor,
-                     distance_train_max: int) -> UnderPrediction:
-    """`UnderPrediction` of one model's cells, with the training shares of `training_labels`."""
-    distances = sorted({c.distance for c in cells})
-    return UnderPrediction(name, rows_by_distance(cells, label_shares(training_labels, distances),
-                                                   distance_train_max), distance_train_max)
+from lib.paths.length_frequency import UnderPrediction
 
 
 def _family_cell(models: Sequence[UnderPrediction], distance: int, field: str) -> str:
@@ -211,20 +37,4 @@ def frequency_table(length_models: Sequence[UnderPrediction], depth_models: Sequ
           _family_cell(depth_models, d, "training_share"), _family_cell(depth_models, d, "mean_prediction")]
          for d in distances])
 
-
-@dataclasses.dataclass(frozen=True)
-class Onsets:
-    """Where a family of models (seeds) first under-predicts: the distinct onsets, sorted, as
-    (distance, training share, inside the training range), and how many models have none."""
-
-    onsets: tuple[tuple[int, float, bool], ...]
-    missing: int
-    models: int
-
-
-def onsets(models: Sequence[UnderPrediction]) -> Onsets:
-    """The `Onsets` of `models`."""
-    found = [m.onset for m in models]
-    return Onsets(tuple(sorted({(o.distance, o.training_share, o.in_training_range) for o in found if o is not None})),
-                  sum(o is None for o in found), len(found))
 

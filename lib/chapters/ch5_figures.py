@@ -7,11 +7,12 @@ import torch
 from plotly.subplots import make_subplots
 
 from lib.book.plotting import PALETTE, finish
-from lib.chapters.ch5 import GROUPS, EndOfTraining
 from lib.chapters.ch5_measures import MEASURE_LABELS
-from lib.chapters.ch5_trajectory import Trajectory
 from lib.chapters.ch5_results import MEASURE_NAMES
+from lib.grokking.end_of_training import EndOfTraining
+from lib.grokking.llc_trajectory import Trajectory
 from lib.grokking.measures_over_time import MeasuresOverTime
+from lib.grokking.study_sweep import GROUPS
 
 #: Colour of each outcome group.
 GROUP_COLOURS = dict(zip(GROUPS, (PALETTE[0], PALETTE[1], PALETTE[7])))

@@ -10,14 +10,15 @@ with the same code when missing) and runs the chapter's studies, whose science l
   initialization, and the book's N(0, s^2) on every entry);
 * `lib.grokking.total_variation`: chosen seeds retrained with the same code and seeds, and the
   argmax flips of their logits late in training, by the authors' definition and the book's;
-* `transplant_both_ways`: the authors' transplant protocol (`lib.grokking.transplant`) in both
-  directions, whole table first, then the intersection;
+* `transplant_both_ways`: the authors' transplant protocol in both directions, whole table
+  first, then the intersection (`lib.grokking.transplant_both_ways`);
 * `flip_study`: the argmax flips of chosen seeds of a sweep (`lib.grokking.total_variation`);
 * `jacobian_run`: the whole training Jacobian composed over segments (`lib.grokking.training_jacobian`)
   of a small MLP on an iid part of S4's table;
 * `sketched_jacobian_run`: the authors' model on that part (P = 4,376): seeds screened, the
-  earliest grokker's Jacobian read through products (`lib.grokking.jacobian_sketch`), finite
-  checks along its most stretched direction, and the largest singular value of a few more;
+  earliest grokker's Jacobian read through products, finite checks along its most stretched
+  direction, and the largest singular value of a few more (`lib.grokking.authors_scale_jacobian`;
+  what it shows: `lib.grokking.jacobian_claims`);
 * `lib.grokking.early_prediction`: how well the final outcome of every seed of the sweep can be
   read from its logged metrics at each epoch.
 
@@ -33,26 +34,23 @@ import torch
 
 from lib.book.params import ParameterError, at_most, parameter
 from lib.book.seed_streams import stream_seeds
-from lib.book.workers import map_in_workers
 from lib.chapters.sweep_parameters import SweepChapterParameters
-from lib.grokking.jacobian_sketch import (
-    SketchedJacobianStudy, finite_amplification, screen_seeds, sketched_jacobian_study)
+from lib.grokking.authors_scale_jacobian import SketchRun, SketchSettings, authors_scale_jacobian
 from lib.grokking.mlp import MLPConfig
 from lib.grokking.pairs import make_pair
 from lib.grokking.perturbation import NOISE_SHAPES
-from lib.grokking.study import S4_MODEL, S4_PAIR, S4_SCHEDULE
+from lib.grokking.study import S4_PAIR
 from lib.grokking.total_variation import TotalVariationStudy, total_variation_study
 from lib.grokking.training import SweepConfig, SweepResult
-from lib.grokking.training_jacobian import JacobianStudy, iid_part, jacobian_study
-from lib.grokking.transplant import Transplant, TransplantFates, transplant, ungrok_criteria
+from lib.grokking.training_jacobian import JacobianStudy, jacobian_study
+from lib.grokking.transplant_both_ways import TransplantStudy, transplant_in_both_directions
 
 #: The seeds this chapter transplants, by the group they learn first (`lib.book.seed_streams`).
 TRANSPLANT_STREAMS = {"g1": "ch6_transplant_g1", "g2": "ch6_transplant_g2"}
 #: The seeds screened for the training Jacobian at the authors' scale: models trained on an iid part
 #: of S4's table, the stream chapter 5 reserved for that and no longer uses.
 JACOBIAN_STREAM = "ch5_iid"
-#: Distances theta_0 is moved along the most stretched direction to check the Jacobian's reading.
-AMPLIFICATION_SIZES = (1e-14, 1e-12, 1e-10, 1e-8, 1e-6)
+
 
 
 @dataclass(frozen=True)
@@ -174,41 +172,20 @@ def choose_per_outcome(groups: torch.Tensor, per_outcome: int, generator: torch.
 # --- Transplant ---------------------------------------------------------------------------
 
 
-@dataclass
-class TransplantStudy:
-    """Transplants in both directions: group ("g1" or "g2") -> its run, and its seeds' fates
-    under each ungrokking criterion (`lib.grokking.transplant.CRITERIA`)."""
 
-    runs: dict[str, Transplant]
-    criteria: dict[str, dict[str, TransplantFates]]
-
-    @property
-    def fates(self) -> dict[str, TransplantFates]:
-        """The fates under the book's criterion (below 0.999 at a logged epoch)."""
-        return {group: by_criterion["below 0.999"] for group, by_criterion in self.criteria.items()}
 
 
 def transplant_both_ways(config: Chapter6Parameters, generator: torch.Generator,
                          progress: bool = True) -> TransplantStudy:
-    """The authors' transplant protocol in both directions: `transplant_seeds` seeds of the
-    study's S4 model (d = h = 32, the bias, weight decay 2e-5) trained on a random
-    `transplant_train_fraction` of each group's table (1: all of it) for
-    `transplant_first_epochs`, then on the pair's intersection for `transplant_second_epochs`
-    with a fresh Adam, and which of them ungrok the group by each criterion."""
-    pair = make_pair(S4_PAIR)
-
-    def schedule(epochs: int) -> SweepConfig:
-        return SweepConfig(epochs=epochs, log_every=min(S4_SCHEDULE.log_every, epochs),
-                           weight_decay=S4_SCHEDULE.weight_decay, workers=config.workers)
-
-    runs, criteria = {}, {}
-    for group, stream in TRANSPLANT_STREAMS.items():
-        seeds = stream_seeds(stream, config.seed, config.transplant_seeds)
-        runs[group] = transplant(pair, group, seeds, S4_MODEL, schedule(config.transplant_first_epochs),
-                                 schedule(config.transplant_second_epochs), config.transplant_train_fraction,
-                                 generator, progress=progress)
-        criteria[group] = ungrok_criteria(runs[group])
-    return TransplantStudy(runs, criteria)
+    """The authors' transplant protocol in both directions (`lib.grokking.transplant_both_ways`):
+    `transplant_seeds` seeds of each group's stream (`TRANSPLANT_STREAMS`) trained on a random
+    `transplant_train_fraction` of the group's table for `transplant_first_epochs`, then on the
+    pair's intersection for `transplant_second_epochs`."""
+    seeds = {group: stream_seeds(stream, config.seed, config.transplant_seeds)
+             for group, stream in TRANSPLANT_STREAMS.items()}
+    return transplant_in_both_directions(seeds, config.transplant_first_epochs, config.transplant_second_epochs,
+                                         config.transplant_train_fraction, generator, workers=config.workers,
+                                         progress=progress)
 
 
 def flip_study(config: Chapter6Parameters, sweep: SweepResult, chosen: torch.Tensor) -> TotalVariationStudy:
@@ -239,109 +216,28 @@ def jacobian_run(config: Chapter6Parameters, schedule: SweepConfig) -> JacobianS
                           torch.Generator().manual_seed(config.seed + 5), device=config.device)
 
 
-@dataclass
-class SketchRun:
-    """The chapter's training Jacobian at the authors' scale: the screened seeds and their
-    grokking steps (-1: not within the run), the seed read, its study, the finite-size checks of
-    its most stretched direction (`amplification`, one per step checked: sizes, ratios, the
-    derivative ||J u|| and the randomized-SVD estimate), the forward-only float64 studies of
-    the next grokking seeds (`spread`), the same seeds' grokking steps at the exact model's
-    width `small_width` (`small_grok_steps`), the read seed and the spread seeds again at each
-    further Adam eps (`eps_spread`), and the read seed run `sketch_overflow_steps` steps in
-    float64 and float32 (`overflow`, None when not run)."""
-
-    seeds: list[int]
-    grok_steps: list[int]
-    chosen: int
-    study: SketchedJacobianStudy
-    amplification: list[dict]
-    spread: list[SketchedJacobianStudy]
-    small_width: int
-    small_grok_steps: list[int]
-    eps_spread: dict[float, list[SketchedJacobianStudy]]
-    overflow: SketchedJacobianStudy | None
-    adam_eps: float
 
 
-def spectrum_boundaries(boundaries: list[int], accuracy: list[float], threshold: float = 0.999) -> list[int]:
-    """Where the randomized SVD is read: a third of the way to the first boundary at which the
-    accuracy on the whole table reaches `threshold`, the last boundary before it, that boundary,
-    and the end (the first boundary and the end when it never does)."""
-    first = next((i for i, a in enumerate(accuracy) if a >= threshold), None)
-    if first is None or first == 0:
-        return sorted({boundaries[min(1, len(boundaries) - 1)], boundaries[-1]})
-    return sorted({boundaries[max(first // 3, 1)], boundaries[max(first - 1, 1)], boundaries[first], boundaries[-1]})
+
+
 
 
 def sketched_jacobian_run(config: Chapter6Parameters, schedule: SweepConfig) -> SketchRun:
-    """Screen `sketch_candidates` seeds of width `sketch_dim` (with the bias) on a random
-    `jacobian_train_fraction` of S4's table (`schedule`'s Adam, `jacobian_weight_decay`), and
-    read the training Jacobian of the earliest to grok (the first seed when none does) through
-    `sketch_directions` products, composed over segments of `sketch_segment` steps; then follow
-    the largest singular value of the next `sketch_spread_seeds` grokkers."""
-    pair = make_pair(S4_PAIR)
-    model = MLPConfig(pair.n_elements, config.sketch_dim, config.sketch_dim, unembed_bias=True)
-    training, test = iid_part(pair.g1, config.jacobian_train_fraction, torch.Generator().manual_seed(config.seed + 10))
-    adam_settings = (config.jacobian_weight_decay, schedule.lr, (schedule.beta1, schedule.beta2), schedule.eps)
+    """The training Jacobian at the authors' scale (`lib.grokking.authors_scale_jacobian`):
+    `sketch_candidates` seeds of the `JACOBIAN_STREAM` screened at width `sketch_dim` (and at
+    `jacobian_dim`) on a random `jacobian_train_fraction` of S4's table (`schedule`'s Adam,
+    `jacobian_weight_decay`), the earliest grokker read through `sketch_directions` products over
+    segments of `sketch_segment` steps, the next `sketch_spread_seeds` grokkers followed."""
+    settings = SketchSettings(
+        width=config.sketch_dim, small_width=config.jacobian_dim, steps=config.sketch_steps,
+        segment=config.sketch_segment, directions=config.sketch_directions,
+        spread_seeds=config.sketch_spread_seeds, spread_directions=config.sketch_spread_directions,
+        further_eps=config.sketch_adam_eps, overflow_steps=config.sketch_overflow_steps,
+        weight_decay=config.jacobian_weight_decay, train_fraction=config.jacobian_train_fraction)
     seeds = stream_seeds(JACOBIAN_STREAM, config.seed, config.sketch_candidates)
-    grok_steps = screen_seeds(model, seeds, training, test, config.sketch_steps, config.sketch_segment,
-                              *adam_settings, device=config.device).tolist()
-    # The same screen at the width of the exact (dense) model: does a model that small grok here?
-    small = MLPConfig(pair.n_elements, config.jacobian_dim, config.jacobian_dim, unembed_bias=True)
-    small_grok_steps = screen_seeds(small, seeds, training, test, config.sketch_steps, config.sketch_segment,
-                                    *adam_settings, device=config.device).tolist()
-    grokked = [(step, seed) for step, seed in zip(grok_steps, seeds) if step > 0]
-    chosen = min(grokked)[1] if grokked else seeds[0]
-    # One model is one draw: the next grokkers' largest singular value, forward only, in float64.
-    others = [seed for _, seed in sorted(grokked) if seed != chosen][:config.sketch_spread_seeds]
-    eps_of = {"adam": schedule.eps, **{f"eps {eps:g}": eps for eps in config.sketch_adam_eps}}
-
-    def read(job: tuple[str, int]):
-        """One training run read through products: the chosen seed's ("read"), another grokker's
-        at the schedule's Adam eps ("adam") or at another ("eps <value>"), or the long run ("overflow")."""
-        kind, seed = job
-        if kind == "read":
-            return sketched_jacobian_study(model, chosen, training, test, config.sketch_steps, config.sketch_segment,
-                                           *adam_settings, config.sketch_directions, spectrum_boundaries,
-                                           torch.Generator().manual_seed(config.seed + 11), device=config.device)
-        if kind == "overflow":
-            # The rival "float32 overflow": the authors' norm ends near 1e37, just under float32's
-            # largest number; the read seed run past their epoch 3,100 in both dtypes.
-            return sketched_jacobian_study(model, chosen, training, test, config.sketch_overflow_steps,
-                                           config.sketch_segment, *adam_settings, config.sketch_spread_directions,
-                                           [], torch.Generator().manual_seed(config.seed + 13), device=config.device)
-        # The rival "an optimizer artefact": Adam divides by sqrt(v-hat) + eps, and v-hat of some
-        # weights falls towards eps late in training. The same seeds, the same directions, other eps.
-        return sketched_jacobian_study(model, seed, training, test, config.sketch_steps, config.sketch_segment,
-                                       config.jacobian_weight_decay, schedule.lr, (schedule.beta1, schedule.beta2),
-                                       eps_of[kind], config.sketch_spread_directions, [],
-                                       torch.Generator().manual_seed(config.seed + 12), device=config.device,
-                                       with_float32=False)
-
-    # The runs are independent: single-threaded worker processes take them two (or more) at once.
-    jobs = [("read", chosen), *[("adam", seed) for seed in others],
-            *[(f"eps {eps:g}", seed) for eps in config.sketch_adam_eps for seed in [chosen, *others]]]
-    if config.sketch_overflow_steps >= config.sketch_segment:
-        jobs.append(("overflow", chosen))
-    studies = dict(zip(jobs, map_in_workers(read, jobs, config.workers, config.device)))
-    study = studies[("read", chosen)]
-    spread = [studies[("adam", seed)] for seed in others]
-    eps_spread = {eps: [studies[(f"eps {eps:g}", seed)] for seed in [chosen, *others]] for eps in config.sketch_adam_eps}
-    overflow = studies.get(("overflow", chosen))
-    # Finite moves along the most stretched direction: early, where the products can be checked in
-    # their linear regime, and at grokking (only the early one when the model never groks).
-    checked = {study.spectra[0].step: study.spectra[0]}
-    checked.update({s.step: s for s in study.spectra if s.step == study.grok_step()})
-    amplification = []
-    for spectrum in checked.values():
-        ratios, derivative = finite_amplification(model, chosen, training, spectrum.step, *adam_settings,
-                                                  spectrum.top_direction, AMPLIFICATION_SIZES, device=config.device)
-        amplification.append({"step": spectrum.step, "sizes": list(AMPLIFICATION_SIZES), "ratios": ratios,
-                              "derivative": derivative, "estimate": float(spectrum.top[0])})
-    return SketchRun(seeds=seeds, grok_steps=grok_steps, chosen=chosen, study=study, amplification=amplification,
-                     spread=spread, small_width=config.jacobian_dim, small_grok_steps=small_grok_steps,
-                     eps_spread=eps_spread, overflow=overflow, adam_eps=schedule.eps)
+    return authors_scale_jacobian(seeds, settings, schedule, config.seed, workers=config.workers,
+                                  device=config.device)
 
 
-__all__ = ["AMPLIFICATION_SIZES", "Chapter6Parameters", "JACOBIAN_STREAM", "TRANSPLANT_STREAMS", "TransplantStudy", "choose_per_outcome", "flip_study", "jacobian_run",
-           "SketchRun", "sketched_jacobian_run", "spectrum_boundaries", "transplant_both_ways"]
+__all__ = ["Chapter6Parameters", "JACOBIAN_STREAM", "TRANSPLANT_STREAMS", "choose_per_outcome", "flip_study",
+           "jacobian_run", "sketched_jacobian_run", "transplant_both_ways"]

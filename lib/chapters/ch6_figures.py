@@ -12,12 +12,13 @@ from plotly.subplots import make_subplots
 from lib.book.live import SliderRange, manual_panel
 from lib.book.plotting import PALETTE, finish, slider_over_steps
 from lib.grokking.study_sweep import GROUPS
-from lib.chapters.ch6 import SketchRun, TransplantStudy
+from lib.grokking.authors_scale_jacobian import SketchRun
 from lib.grokking.early_prediction import EarlyPrediction
 from lib.grokking.perturbation import PerturbationStudy, perturbation_study
 from lib.grokking.total_variation import TotalVariationStudy
 from lib.grokking.training import SweepResult
 from lib.grokking.training_jacobian import JacobianStudy
+from lib.grokking.transplant_both_ways import TransplantStudy
 
 #: Colour of each outcome group (as chapter 5).
 GROUP_COLOURS = dict(zip(GROUPS, (PALETTE[0], PALETTE[1], PALETTE[7])))

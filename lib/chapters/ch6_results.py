@@ -11,14 +11,14 @@ import torch
 
 from lib.book.statistics import mean_estimate
 from lib.book.tables import markdown_table
-from lib.chapters.ch6 import TransplantStudy
-from lib.chapters.ch6_jacobian import claim_checks
+from lib.grokking.jacobian_claims import claim_checks
 from lib.grokking.perturbation import PerturbationStudy
 from lib.grokking.study import PUBLISHED_FLIP_RATES, PUBLISHED_JACOBIAN, PUBLISHED_UNGROK_SHARES
 from lib.grokking.study_sweep import GROUPS
 from lib.grokking.total_variation import TotalVariationStudy
 from lib.grokking.training_jacobian import JacobianStudy
 from lib.grokking.transplant import AUTHORS_CRITERION, CRITERIA, ungrok_share
+from lib.grokking.transplant_both_ways import TransplantStudy
 
 
 def decision_rows(study: PerturbationStudy, seeds: torch.Tensor, log2_scale: int) -> list[dict]:
@@ -303,7 +303,7 @@ def check_results(results: dict) -> None:
         matches = transplant_verdict(results["transplant"])["authors_criterion_matches"]
         assert recorded["transplant.authors_match"]["text"].startswith("lie inside") == matches
     # The claims are booleans (None: not decided) that agree with the evidence they were decided
-    # from (`ch6_jacobian.claim_checks`; where a growth is not finite, JSON holds null for it).
+    # from (`lib.grokking.jacobian_claims.claim_checks`; where a growth is not finite, JSON holds null for it).
     claims = sketch["claims"]
     flags = ("grokked", "no_bulk", "blow_up", "blow_up_some", "blow_up_survives_eps", "float32_departs",
              "float32_overflows")

@@ -5,13 +5,12 @@ checkpoint, or the same training code run here) and models of the same recipe at
 and with other seeds (`depth_configs`, `seed_configs`, `recipe_models`), trained with chapter 2's code in
 worker processes and kept in `results_dir` (`lib.paths.recipe_models`; chapter 3 leaves the
 seeds' models there) so that a rerun, or an interrupted one, picks them up, and reads them on fresh
-graphs of their training distribution (`lib.paths.graph_set.GraphSet.draw`). The radii of every
-fact under each criterion (`fact_radii`), their spread over seeds (`seed_spread`) and the probe
-scores as the results JSON holds them (`grid_results`) are computed here too. The science lives
-in `lib.paths.layer_probes` (what each layer knows) and `lib.paths.causal` (ablation, patching,
-shortcut statistics); the hand-built model of chapter 1 on the same graphs in
-`lib.chapters.ch7_hand_built`, figures in `lib.chapters.ch7_figures`, tables and checks in
-`lib.chapters.ch7_results`.
+graphs of their training distribution (`lib.paths.graph_set.GraphSet.draw`). The science lives
+in `lib.paths.layer_probes` (what each layer knows), `lib.paths.reach_radii` (the radii of every
+fact, over depths and seeds), `lib.paths.causal` and `lib.paths.circuit_effects` (ablation,
+patching, shortcut statistics); the hand-built model of chapter 1 on the same graphs in
+`lib.chapters.ch7_hand_built` and `lib.paths.hand_built_comparison`, figures in
+`lib.chapters.ch7_figures`, tables and checks in `lib.chapters.ch7_results`.
 """
 
 from __future__ import annotations
@@ -27,7 +26,6 @@ from lib.book.workers import map_in_workers
 from lib.paths.causal import loss_by_label
 from lib.paths.finetuning import BaseModel
 from lib.paths.graph_set import GraphSet
-from lib.paths.layer_probes import FACTS, ModelProbes, ProbeGrid, ReadCriteria, bin_radii, read_radii
 from lib.paths.model import PathTransformer
 from lib.paths.recipe_models import ensure_recipe_run
 from lib.paths.training import PathTrainingConfig
@@ -129,48 +127,7 @@ def model_rows(models: dict[str, TrainedModel], graphs: GraphSet, predictions: d
     return rows
 
 
-def fact_radii(probes: ModelProbes, statistics: dict[str, ProbeGrid], criteria: ReadCriteria) -> dict[str, dict]:
-    """Per fact, `read_radii` of one model's probes against the statistics probe, and per
-    edge-count bin ("bins", `bin_radii`)."""
-    return {fact: {**read_radii(grid.scores, grid.ks, criteria, statistics[fact].scores),
-                   "bins": bin_radii(grid, statistics[fact], criteria)}
-            for fact, grid in probes.grids.items()}
-
-
-def reach_rows(radii: dict[int, dict[str, dict]]) -> dict[int, dict[str, list[int | None]]]:
-    """The stated radius per residual index of every fact, for every model depth (from the
-    `fact_radii` of each depth)."""
-    return {depth: {fact: value["stated"] for fact, value in by_fact.items()} for depth, by_fact in radii.items()}
-
-
-def seed_spread(per_seed: dict[int, dict[str, dict]]) -> dict[str, dict]:
-    """Per fact, the stated radii of every seed's model and their range per residual index
-    (over the seeds with a stated radius there; None where no seed has one)."""
-    out = {}
-    for fact in FACTS:
-        rows = {seed: radii[fact]["stated"] for seed, radii in per_seed.items()}
-        columns = list(zip(*rows.values()))
-        ranges = [[min(v), max(v)] if (v := [r for r in column if r is not None]) else None for column in columns]
-        out[fact] = {"stated": {str(seed): row for seed, row in rows.items()}, "range": ranges,
-                     "disputed_seeds": [sum(r is None for r in column) for column in columns]}
-    return out
-
-
-def grid_results(model: ModelProbes, statistics: dict[str, ProbeGrid] | None, radii: dict[str, dict]) -> dict:
-    """Per fact of one model: ks, held-out AUC, tuned and untuned balanced accuracy (per residual
-    index and k), the shuffled-label control's, the statistics probe's, the scores per edge-count
-    bin, and the radii under every criterion (with those per bin)."""
-    def scores(value) -> dict:
-        return {"auc": value.auc.tolist(), "tuned": value.tuned.tolist(), "untuned": value.untuned.tolist()}
-
-    return {fact: {"ks": list(grid.ks), **scores(grid.scores), "radii": radii[fact],
-                   "by_bin": [scores(value) for value in grid.by_bin],
-                   **({"shuffled": scores(grid.shuffled)} if grid.shuffled is not None else {}),
-                   **({"statistics": scores(statistics[fact].scores),
-                       "statistics_by_bin": [scores(value) for value in statistics[fact].by_bin]}
-                      if statistics is not None else {})}
-            for fact, grid in model.grids.items()}
-
-
-__all__ = ["Chapter7Parameters", "GraphSet", "TrainedModel", "fact_radii", "from_base", "grid_results", "model_rows",
-           "reach_rows", "depth_configs", "recipe_models", "seed_configs", "seed_spread"]
+__all__ = [
+    "Chapter7Parameters", "GraphSet", "TrainedModel", "from_base", "model_rows", "depth_configs",
+    "recipe_models", "seed_configs",
+]

@@ -1,46 +1,20 @@
-"""What chapter 7 reports: the models, reach radii (distance on reachable graphs, reachability,
-edge facts; each stated only where the tuned balanced accuracy and the AUC agree and the layer
-beats the statistics probe; per edge-count bin and per training seed; with their controls),
-attention, ablation and patching effects per layer and the comparison with the hand-built model,
-as typed values (numbers, booleans, layer lists: `growth`, `patching_summary`, `strongest_shortcut`,
-`random_reads`, `top_attention`, `ablation_extremes`), tables (`*_table`, header and rows for one
-`lib.book.tables.markdown_table` call) and the checks of the results JSON (`check_results`,
-which the notebook runs before it writes them); the notebook records the numbers its
-prose cites (`lib.book.record`). The verdicts (one hop per layer or faster, whether the probed
-subspace is used, which heads matter) are computed, not written in advance; the sentences are
-markdown in the notebook."""
+"""What chapter 7 shows: the tables of the models, reach radii (distance on reachable graphs,
+reachability, edge facts; per edge-count bin and per training seed; with their controls),
+attention preferences and the layer labels the prose uses (`*_table`, header and rows for one
+`lib.book.tables.markdown_table` call, `layers_label`, `edge_bin_names`), and the checks of the
+results JSON (`check_results`, which the notebook runs before it writes them). The values they
+show are computed in `lib.paths.reach_radii` (radii, their growth against one hop per layer)
+and `lib.paths.circuit_effects` (attention, ablation, patching, shortcuts); the notebook
+records the numbers its prose cites (`lib.book.record`), and the sentences are markdown in the
+notebook."""
 
 from __future__ import annotations
 
 from lib.book.record import share
 from lib.book.tables import format_value, markdown_table
-from lib.paths.causal import Ablation, Patching
-from lib.paths.layer_probes import DISTANCE, REACHABLE_WITH_EDGES, ModelProbes, ProbeGrid, one_hop_radii
-from lib.paths.attention_fractions import EDGE_QUERY_CATEGORIES, TARGET_QUERY_CATEGORIES, AttentionFractions
-
-
-#: Below this size (in absolute value) a within-distance correlation is reported as no shortcut.
-WEAK_CORRELATION = 0.1
-
-
-def growth(radii: list[int | None], largest: int) -> dict:
-    """How reach radii (per residual index; None where no radius is stated) compare with one hop
-    per layer: the layers after which a stated radius is ahead of it (`faster`) or behind it
-    (`slower`), those with no stated radius (`unstated`), and the largest step between the stated
-    radii of two consecutive indices (`step`: layer, from, to; None where no two are stated)."""
-    hop = one_hop_radii(len(radii) - 1, largest)
-    stated = [layer for layer in range(1, len(radii)) if radii[layer] is not None]
-    steps = [layer for layer in stated if radii[layer - 1] is not None]
-    step = max(steps, key=lambda layer: radii[layer] - radii[layer - 1]) if steps else None
-    return {"faster": [layer for layer in stated if radii[layer] > hop[layer]],
-            "slower": [layer for layer in stated if radii[layer] < hop[layer]],
-            "unstated": [layer for layer in range(1, len(radii)) if radii[layer] is None],
-            "step": None if step is None else {"layer": step, "from": radii[step - 1], "to": radii[step]}}
-
-
-def settled_layer(radii: list[int | None], largest: int) -> int | None:
-    """The first residual index whose stated radius reaches `largest` (None: none)."""
-    return next((layer for layer, radius in enumerate(radii) if radius is not None and radius >= largest), None)
+from lib.paths.circuit_effects import WEAK_CORRELATION, strongest_preferences
+from lib.paths.layer_probes import DISTANCE, REACHABLE_WITH_EDGES, ModelProbes, ProbeGrid
+from lib.paths.reach_radii import growth, largest_ks, settled_layer
 
 
 def _layers(layers: list[int]) -> str:
@@ -60,16 +34,6 @@ def edge_bin_names(boundaries: tuple[float, ...]) -> list[str]:
             + [f"more than {edges[-1]} edges"])
 
 
-def largest_ks(probes: ModelProbes) -> dict[str, int]:
-    """Per fact, the largest k probed (the cap of its radii)."""
-    return {fact: max(grid.ks) if grid.ks else 0 for fact, grid in probes.grids.items()}
-
-
-def first_index(radii: list[int | None], k: int) -> int | None:
-    """The first residual index whose stated radius reaches `k` (None: none)."""
-    return next((index for index, radius in enumerate(radii) if radius is not None and radius >= k), None)
-
-
 def model_table(rows: list[dict], unreachable_label: int) -> str:
     """Markdown table of `model_rows`."""
     labels = list(rows[0]["mse_by_label"])
@@ -78,31 +42,6 @@ def model_table(rows: list[dict], unreachable_label: int) -> str:
         ["model", "layers", "source", "MSE"] + [f"MSE, {name}" for name in names],
         [[r["model"], r["n_layers"], r["source"], format_value(r["mse"], 3, trailing_zeros=True)]
          + [format_value(r["mse_by_label"][label], 3, trailing_zeros=True) for label in labels] for r in rows])
-
-
-def attention_rows(fractions: AttentionFractions) -> list[dict]:
-    """Per head and query kind: each category's share of attention, its chance share and the ratio."""
-    rows = []
-    for query, shares, chance, categories in (
-            ("edge tokens", fractions.from_edges, fractions.edge_chance, EDGE_QUERY_CATEGORIES),
-            ("target token", fractions.from_target, fractions.target_chance, TARGET_QUERY_CATEGORIES)):
-        for layer in range(shares.shape[0]):
-            for head in range(shares.shape[1]):
-                for index, category in enumerate(categories):
-                    share, base = float(shares[layer, head, index]), float(chance[index])
-                    rows.append({"query": query, "layer": layer + 1, "head": head + 1, "category": category,
-                                 "share": share, "chance": base, "ratio": share / base})
-    return rows
-
-
-def strongest_preferences(rows: list[dict], query: str) -> list[dict]:
-    """For each head, the category of `query` rows it favours most over chance."""
-    best: dict[tuple[int, int], dict] = {}
-    for row in rows:
-        key = (row["layer"], row["head"])
-        if row["query"] == query and (key not in best or row["ratio"] > best[key]["ratio"]):
-            best[key] = row
-    return [best[key] for key in sorted(best)]
 
 
 def preference_table(rows: list[dict]) -> str:
@@ -116,14 +55,6 @@ def preference_table(rows: list[dict]) -> str:
     return markdown_table(["head", "queries at", "favoured keys", "share", "uniform share", "ratio"], lines)
 
 
-def ablation_rows(ablation: Ablation) -> list[dict]:
-    """Per ablated component: overall MSE, its increase over the intact model and the MSE by label."""
-    return [{"component": name, "mse": float(overall), "increase": float(increase),
-             "mse_by_label": dict(zip(ablation.labels, loss.tolist()))}
-            for name, overall, increase, loss in zip(ablation.components, ablation.overall, ablation.increase(),
-                                                      ablation.loss)]
-
-
 def radius_cell(radii: list[int | None]) -> str:
     """A table cell of stated radii per residual index ("disputed" where none is stated)."""
     return _radius_list(radii)
@@ -134,29 +65,6 @@ def statistics_table(statistics: dict[str, ProbeGrid]) -> tuple[list[str], list[
     rows = [[fact, k, auc] for fact, grid in statistics.items()
             for k, auc in zip(grid.ks, grid.scores.auc[0].tolist())]
     return ["fact", "k", "AUC of the statistics probe"], rows
-
-
-def random_reads(random_radii: dict[str, dict], random_init: ModelProbes) -> list[dict]:
-    """Per fact, what a randomly initialised model reads: whether any k was probed, its largest
-    stated radius at or above the first k probed (None: nothing beyond the statistics probe) and
-    the first residual index stating it, the largest radius at the tuned cut-off and by AUC
-    without the rival, its best AUC and whether a radius is disputed at some index."""
-    rows = []
-    for fact, grid in random_init.grids.items():
-        radii = random_radii[fact]
-        if not grid.ks:
-            rows.append({"fact": fact, "probed": False, "best": None, "from_index": None, "tuned": None,
-                         "auc": None, "best_auc": None, "disputed": False})
-            continue
-        stated = [r for r in radii["stated"] if r is not None]
-        best = max(stated) if stated else None
-        if best is not None and best < grid.ks[0]:
-            best = None
-        rows.append({"fact": fact, "probed": True, "best": best,
-                     "from_index": None if best is None else first_index(radii["stated"], best),
-                     "tuned": max(radii["tuned"]), "auc": max(radii["auc"]),
-                     "best_auc": float(grid.scores.auc.nan_to_num(0).max()), "disputed": any(radii["disputed"])})
-    return rows
 
 
 def random_reads_table(rows: list[dict]) -> tuple[list[str], list[list]]:
@@ -191,26 +99,6 @@ def seeds_table(spread: dict[str, dict], facts: tuple[str, ...]) -> tuple[list[s
 
     return (["fact", "stated radius per residual index (range over seeds)", "seeds disputed, per index"],
             [[fact, ranges(fact), str(spread[fact]["disputed_seeds"])] for fact in facts])
-
-
-def patching_summary(patching: Patching) -> dict:
-    """Patching per layer as numbers: the last layer's row, the intermediate layers (those
-    before the last, on which the verdict rests), those where the probes' subspace beats every
-    random subspace (`above`) and those where it also carries at least half the token's effect
-    (`used`)."""
-    rows = patching.by_layer()
-    middle = [row for row in rows if not row["last"]]
-    return {"last": rows[-1], "middle": middle,
-            "above": [row["layer"] for row in middle if row["beats_every_random"]],
-            "used": [row["layer"] for row in middle if row["beats_every_random"] and row["share_of_token"] >= 0.5]}
-
-
-def strongest_shortcut(shortcuts: dict[str, float]) -> dict:
-    """The statistic the error correlates with most (within each true distance), its correlation,
-    and whether that is below `WEAK_CORRELATION` in size (no shortcut)."""
-    strongest = max(shortcuts, key=lambda name: abs(shortcuts[name]))
-    return {"name": strongest, "correlation": shortcuts[strongest],
-            "weak": abs(shortcuts[strongest]) < WEAK_CORRELATION, "tested": len(shortcuts)}
 
 
 def layer_list(layers: list[int], none: str = "none") -> str:
@@ -257,29 +145,11 @@ def depth_table(radii: dict[int, dict[str, dict]], largest: dict[str, int]) -> t
             rows)
 
 
-def top_attention(rows: list[dict], query: str) -> dict:
-    """The most selective head for `query` rows: its row of `attention_rows` (largest ratio)."""
-    return max(strongest_preferences(rows, query), key=lambda r: r["ratio"])
-
-
-def ablation_extremes(rows: list[dict]) -> dict:
-    """The intact model's MSE and the rows of the ablations that raise it most and least."""
-    ablated = [r for r in rows if r["component"] != "none"]
-    return {"intact": next(r for r in rows if r["component"] == "none")["mse"],
-            "worst": max(ablated, key=lambda r: r["increase"]), "mildest": min(ablated, key=lambda r: r["increase"])}
-
-
-def span(values) -> tuple[float, float]:
-    """The lowest and highest of a score grid's values (NaN ignored; NaN, NaN where none)."""
-    finite = values[~values.isnan()]
-    return (float("nan"), float("nan")) if not len(finite) else (float(finite.min()), float(finite.max()))
-
-
-__all__ = ["WEAK_CORRELATION", "ablation_extremes", "ablation_rows", "attention_rows", "bins_table",
-           "check_results", "depth_table", "edge_bin_names", "first_index", "growth", "largest_ks",
-           "layer_list", "layers_label", "model_table", "patching_summary", "preference_table", "radii_table",
-           "radius_cell", "random_reads", "random_reads_table", "seeds_table", "settled_layer", "span",
-           "statistics_table", "strongest_preferences", "strongest_shortcut", "top_attention"]
+__all__ = [
+    "bins_table", "check_results", "depth_table", "edge_bin_names", "layer_list", "layers_label",
+    "model_table", "preference_table", "radii_table", "radius_cell", "random_reads_table", "seeds_table",
+    "statistics_table",
+]
 
 
 # --- What the notebook checks before it writes its results ---
