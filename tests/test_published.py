@@ -48,9 +48,14 @@ def as_with_cuda(monkeypatch):
 
 
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem)
-def test_each_chapter_has_a_published_file_that_passes_its_validation(notebook, tmp_path, as_with_cuda):
+def test_each_published_file_a_chapter_names_exists_and_passes_its_validation(notebook, tmp_path, as_with_cuda):
     path = published_file(notebook)
-    assert path.exists(), f"{path.relative_to(ROOT)} is missing: the published scale of {notebook.stem}"
+    # A chapter that reproduces a study names its published scale in its text (papermill -f
+    # published/NN.yaml); a chapter of the book's own makes no such file, and needs none.
+    if f"published/{path.name}" not in notebook.read_text():
+        assert not path.exists(), f"{path.relative_to(ROOT)} exists but {notebook.name} never names it"
+        pytest.skip(f"{notebook.stem} names no published scale")
+    assert path.exists(), f"{path.relative_to(ROOT)} is missing: {notebook.name} names it as its published scale"
     lines = path.read_text().splitlines()
     assert lines[0].startswith("# "), "the file starts with a comment saying what it reproduces"
     keys = [line.split(":", 1)[0] for line in lines if line.strip() and not line.startswith("#")]
