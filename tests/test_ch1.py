@@ -12,23 +12,23 @@ from lib.bfs.exactness import seed_construction_error, sharpness_sweep, summariz
 from lib.bfs.protocol_judgement import fall_factor, index_row_numbers, judge_at_step, judge_pairs, judged_step, study_points
 from lib.bfs.recovery_verdicts import mark_effect, mark_recovered
 from lib.chapters.ch1 import (
-    Chapter1Parameters, PerturbationRerun, exactness_table, perturbation_table, scientific_format, verdict_table,
+    Chapter1Parameters, PerturbationRerun, damage_label, exactness_table, perturbation_table, scientific_format, verdict_table,
 )
 from lib.chapters.ch1_damage import distribution_table, selection_table
 from lib.chapters.ch1_study import protocol_table
 from lib.book.tables import scientific
 
 RECORDS = [
-    {"mode": "replace", "scale": 0.01, "what": "Q of head 1", "loss_intact": 0.0, "loss_before": 0.3, "loss_after": 0.01},
-    {"mode": "replace", "scale": 0.01, "what": "V of head 3", "loss_intact": 0.0, "loss_before": 0.0, "loss_after": 0.0},
-    {"mode": "replace", "scale": 1.0, "what": "K of head 2", "loss_intact": 0.0, "loss_before": 3.0, "loss_after": 0.5},
-    {"mode": "gaussian", "scale": 0.01, "what": "all weights", "loss_intact": 0.0, "loss_before": 0.02, "loss_after": 0.04},
+    {"mode": "replace", "scale": 0.01, "hit": {"matrix": "query", "layer": 0, "head": 0, "answer_head": False}, "loss_intact": 0.0, "loss_before": 0.3, "loss_after": 0.01},
+    {"mode": "replace", "scale": 0.01, "hit": {"matrix": "value", "layer": 0, "head": 2, "answer_head": False}, "loss_intact": 0.0, "loss_before": 0.0, "loss_after": 0.0},
+    {"mode": "replace", "scale": 1.0, "hit": {"matrix": "key", "layer": 1, "head": 1, "answer_head": False}, "loss_intact": 0.0, "loss_before": 3.0, "loss_after": 0.5},
+    {"mode": "gaussian", "scale": 0.01, "hit": {"matrix": "all", "layer": None, "head": None, "answer_head": False}, "loss_intact": 0.0, "loss_before": 0.02, "loss_after": 0.04},
 ]
 
 
 def test_recovery_verdicts_count_draws_per_scale_and_keep_no_effect_apart():
     records = mark_effect([dict(r) for r in RECORDS] + [
-        {"mode": "replace", "scale": 0.01, "what": "K of head 4", "loss_intact": 0.0, "loss_before": 0.04,
+        {"mode": "replace", "scale": 0.01, "hit": {"matrix": "key", "layer": 0, "head": 3, "answer_head": False}, "loss_intact": 0.0, "loss_before": 0.04,
          "loss_after": 0.03}])
     verdicts = mark_recovered(records, recovered_below=0.05)
     assert [r["status"] for r in records] == ["recovered", "no effect", "not recovered", "not broken", "not broken"]
@@ -39,8 +39,16 @@ def test_recovery_verdicts_count_draws_per_scale_and_keep_no_effect_apart():
     rows = verdict_table(verdicts).splitlines()
     assert len(rows) == 5 and rows[2].startswith("| replace | 0.01 |")
     table = perturbation_table(records).splitlines()
-    assert table[2] == "| replace | 0.01 | Q of head 1 | 0.3000 | 0.01000 | recovered |" and len(table) == 7
+    assert table[2] == ("| replace | 0.01 | query matrix of the reach head of vertex 1, layer 1 replaced by 0.01 x N(0, 1) "
+                        "| 0.3000 | 0.01000 | recovered |") and len(table) == 7
     assert table[3].endswith("| no effect |")
+
+
+def test_a_damage_is_named_by_its_matrix_head_and_layer_or_as_noise_on_every_weight():
+    answer = {"scale": 0.1, "hit": {"matrix": "key", "layer": 2, "head": 8, "answer_head": True}}
+    assert damage_label(answer) == "key matrix of the answer head, layer 3 replaced by 0.1 x N(0, 1)"
+    noise = {"scale": 0.05, "hit": {"matrix": "all", "layer": None, "head": None, "answer_head": False}}
+    assert damage_label(noise) == "all weights + noise of relative Frobenius norm 0.05"
 
 
 def test_sharpness_summary_reads_the_small_constants_and_the_default():
@@ -192,7 +200,7 @@ def test_the_study_construction_error_is_measured_not_quoted():
 
 
 def test_a_draw_without_effect_is_not_shown_as_a_recovery():
-    records = mark_effect([{"mode": "replace", "scale": 1.0, "what": "Q", "loss_intact": 0.0, "loss_before": 0.0,
+    records = mark_effect([{"mode": "replace", "scale": 1.0, "hit": {"matrix": "query", "layer": 0, "head": 0, "answer_head": False}, "loss_intact": 0.0, "loss_before": 0.0,
                             "loss_after": 0.0}])
     mark_recovered(records, recovered_below=0.05)
     assert records[0]["recovered"] is False

@@ -56,11 +56,6 @@ class GraphSet:
         return cls(adjacency, bfs_distance_batch(adjacency))
 
 
-def head_name(head: int, n_vertices: int) -> str:
-    """Chapter 1's name of head index `head`: the reach head of vertex j (1..n) or the answer head."""
-    return "the answer head" if head == n_vertices else f"the reach head of vertex {head + 1}"
-
-
 @contextlib.contextmanager
 def flush_denormals() -> Iterator[None]:
     """Flush denormal floats to zero while retraining (torch's default is not to flush).
@@ -75,8 +70,15 @@ def flush_denormals() -> Iterator[None]:
         torch.set_flush_denormal(False)
 
 
-def perturb_weights(model: BFSTransformer, mode: str, scale: float, generator: torch.Generator) -> str:
-    """Damage `model` in place; return a short description of what was changed."""
+def perturb_weights(model: BFSTransformer, mode: str, scale: float, generator: torch.Generator) -> dict:
+    """Damage `model` in place; return which weights were hit.
+
+    "replace" replaces one head's query, key or value matrix in one layer by `scale` x N(0, 1):
+    the hit is {"matrix": "query" | "key" | "value", "layer", "head" (0-based), "answer_head"
+    (head n is the answer head, heads 0..n-1 the reach heads of vertices 1..n)}. "gaussian" adds
+    noise of relative Frobenius norm `scale` to every weight: {"matrix": "all", "layer": None,
+    "head": None, "answer_head": False}.
+    """
     with torch.no_grad():
         if mode == "replace":
             kinds = {"query": model.query, "key": model.key, "value": model.value}
@@ -87,12 +89,12 @@ def perturb_weights(model: BFSTransformer, mode: str, scale: float, generator: t
             head = int(torch.randint(weight.shape[1], (1,), generator=generator))
             noise = torch.randn(weight[layer, head].shape, generator=generator)
             weight[layer, head] = scale * noise.to(weight)
-            return f"{name} matrix of {head_name(head, model.n_vertices)}, layer {layer + 1} replaced by {scale:g} x N(0, 1)"
+            return {"matrix": name, "layer": layer, "head": head, "answer_head": head == model.n_vertices}
         if mode == "gaussian":
             for weight in model.parameters():
                 noise = torch.randn(weight.shape, generator=generator).to(weight)
                 weight.add_(noise * (scale * weight.norm() / noise.norm()))
-            return f"all weights + noise of relative Frobenius norm {scale:g}"
+            return {"matrix": "all", "layer": None, "head": None, "answer_head": False}
     raise ValueError(f"Unknown perturbation mode {mode!r}; choose one of {', '.join(PERTURBATION_MODES)}.")
 
 
@@ -140,19 +142,19 @@ def perturb_and_recover(
 ) -> dict:
     """Copy `intact`, damage the copy, retrain it; return a record of the run.
 
-    The record holds `mode`, `scale`, `what` (which weights were hit), `loss_intact`,
+    The record holds `mode`, `scale`, `hit` (which weights, `perturb_weights`), `loss_intact`,
     `loss_before` (right after damage), `loss_after` (after retraining) and `curve`
     (list of [step, held-out MSE]).
     """
     generator = torch.Generator().manual_seed(seed)
     model = copy.deepcopy(intact)
-    what = perturb_weights(model, mode, scale, generator)
+    hit = perturb_weights(model, mode, scale, generator)
     with flush_denormals():
         curve = recover(model, train, evaluation, settings, generator)
     return {
         "mode": mode,
         "scale": scale,
-        "what": what,
+        "hit": hit,
         "loss_intact": mse(intact, evaluation),
         "loss_before": curve[0][1],
         "loss_after": curve[-1][1],

@@ -127,6 +127,20 @@ def scientific_format(value: float, decimals: int = 2) -> str:
     return "g" if value == 0 else f".{decimals}e"
 
 
+def head_name(head: int, answer_head: bool) -> str:
+    """Chapter 1's name of head index `head`: the reach head of vertex j (1..n) or the answer head."""
+    return "the answer head" if answer_head else f"the reach head of vertex {head + 1}"
+
+
+def damage_label(record: dict) -> str:
+    """What a perturb-and-recover record's damage hit, for a table cell or a figure title."""
+    hit = record["hit"]
+    if hit["matrix"] == "all":
+        return f"all weights + noise of relative Frobenius norm {record['scale']:g}"
+    return (f"{hit['matrix']} matrix of {head_name(hit['head'], hit['answer_head'])}, layer {hit['layer'] + 1} "
+            f"replaced by {record['scale']:g} x N(0, 1)")
+
+
 def perturbation_table(records: list[dict]) -> str:
     """Markdown table of perturb-and-recover records (after `mark_recovered`).
 
@@ -134,7 +148,7 @@ def perturbation_table(records: list[dict]) -> str:
     """
     return markdown_table(
         ["damage", "scale", "what was hit", "MSE after damage", "MSE after retraining", "status"],
-        [[r["mode"], r["scale"], r["what"], r["loss_before"], r["loss_after"], r["status"]] for r in records],
+        [[r["mode"], r["scale"], damage_label(r), r["loss_before"], r["loss_after"], r["status"]] for r in records],
         formats={1: "{:g}".format})  # a scale is a setting (0.01), not a measured number
 
 

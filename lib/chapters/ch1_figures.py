@@ -12,11 +12,11 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 import torch
 
-from lib.bfs.perturbation import head_name
 from lib.bfs.study_damage import PUBLISHED_RECOVERY, WEIGHT_LISTS
 from lib.bfs.transformer import BFSTransformer
 from lib.book.live import SliderRange, manual_panel
 from lib.book.plotting import PALETTE, finish, slider_over_steps
+from lib.chapters.ch1 import damage_label, head_name
 
 
 def vertex_label(index: int) -> str:
@@ -81,7 +81,7 @@ def attention_figure(model: BFSTransformer, adjacency: torch.Tensor, layer: int,
                                hovertemplate="query %{y} -> key %{x}: %{z:.3f}<extra></extra>"))
     fig.update_xaxes(title_text="key token", type="category")
     fig.update_yaxes(title_text="query token", type="category", autorange="reversed")
-    name = head_name(head, model.n_vertices)
+    name = head_name(head, head == model.n_vertices)
     return finish(fig, f"Attention of {name} in layer {layer + 1}", height=460)
 
 
@@ -117,7 +117,7 @@ def rerun_figure(rerun, log10_scale: float, mode: str, seed: int) -> go.Figure:
     gives the held-out MSE right after the damage and after retraining."""
     record = rerun(log10_scale, mode, seed=seed)
     fig = recovery_slider_figure([record])
-    fig.update_layout(title_text=f"{record['what']}: held-out MSE {record['loss_before']:.3g} after "
+    fig.update_layout(title_text=f"{damage_label(record)}: held-out MSE {record['loss_before']:.3g} after "
                                  f"the damage, {record['loss_after']:.3g} after retraining")
     return fig
 
