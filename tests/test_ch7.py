@@ -21,7 +21,7 @@ from lib.paths.layer_probes import (
     ReadCriteria, beats_rival, bin_of, bin_radii, both_have_edges, edge_count_bins, fact_values, probe_model,
     radius_of, read_radii, statistic_features, statistics_probes, usable_ks,
 )
-from lib.paths.recipe_models import LOADED, TRAINED, ensure_recipe_run, recipe_path
+from lib.paths.recipe_models import LOADED, TRAINED, ensure_recipe_run, finished_recipe_run, recipe_path
 from lib.paths.probes import LogisticScores, fit_probes, score_logistic
 from lib.paths.finetuning import fallback_base_config
 from lib.paths.sampler import sample_with_options
@@ -75,6 +75,15 @@ def test_a_recipe_model_is_kept_an_interrupted_one_resumes_and_workers_train_the
         torch.set_num_threads(threads)
     assert weights_equal(models["seed 1"].model, alone.run.model)
     assert not weights_equal(models["seed 1"].model, models["again"].model)
+    # Called again, every model is finished on disk: loaded here, none trained.
+    kept = recipe_models({"seed 1": seeds["seed 1"], "again": recipe}, tmp_path / "workers", workers=2)
+    assert {m.source for m in kept.values()} == {LOADED}
+    assert all(weights_equal(kept[name].model, models[name].model) for name in kept)
+    # Only a finished run counts as found; an interrupted one is left to ensure_recipe_run.
+    assert finished_recipe_run(recipe, tmp_path / "full").source == LOADED
+    assert finished_recipe_run(recipe, tmp_path / "cut") is not None   # resumed to the end above
+    save_training_run(partial, recipe_path(tmp_path / "cut2", recipe))
+    assert finished_recipe_run(recipe, tmp_path / "cut2") is None and finished_recipe_run(recipe, tmp_path / "no") is None
 
 
 def weights_equal(a, b) -> bool:

@@ -20,8 +20,10 @@ def test_a_replicate_trains_fine_tunes_and_scores_every_test_deterministically(o
     def analysis(base_model, tuned_model):
         return {"same_model": base_model is tuned_model, "parameters": sum(p.numel() for p in tuned_model.parameters())}
 
-    first = replicate_seed(base, tuning, 3, scale, test_graphs=32, test_seed=0, analysis=analysis)
-    again = replicate_seed(base, tuning, 3, scale, test_graphs=32, test_seed=0)
+    # Two replicates in two empty folders train twice: the same numbers.
+    first = replicate_seed(base, tuning, 3, scale, test_graphs=32, test_seed=0, results_dir=tmp_path / "a",
+                           analysis=analysis)
+    again = replicate_seed(base, tuning, 3, scale, test_graphs=32, test_seed=0, results_dir=tmp_path / "b")
     assert list(first.test_mse) == list(TESTS) and first.source == "trained" and first.seed == 3
     assert first.test_mse == again.test_mse and first.finetune_loss_after == again.finetune_loss_after
     assert set(first.record()) >= {"seed", "test_mse", "finetune_loss_before", "finetune_loss_after", "test_by_kind"}
@@ -29,9 +31,8 @@ def test_a_replicate_trains_fine_tunes_and_scores_every_test_deterministically(o
     assert first.analysis["same_model"] is False and first.analysis["parameters"] > 0 and again.analysis == {}
     assert list(first.test_by_kind) == list(TESTS) and first.test_by_kind == again.test_by_kind
     assert all(sum(k["count"] for k in kinds.values()) == 32 for kinds in first.test_by_kind.values())
-    # Kept in a results folder, the seed's base model is saved where chapter 7 looks for it
-    # (lib.paths.recipe_models), and a second replicate loads it: the same numbers.
-    kept = replicate_seed(base, tuning, 3, scale, test_graphs=32, test_seed=0, results_dir=tmp_path)
-    assert recipe_path(tmp_path, dataclasses.replace(base, seed=3)).exists()
-    assert kept.test_mse == first.test_mse
-    assert replicate_seed(base, tuning, 3, scale, test_graphs=32, test_seed=0, results_dir=tmp_path).test_mse == first.test_mse
+    # The seed's base model is saved where chapter 7 looks for it (lib.paths.recipe_models), and
+    # a third replicate in the same folder loads it: the same numbers.
+    assert recipe_path(tmp_path / "a", dataclasses.replace(base, seed=3)).exists()
+    loaded = replicate_seed(base, tuning, 3, scale, test_graphs=32, test_seed=0, results_dir=tmp_path / "a")
+    assert loaded.test_mse == first.test_mse and loaded.finetune_loss_after == first.finetune_loss_after

@@ -27,7 +27,7 @@ from lib.paths.causal import loss_by_label
 from lib.paths.finetuning import BaseModel
 from lib.paths.graph_set import GraphSet
 from lib.paths.model import PathTransformer
-from lib.paths.recipe_models import ensure_recipe_run
+from lib.paths.recipe_models import ensure_recipe_run, finished_recipe_run
 from lib.paths.training import PathTrainingConfig
 
 
@@ -101,17 +101,24 @@ def recipe_models(configs: dict[str, PathTrainingConfig], results_dir: str | Pat
                   device: str | torch.device = "cpu") -> dict[str, TrainedModel]:
     """The models of `configs` (`depth_configs`, `seed_configs`), each kept in `results_dir` by
     `lib.paths.recipe_models` (where chapter 3 leaves its replicate seeds, the same models): the
-    missing ones are trained, or resumed, in `workers` single-threaded processes at once, then all
-    are loaded here. Each model's source and seconds are those of the worker's call."""
+    finished ones are loaded here, the missing ones trained, or resumed, in `workers`
+    single-threaded processes at once and then loaded. A trained model's source and seconds are
+    those of the worker's call."""
     def train_if_missing(config: PathTrainingConfig) -> tuple[str, float]:
         done = ensure_recipe_run(config, results_dir)
         return done.source, done.seconds
 
-    done = dict(zip(configs, map_in_workers(train_if_missing, configs.values(), workers, device)))
+    found = {name: finished_recipe_run(config, results_dir) for name, config in configs.items()}
+    missing = [name for name, run in found.items() if run is None]
+    trained = dict(zip(missing, map_in_workers(train_if_missing, [configs[name] for name in missing], workers,
+                                               device)))
     models = {}
     for name, config in configs.items():
-        source, seconds = done[name]
-        models[name] = TrainedModel(ensure_recipe_run(config, results_dir).run.model, config, source, seconds)
+        if found[name] is not None:
+            run, source, seconds = found[name].run, found[name].source, found[name].seconds
+        else:
+            (source, seconds), run = trained[name], finished_recipe_run(config, results_dir).run
+        models[name] = TrainedModel(run.model, config, source, seconds)
     return models
 
 

@@ -5,7 +5,7 @@ training configuration with one field changed, and chapter 3 pre-trains the very
 1 and 2) that chapter 7 probes. `recipe_path` names the file of a configuration by a hash of the
 configuration (its device aside), so that a model one chapter trained is found by the other;
 `ensure_recipe_run` loads a finished run of exactly this configuration, resumes an interrupted
-one, or trains it, writing a checkpoint as it goes. Both chapters train these models in
+one, or trains it, writing a checkpoint as it goes; `finished_recipe_run` only loads. Both chapters train these models in
 single-threaded worker processes (`lib.book.workers`), so a model's weights are the same on one
 machine whichever chapter trained it.
 
@@ -50,26 +50,43 @@ def recipe_path(results_dir: str | os.PathLike, config: PathTrainingConfig) -> P
     return Path(results_dir) / f"recipe_{config.n_layers}_layers_seed_{config.seed}_{digest}.pt"
 
 
+def _saved_run(config: PathTrainingConfig, results_dir: str | os.PathLike) -> TrainingRun | None:
+    """The run saved for exactly `config` in `results_dir` (finished or not), None when there is none."""
+    path = recipe_path(results_dir, config)
+    if not path.exists():
+        return None
+    saved = load_training_run(path, device=config.device)
+    return saved if _without_device(saved.config) == _without_device(config) else None
+
+
+def finished_recipe_run(config: PathTrainingConfig, results_dir: str | os.PathLike) -> RecipeRun | None:
+    """The finished run of `config` loaded from `results_dir` (model in eval mode), None when it is
+    missing or unfinished. Chapter 7 loads what is there before it trains what is not."""
+    started = time.perf_counter()
+    run = _saved_run(config, results_dir)
+    if run is None or run.step < config.total_steps:
+        return None
+    run.model.eval()
+    return RecipeRun(run, LOADED, time.perf_counter() - started)
+
+
 def ensure_recipe_run(config: PathTrainingConfig, results_dir: str | os.PathLike, *, checkpoint_every: int = 250,
                       progress: bool = False) -> RecipeRun:
     """The finished run of `config`: loaded from `recipe_path` when a finished run of exactly this
     configuration is there, continued when an interrupted one is, else trained, with a checkpoint
     every `checkpoint_every` steps and at the end (written atomically). The model is in eval mode."""
     started = time.perf_counter()
-    path = recipe_path(results_dir, config)
-    run, source = None, TRAINED
-    if path.exists():
-        saved = load_training_run(path, device=config.device)
-        if _without_device(saved.config) == _without_device(config):
-            run = saved
-            source = LOADED if saved.step >= config.total_steps else f"resumed from a saved run at step {saved.step}"
+    run = _saved_run(config, results_dir)
     if run is None:
-        run = start_training(config)
+        run, source = start_training(config), TRAINED
+    else:
+        source = LOADED if run.step >= config.total_steps else f"resumed from a saved run at step {run.step}"
     if run.step < config.total_steps:
+        path = recipe_path(results_dir, config)
         path.parent.mkdir(parents=True, exist_ok=True)
         run = train(run, checkpoint_path=path, checkpoint_every=checkpoint_every, progress=progress)
     run.model.eval()
     return RecipeRun(run, source, time.perf_counter() - started)
 
 
-__all__ = ["LOADED", "TRAINED", "RecipeRun", "ensure_recipe_run", "recipe_path"]
+__all__ = ["LOADED", "TRAINED", "RecipeRun", "ensure_recipe_run", "finished_recipe_run", "recipe_path"]

@@ -21,7 +21,7 @@ from lib.paths.finetuning import finetune, held_out_loss
 from lib.paths.generalization_tests import Scale, evaluate_all
 from lib.paths.model import PathTransformer
 from lib.paths.recipe_models import ensure_recipe_run
-from lib.paths.training import PathTrainingConfig, start_training, train
+from lib.paths.training import PathTrainingConfig
 
 #: A further measurement of one seed: (pre-trained base model, fine-tuned model) -> JSON-ready dict.
 Analysis = Callable[[PathTransformer, PathTransformer], dict[str, Any]]
@@ -72,8 +72,8 @@ def seed_run(seed: int, source: str, finetune_run, scale: Scale, test_graphs: in
 
 def replicate_seed(base_config: PathTrainingConfig, make_finetuning_config: Callable[[int], PathTrainingConfig],
                    seed: int, scale: Scale, test_graphs: int, test_seed: int, *,
-                   progress: bool = False, analysis: Analysis | None = None,
-                   results_dir: str | os.PathLike | None = None) -> SeedRun:
+                   results_dir: str | os.PathLike, progress: bool = False,
+                   analysis: Analysis | None = None) -> SeedRun:
     """Pre-train `base_config` with `seed`, fine-tune with `make_finetuning_config(seed)`, test.
 
     Args:
@@ -82,15 +82,12 @@ def replicate_seed(base_config: PathTrainingConfig, make_finetuning_config: Call
         test_graphs, test_seed: held-out graphs per test and their seed (the same for all seeds).
         analysis: further measurements on the seed's base and fine-tuned models (`seed_run`).
         results_dir: where the base model is kept (`lib.paths.recipe_models`): loaded when a run
-            of this configuration is there, else trained and saved, so that chapter 7 finds it.
+            of this configuration is there, else trained and saved, so that chapter 7 finds it
+            (training with checkpoints gives the weights of training without).
     """
     started = time.perf_counter()
     base_of_seed = dataclasses.replace(base_config, seed=seed)
-    if results_dir is None:
-        base = train(start_training(base_of_seed), progress=progress)
-        base.model.eval()
-    else:
-        base = ensure_recipe_run(base_of_seed, results_dir, progress=progress).run
+    base = ensure_recipe_run(base_of_seed, results_dir, progress=progress).run
     run = finetune(base.model, make_finetuning_config(seed), progress=progress)
     scored = seed_run(seed, "trained", run, scale, test_graphs, test_seed, 0.0, base_model=base.model,
                       analysis=analysis)
