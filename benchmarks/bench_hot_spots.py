@@ -86,8 +86,7 @@ from lib.book.params import read_parameters_cell, validate_parameters
 from lib.book.seed_streams import stream_seeds
 from lib.chapters.ch3 import Chapter3Parameters
 from lib.chapters.ch4 import Chapter4Parameters
-from lib.chapters.ch5 import Chapter5Parameters
-from lib.chapters.ch5_trajectory import s5_llc_over_training
+from lib.chapters.ch5 import Chapter5Parameters, s5_llc_over_training
 from lib.grokking.llc_trajectory import llc_along_training, s5_snapshot_epochs
 from lib.chapters.ch6 import JACOBIAN_STREAM, Chapter6Parameters
 from lib.grokking.chunk_step import ChunkStep

@@ -84,14 +84,12 @@ from lib.bfs.recovery_verdicts import mark_effect, mark_recovered
 from lib.chapters.ch1 import (
     Chapter1Parameters, PerturbationRerun, exactness_table, perturbation_table, scientific_format, verdict_table,
 )
-from lib.chapters.ch1_damage import distribution_table, selection_table
+from lib.chapters.ch1_results import check_results, distribution_table, protocol_table, selection_table
 from lib.chapters.ch1_figures import (
     attention_figure, damage_distribution_figure, graph_figure, reach_slider_figure, recovery_slider_figure,
     recovery_summary_figure, scale_panel, sharpness_figure, study_protocol_figure,
 )
 from lib.bfs.transformer import reach_by_layer
-from lib.chapters.ch1_study import protocol_table
-from lib.chapters.ch1_results import check_results
 
 config = validate_parameters(Chapter1Parameters, globals())
 seed_everything(config.seed)

@@ -83,22 +83,20 @@ from lib.paths.main_run_summary import learning_order, summarize_run
 from lib.paths.token_graphs import format_example
 from lib.book.confusion import confusion_figure, label_histogram_figure
 from lib.chapters.ch2_figures import (
-    checkpoint_panel, confusion_slider_figure, learning_rate_figure, total_loss_figure,
-    transition_study_figure,
+    checkpoint_panel, confusion_slider_figure, evaluation_loss_figure, learning_rate_figure,
+    mean_prediction_figure, total_loss_figure, transition_study_figure,
 )
-from lib.chapters.ch2_transitions import drop_table, length_name
+from lib.chapters.ch2_results import (
+    check_results, drop_table, group_names, length_name, length_verdict_table, main_run_table, rival_table,
+    sensitivity_table,
+)
 from lib.paths.phase_transitions import drop_order
 from lib.paths.transition_drops import chance_of_order, mean_label_loss, study_drops, study_results
-from lib.chapters.ch2_figures import evaluation_loss_figure, mean_prediction_figure
-from lib.chapters.ch2_rival import (
-    group_names, length_verdict_table, main_run_table, rival_table, sensitivity_table,
-)
 from lib.paths.transition_verdicts import (
     MIN_SHARE, analyse_main, analyse_study, analyses_results, chapter_findings, common_lengths, held_only,
     held_steps, length_counts, main_curves, main_lengths, main_sensitivity, one_length_at_a_time, study_counts,
     study_curves, study_sensitivity,
 )
-from lib.chapters.ch2_results import check_results
 from lib.paths.constant_rival import shares_of
 from lib.paths.evaluation_curves import train_with_curves
 from lib.paths.model import PathTransformer, PathTransformerConfig, count_parameters

@@ -72,10 +72,10 @@ from lib.chapters.ch3_figures import (
     confusion_by_test_figure, error_by_target_kind_figure, finetune_loss_figure,
     generalization_bars_figure, length_heatmap_figure, loss_by_distance_figure, loss_by_size_figure,
 )
-from lib.chapters.ch3_length import frequency_table
-from lib.chapters.ch3_seeds import kind_spread_table, seed_claims
-from lib.chapters.ch3_results import chapter_claims, check_results
-from lib.chapters.ch3_baselines import baseline_table, vertex_2_table
+from lib.chapters.ch3_results import (
+    baseline_table, chapter_claims, check_results, frequency_table, kind_spread_table, seed_claims,
+    vertex_2_table,
+)
 from lib.paths.baseline_comparison import compare_with_baselines
 from lib.paths.finetuning_summary import share_with_target, summarize_finetuning_run
 from lib.paths.generalization_summary import summarize_generalization

@@ -86,19 +86,16 @@ from lib.book.plotting import configure_notebook_rendering
 from lib.book.record import Record, direction, share, verdict
 from lib.book.reproducibility import seed_everything
 from lib.book.results import write_results
-from lib.chapters.ch5 import Chapter5Parameters
-from lib.chapters.ch5_measures import (
-    MEASURE_LABELS, measure_s5_run, measures_results, s5_measures_sweep, tracking_table,
-)
-from lib.chapters.ch5_population import efficiency_table, population_results
-from lib.chapters.ch5_chain_length import (
-    chain_length_results, chain_length_table, end_of_training_rows, trajectory_rows,
-)
+from lib.chapters.ch5 import Chapter5Parameters, measure_s5_run, s5_llc_over_training, s5_measures_sweep
 from lib.chapters.ch5_figures import (
     llc_spread_figure, llc_trajectory_figure, measure_scatter_figure, measures_over_time_figure,
     rescaling_figure,
 )
-from lib.chapters.ch5_trajectory import course_table, s5_llc_over_training
+from lib.chapters.ch5_results import (
+    MEASURE_LABELS, MEASURE_NAMES, auc_table, chain_length_results, chain_length_table, check_results, course_table,
+    efficiency_table, end_of_training_rows, measures_results, population_results, s5_comparison, s5_course_table,
+    summary_table, tracking_table, trajectory_results, trajectory_rows,
+)
 from lib.grokking.chain_length import chain_length_summary
 from lib.grokking.efficiency_by_outcome import efficiency_auc, efficiency_summaries, grid_step, study_efficiency
 from lib.grokking.end_of_training import first_seed_per_outcome, measure_end_of_training
@@ -107,9 +104,6 @@ from lib.grokking.llc_trajectory import llc_over_training
 from lib.grokking.measure_ranking import claim_comparison, tracking_rows
 from lib.grokking.s5_measures_run import run_summary
 from lib.grokking.sweep_correlations import sweep_correlations
-from lib.chapters.ch5_results import (
-    MEASURE_NAMES, auc_table, check_results, s5_comparison, s5_course_table, summary_table, trajectory_results,
-)
 from lib.grokking.outcome_statistics import (
     measure_correlations, outcome_aucs, outcome_comparison, outcome_summaries, strongest_separator,
 )

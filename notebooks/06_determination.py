@@ -96,15 +96,15 @@ from lib.grokking.training import snapshot_epochs
 from lib.chapters.ch6 import (
     Chapter6Parameters, choose_per_outcome, flip_study, jacobian_run, sketched_jacobian_run, transplant_both_ways)
 from lib.grokking.jacobian_claims import BLOW_UP_FACTOR, FLOAT32_DEPARTURE, sketch_summary
-from lib.chapters.ch6_jacobian import amplification_table, growth_table, sketch_spectrum_table, sketch_table
 from lib.chapters.ch6_figures import (
     early_prediction_figure, jacobian_figure, perturbation_figure, perturbation_heatmaps, perturbation_panel,
     seed_labels, sketched_jacobian_figure, total_variation_figure, transplant_figure,
 )
 from lib.chapters.ch6_results import (
-    check_results, decision_comparison_rows, decision_comparison_table, decision_leads, decision_rows,
-    decision_table, flip_comparison_table, flips_ordered, jacobian_rows, jacobian_summary, jacobian_table,
-    total_variation_rows, total_variation_table, transplant_rows, transplant_table, transplant_verdict,
+    amplification_table, check_results, decision_comparison_rows, decision_comparison_table, decision_leads,
+    decision_rows, decision_table, flip_comparison_table, flips_ordered, growth_table, jacobian_rows,
+    jacobian_summary, jacobian_table, sketch_spectrum_table, sketch_table, total_variation_rows,
+    total_variation_table, transplant_rows, transplant_table, transplant_verdict,
 )
 
 config = validate_parameters(Chapter6Parameters, globals())

@@ -71,13 +71,13 @@ from lib.book.results import write_results
 from lib.book.tables import markdown_table
 from lib.bfs.transformer import bfs_transformer, reach_by_layer
 from lib.chapters.ch7 import (
-    Chapter7Parameters, GraphSet, TrainedModel, depth_configs, from_base, model_rows, recipe_models, seed_configs,
+    Chapter7Parameters, GraphSet, TrainedModel, depth_configs, from_base, hand_built_distances, model_rows,
+    recipe_models, seed_configs,
 )
 from lib.chapters.ch7_figures import (
     ablation_figure, attention_fraction_figure, confusion_figure, example_figure, patching_figure,
     probe_grid_figure, reach_radius_figure,
 )
-from lib.chapters.ch7_hand_built import hand_built_distances
 from lib.chapters.ch7_results import (
     bins_table, check_results, depth_table, edge_bin_names, layers_label, model_table, preference_table, radii_table,
     radius_cell, random_reads_table, seeds_table, statistics_table,

@@ -14,8 +14,7 @@ from lib.bfs.recovery_verdicts import mark_effect, mark_recovered
 from lib.chapters.ch1 import (
     Chapter1Parameters, PerturbationRerun, damage_label, exactness_table, perturbation_table, scientific_format, verdict_table,
 )
-from lib.chapters.ch1_damage import distribution_table, selection_table
-from lib.chapters.ch1_study import protocol_table
+from lib.chapters.ch1_results import distribution_table, protocol_table, selection_table
 from lib.book.tables import scientific
 
 RECORDS = [

@@ -8,7 +8,7 @@ from lib.book.params import ParameterError, read_parameters_cell, validate_param
 import torch
 
 from lib.chapters.ch2 import Chapter2Parameters
-from lib.chapters.ch2_transitions import drop_table
+from lib.chapters.ch2_results import drop_table
 from lib.paths.main_run_summary import learning_order
 from lib.paths.phase_transitions import drop_order
 from lib.paths.transition_drops import (

@@ -1,10 +1,10 @@
-"""Chapter 2's drops against their rivals (lib.paths.transition_verdicts, tables in lib.chapters.ch2_rival) on hand-made study curves: two
+"""Chapter 2's drops against their rivals (lib.paths.transition_verdicts, tables in lib.chapters.ch2_results) on hand-made study curves: two
 seeds in which length 1 is learned, which moves the constant the model predicts for the rest,
 so that length 6's loss falls with it; length 2 is learned later in one seed only."""
 
 import torch
 
-from lib.chapters.ch2_rival import (
+from lib.chapters.ch2_results import (
     group_names, length_verdict_table, main_run_table, rival_table, sensitivity_table,
 )
 from lib.paths.transition_verdicts import (

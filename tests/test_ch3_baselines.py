@@ -1,8 +1,8 @@
-"""Chapter 3's baselines, seed spreads and per-size check (lib.paths.seed_spread, baseline_comparison, size_trend; tables in lib.chapters.ch3_baselines)."""
+"""Chapter 3's baselines, seed spreads and per-size check (lib.paths.seed_spread, baseline_comparison, size_trend; tables in lib.chapters.ch3_results)."""
 
 import math
 
-from lib.chapters.ch3_baselines import baseline_table, vertex_2_table
+from lib.chapters.ch3_results import baseline_table, vertex_2_table
 from lib.paths.baseline_comparison import compare_with_baselines
 from lib.paths.seed_spread import SeedSpread, count_higher, position_against, spread_by_test
 from lib.paths.size_trend import size_trend

@@ -1,13 +1,12 @@
 """Chapter 3's one-model claims read over the seeds, the frequency table and comparison, and what
-each further seed measures (lib.chapters.ch3_seeds, lib.chapters.ch3_length and the lib.paths modules they read)."""
+each further seed measures (lib.chapters.ch3_results, lib.chapters.ch3_results and the lib.paths modules they read)."""
 
 import math
 
 import pytest
 import torch
 
-from lib.chapters.ch3_length import frequency_table
-from lib.chapters.ch3_seeds import all_seeds, kind_spread_table, seed_claims
+from lib.chapters.ch3_results import all_seeds, frequency_table, kind_spread_table, seed_claims
 from lib.paths.length_summary import LengthSeeds, length_study_of_seed, summarize_length_study
 from lib.paths.replicate_analysis import seed_analysis
 from lib.paths.size_trend import size_trends_over_seeds

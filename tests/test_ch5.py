@@ -7,14 +7,14 @@ import pytest
 import torch
 
 from lib.book.params import ParameterError, read_parameters_cell, validate_parameters
-from lib.chapters.ch5 import Chapter5Parameters
-from lib.chapters.ch5_measures import (
-    measure_s5_run, measures_results, s5_measures_sweep, sparse_epochs, tracking_table,
+from lib.chapters.ch5 import (
+    Chapter5Parameters, measure_s5_run, s5_llc_over_training, s5_measures_sweep, sparse_epochs,
 )
-from lib.chapters.ch5_chain_length import (
-    chain_length_results, chain_length_table, end_of_training_rows, trajectory_rows,
+from lib.chapters.ch5_results import (
+    auc_table, chain_length_results, chain_length_table, course_table, efficiency_table, end_of_training_rows,
+    measures_results, s5_comparison, s5_course_table, summary_table, tracking_table, trajectory_results,
+    trajectory_rows,
 )
-from lib.chapters.ch5_population import efficiency_table
 from lib.grokking.chain_length import ChainLengthRow, chain_length_summary
 from lib.grokking.efficiency_by_outcome import (
     efficiency_auc, efficiency_seeds, efficiency_summaries, grid_step, study_efficiency,
@@ -25,14 +25,12 @@ from lib.grokking.measure_ranking import TrackingRow, claim_comparison, tracking
 from lib.grokking.sweep_correlations import sweep_correlations
 from lib.grokking.study import S4_PAIR
 from lib.grokking.study_sweep import S4_BIAS_SWEEP_FILE, S4_SWEEP_FILE, choose_seeds, load_s4_sweep, outcome_groups
-from lib.chapters.ch5_trajectory import course_table, s5_llc_over_training
 from lib.grokking.llc_trajectory import Trajectory, llc_over_training, representative_seeds
 from lib.chapters.ch5_figures import (
     llc_spread_figure, llc_trajectory_figure, measure_scatter_figure, measures_over_time_figure,
     rescaling_figure,
 )
 from lib.book.statistics import Estimate
-from lib.chapters.ch5_results import auc_table, s5_comparison, s5_course_table, summary_table, trajectory_results
 from lib.grokking.outcome_statistics import (
     MeasureAuc, measure_correlations, outcome_aucs, outcome_comparison, outcome_summaries, strongest_separator,
 )
@@ -371,7 +369,7 @@ def test_population_correlations_and_the_study_efficiency():
 
 
 def test_the_efficiency_auc_reads_low_minimum_objectives_of_s4_grokkers():
-    from lib.chapters.ch5_population import StudyEfficiency
+    from lib.grokking.efficiency_by_outcome import StudyEfficiency
     from lib.grokking.circuit_efficiency import RescalingOptimum
 
     lowest = torch.tensor([0.1, 0.2, 0.5, 0.6, 0.7], dtype=torch.float64)

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from lib.book.reproduced import reproduced_rows
-from lib.chapters.ch6_jacobian import amplification_table
+from lib.chapters.ch6_results import amplification_table
 from lib.grokking.authors_scale_jacobian import SketchRun, spectrum_boundaries
 from lib.grokking.jacobian_claims import claim_checks, sketch_summary
 from lib.grokking.jacobian_sketch import SketchedJacobianStudy, SketchedSpectrum

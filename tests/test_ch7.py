@@ -10,8 +10,9 @@ import pytest
 import torch
 
 from lib.book.params import ParameterError, validate_parameters
-from lib.chapters.ch7 import Chapter7Parameters, GraphSet, depth_configs, recipe_models, seed_configs
-from lib.chapters.ch7_hand_built import hand_built_distances
+from lib.chapters.ch7 import (
+    Chapter7Parameters, GraphSet, depth_configs, hand_built_distances, recipe_models, seed_configs,
+)
 from lib.chapters.ch7_results import bins_table, layers_label, seeds_table
 from lib.paths.circuit_effects import WEAK_CORRELATION, patching_summary, strongest_shortcut
 from lib.paths.reach_radii import growth, seed_spread, settled_layer

@@ -6,7 +6,7 @@ plain BFS are in `lib.bfs.exactness` and the verdicts of the perturbation study 
 per scale; a draw that changed nothing is "no effect", never a recovery) in
 `lib.bfs.recovery_verdicts`; the tables below show them; `PerturbationRerun` is the live
 slider's callback. The study's own protocol is judged in `lib.bfs.protocol_judgement`, its
-table is in `lib.chapters.ch1_study`.
+table is in `lib.chapters.ch1_results`.
 """
 
 from __future__ import annotations

@@ -1,15 +1,23 @@
-"""What chapter 1's results must satisfy (chapter 1): `check_results`.
+"""The tables of chapter 1 (`notebooks/01_handcrafted_bfs.py`) and the checks of its results.
 
+Tables: where the study's damaged draw falls in the damage distribution (`distribution_table`,
+of `lib.bfs.damage_summary.DistributionSummary`), the draws retrained (`selection_table`), and
+the study's perturb-and-recover protocol draw by draw on both constructions (`protocol_table`).
 The notebook calls `check_results` on its results (the recorded numbers among them) right
 before it writes `results_dir/01_handcrafted_bfs.json`; the notebook tests call it again on the
 JSON they read back. Which keys the JSON must hold is what `book/reproduced/01_handcrafted_bfs.yaml`
 reads.
 """
 
+
 from __future__ import annotations
 
+from lib.bfs.damage_distribution import quantile_summary
+from lib.bfs.damage_summary import DistributionSummary, Selection
+from lib.bfs.study_damage import matrix_name
 from lib.book.record import verdict
 from lib.book.results import to_jsonable
+from lib.book.tables import markdown_table
 
 
 def check_results(results: dict) -> None:
@@ -72,3 +80,51 @@ def check_results(results: dict) -> None:
     assert recorded["pairs.pairs"]["value"] == comparison["pairs"]["pairs"]
     assert recorded["at_step.within"]["value"] == verdict(comparison["at_step"]["within"], yes="inside",
                                                           no="outside", undefined="not compared with")
+
+
+def distribution_table(distribution: DistributionSummary) -> str:
+    """Markdown table: per weight list, the MSE's median and 5-95% range, how many draws reach
+    the target, and the matrices they hit (each with its draws at or below the target, of its
+    noise draws)."""
+    rows = []
+    for summary in distribution.lists:
+        q = quantile_summary(summary.mse, (0.05, 0.5, 0.95))
+        matrices = ", ".join(f"{matrix_name(summary.weight_list, index)} ({k} of {n})"
+                             for index, k, n in summary.matrices)
+        rows.append([summary.weight_list, summary.reaching.n, f"{q['0.5']:.3g}",
+                     f"{q['0.05']:.3g} to {q['0.95']:.3g}", f"{summary.reaching.k} of {summary.reaching.n}",
+                     matrices or "none"])
+    return markdown_table(["weight list", "draws", "median MSE", "5% to 95% of draws",
+                           f"at or below {distribution.target:g}", "matrices reaching it (of their noise draws)"],
+                          rows)
+
+
+def selection_table(selection: Selection) -> str:
+    """Markdown table: per weight list hit, the draws picked and the matrices they hit."""
+    return markdown_table(["weight list", "draws picked", "matrices hit"],
+                          [[name, count, selection.matrices[name]] for name, count in selection.hits.items()])
+
+
+#: Names of the two constructions in the records and in the prose.
+CONSTRUCTIONS = {"study": "the study's construction", "book": "the book's construction"}
+
+
+def protocol_table(records: dict[str, list[dict]]) -> str:
+    """Markdown table: one row per draw, the weight list and matrix replaced by N(0, 1) (a reach
+    head's matrix in every layer) and each construction's MSE before and after."""
+    names = list(records)
+    steps = records[names[0]][0]["steps"] if records[names[0]] else 0
+    header = ["draw", "weight list", "matrix (reach heads: every layer)"]
+    for name in names:
+        header += [f"{name}'s: MSE intact", f"{name}'s: after damage", f"{name}'s: after {steps:,} steps"]
+    rows = []
+    for index, first in enumerate(records[names[0]]):
+        row = [index + 1, first["weight_list"], first["matrix"]]
+        for name in names:
+            record = records[name][index]
+            row += [record["loss_intact"], record["loss_before"],
+                    record["loss_after"] if record["damage_had_effect"] else "no effect"]
+        rows.append(row)
+    return markdown_table(header, rows)
+
+

@@ -1,25 +1,35 @@
-"""Chapter 3's claims and the checks of its results (chapter 3).
+"""Chapter 3's tables, claims and the checks of its results (`notebooks/03_finetuning_generalization.py`).
 
 The chapter's summaries are built in the study's package: `lib.paths.finetuning_summary`
 (`FinetuningSummary`), `lib.paths.generalization_summary` (`GeneralizationSummary`),
-`lib.paths.length_summary` (`LengthSummary`), `lib.paths.target_kind_scores` (`KindScore`,
-`TargetKindScores`). This module reads them as the claims of the chapter's text
-(`chapter_claims`, claim -> holds) and holds the chapter's results checks (`check_results`, and
-`check_recorded` for the numbers and words its prose cites), which the notebook calls before
-writing its results and the notebook tests find here by the chapter's number.
+`lib.paths.length_summary` (`LengthSummary`), `lib.paths.target_kind_scores`,
+`lib.paths.baseline_comparison`, `lib.paths.size_trend`. This module shows them as tables (the
+tests against model-free baselines `baseline_table`, vertex 2's share `vertex_2_table`,
+prediction against training frequency `frequency_table`, errors by kind of target over the
+seeds `kind_spread_table`), reads them as the claims of the chapter's text, in one model
+(`chapter_claims`) and over the seeds (`seed_claims`), name -> holds, and holds the chapter's
+results checks (`check_results`, and `check_recorded` for the numbers and words its prose
+cites), which the notebook calls before writing its results and the notebook tests find here
+by the chapter's number.
 """
+
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from lib.book.record import direction, verdict
+from lib.book.tables import markdown_table
+from lib.paths.baseline_comparison import BaselineComparison
 from lib.paths.finetuning_summary import FinetuningSummary
 from lib.paths.generalization_summary import GeneralizationSummary
-from lib.paths.generalization_tests import TARGET_KINDS
-from lib.paths.length_summary import LengthSummary
+from lib.paths.generalization_tests import TARGET_KINDS, TESTS
+from lib.paths.length_frequency import FrequencyComparison, UnderPrediction
+from lib.paths.length_summary import LengthSeeds, LengthSummary
 from lib.paths.seed_spread import SeedSpread, position_against
+from lib.paths.size_trend import SizeTrendSeeds
+from lib.paths.target_kind_scores import KindContrast, kind_spread
 
 
 def chapter_claims(finetuning: FinetuningSummary, generalization: GeneralizationSummary,
@@ -46,11 +56,6 @@ def chapter_claims(finetuning: FinetuningSummary, generalization: Generalization
             length.top_prediction < length.split.distance_train_max + 1,
     }
 
-
-__all__ = ["chapter_claims", "check_recorded", "check_results"]
-
-
-# --- What the notebook and its tests check (tests/test_notebooks.py finds these by chapter number) ---
 
 #: The kind of target whose scores the chapter reads on and off the fine-tuning graphs.
 ON_PATH = TARGET_KINDS[1]
@@ -160,3 +165,96 @@ def check_results(results: dict) -> None:
     assert results["length_frequency"]["supports"] in ("rare data", "data stopped", "mixed")
     assert all(isinstance(holds, bool) for holds in results["claims"].values())
     check_recorded(results)
+
+
+def baseline_table(comparisons: Sequence[BaselineComparison]) -> str:
+    """Markdown table: the model over seeds, both baselines at both scales, and the study."""
+    return markdown_table(
+        ["test", "fine-tuned model, mean (min to max) over seeds", "answer d(1,2): here", "mean label: here",
+         "model / d(1,2) here", "answer d(1,2): study's scale", "mean label: study's scale",
+         "d(1,2), book's graphs, label 15", "the study's MSE", "study / d(1,2) at its scale"],
+        [[c.title, f"{c.model.mean:.3g} ({c.model.low:.3g} to {c.model.high:.3g})", c.book.mse_distance_1_2,
+          c.book.mse_mean_label, f"{c.ratio_to_baseline.low:.2f} to {c.ratio_to_baseline.high:.2f}",
+          c.study.mse_distance_1_2, c.study.mse_mean_label, c.book_graphs_study_label.mse_distance_1_2,
+          c.published, f"{c.study_ratio_to_baseline:.2f}"] for c in comparisons])
+
+
+def vertex_2_table(finetuning_share: float, comparisons: Sequence[BaselineComparison]) -> str:
+    """Markdown table: among on-path targets (vertex 2 included), the share that are vertex 2."""
+    rows = [["fine-tuning data", finetuning_share, "n/a"]]
+    rows += [[c.title, c.book.share_vertex_2_of_on_path, c.study.share_vertex_2_of_on_path] for c in comparisons]
+    return markdown_table(["data", "share of on-path targets that are vertex 2: here",
+                           "at the study's scale"], rows)
+
+
+def _family_cell(models: Sequence[UnderPrediction], distance: int, field: str) -> str:
+    rows = [r for m in models for r in m.rows if r.distance == distance]
+    if not rows:
+        return "n/a"
+    values = [getattr(r, field) for r in rows]
+    if field == "training_share":
+        share = values[0]
+        return "0 (outside)" if not rows[0].in_training_range else f"{100 * share:.2g}%"
+    if len(values) == 1:
+        return f"{values[0]:.2f}"
+    return f"{sum(values) / len(values):.2f} ({min(values):.2f} to {max(values):.2f})"
+
+
+def frequency_table(length_models: Sequence[UnderPrediction], depth_models: Sequence[UnderPrediction]) -> str:
+    """Markdown table: per true distance, each model family's training share and mean prediction
+    (mean, min to max over its seeds)."""
+    distances = sorted({r.distance for m in (*length_models, *depth_models) for r in m.rows})
+    return markdown_table(
+        ["true distance", "length study: share of training paths", "length study: mean prediction",
+         "chapter 2's model: share of training paths", "chapter 2's model: mean prediction"],
+        [[d, _family_cell(length_models, d, "training_share"), _family_cell(length_models, d, "mean_prediction"),
+          _family_cell(depth_models, d, "training_share"), _family_cell(depth_models, d, "mean_prediction")]
+         for d in distances])
+
+
+def _spread_cell(spread: SeedSpread | None) -> str:
+    if spread is None:
+        return "n/a"
+    if len(spread.values) == 1:
+        return f"{spread.values[0]:.3g}"
+    return f"{spread.mean:.3g} ({spread.low:.3g} to {spread.high:.3g})"
+
+
+def kind_spread_table(seed_runs: Sequence[dict]) -> str:
+    """Markdown table: each test's MSE by kind of target, mean (min to max) over the seeds."""
+    rows = [[test.title, *(kind_spread(seed_runs, name, kind) for kind in TARGET_KINDS)]
+            for name, test in TESTS.items()]
+    return markdown_table(["test", *TARGET_KINDS], rows,
+                          formats={column: _spread_cell for column in range(1, len(TARGET_KINDS) + 1)})
+
+
+def all_seeds(count: int, total: int) -> bool:
+    """Whether a count of seeds is every seed (and there is at least one)."""
+    return total > 0 and count == total
+
+
+def seed_claims(size_seeds: SizeTrendSeeds, contrast: KindContrast, length_seeds: LengthSeeds,
+                frequency: FrequencyComparison) -> dict[str, bool]:
+    """Whether each over-seeds claim of chapter 3's text holds in this run: claim -> holds.
+
+    Recorded beside `lib.chapters.ch3_results.chapter_claims` and asserted nowhere (each is an
+    outcome of training). The evidence of each is in the results JSON (`onpath_by_graph_size_over_seeds`,
+    `kind_contrast_over_seeds`, `length_over_seeds`, `length_frequency`).
+    """
+    return {
+        "onpath_finetuning_ids_over_2x_worse_on_larger_graphs_every_seed": all_seeds(size_seeds.seeds_not_staying_right, size_seeds.seeds),
+        "onpath_10x_better_than_offpath_on_large_any_target_every_seed": all_seeds(contrast.seeds_far_better, contrast.seeds),
+        "longer_distances_10x_worse_every_length_seed":
+            all_seeds(length_seeds.seeds_longer_ten_times_worse, len(length_seeds.seeds)),
+        "predictions_stop_within_a_hop_every_length_seed":
+            all_seeds(length_seeds.seeds_stopping_within_a_hop, len(length_seeds.seeds)),
+        "under_prediction_starts_inside_training_range_every_model":
+            all_seeds(frequency.inside_range_count, len(frequency.models)),
+        "one_training_share_separates_predicted_from_under_predicted":
+            frequency.share_separates,
+    }
+
+
+__all__ = [
+    "all_seeds", "baseline_table", "chapter_claims", "check_recorded", "check_results", "frequency_table", "kind_spread_table", "seed_claims", "vertex_2_table",
+]

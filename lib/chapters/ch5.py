@@ -10,18 +10,27 @@ them), how the LLC estimate moves with the length of the SGLD chains
 (`lib.grokking.chain_length`), and the generalization measures of Jiang et al. along the
 training of one S5 model on 40% of its table, as the study followed them (`lib.grokking.s5_measures_run`,
 `lib.grokking.measure_ranking`); the LLC estimator is first checked on linear regression
-(`lib.grokking.llc_regression_check`). Its runs and tables are in `lib.chapters.ch5_*`. What
-the chapter reports about these numbers (summaries per outcome, correlations, AUCs) is built in
-`lib.chapters.ch5_results`.
+(`lib.grokking.llc_regression_check`). The runs that need the chapter's parameters are here
+(`s5_llc_over_training`, `s5_measures_sweep`, `measure_s5_run`); the tables and results-JSON
+entries of what they give are in `lib.chapters.ch5_results`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
+import torch
+
 from lib.book.params import ParameterError, at_most, parameter
+from lib.book.seed_streams import stream_seeds
 from lib.chapters.sweep_parameters import SweepChapterParameters
+from lib.grokking.generalization_measures import PacBayesSearch
 from lib.grokking.llc import SGLDConfig
+from lib.grokking.llc_trajectory import Trajectory, s5_llc_trajectory, s5_snapshot_epochs
+from lib.grokking.measures_over_time import MeasuresOverTime, measures_over_time
+from lib.grokking.s5_measures_run import train_s5_measures_model
+from lib.grokking.training import SweepResult, snapshot_epochs
 
 
 @dataclass(frozen=True)
@@ -121,4 +130,49 @@ class Chapter5Parameters(SweepChapterParameters):
                 f"s5_llc_steps, at least {longest}); got {max(self.chain_lengths)}.")
 
 
-__all__ = ["Chapter5Parameters"]
+def s5_llc_over_training(config: Chapter5Parameters, generator: torch.Generator,
+                         progress: bool = True) -> Trajectory:
+    """Train `s5_seeds` seeds (the "ch5_s5_trajectory" seed stream) of the S5 pair at the study's
+    setting (width `s5_dim`, epochs `s5_epochs`) with snapshots at `s5_snapshot_epochs` (of
+    `s5_snapshots` and `s5_every`), and
+    estimate the LLC at each snapshot with `s5_llc_chains` chains of `s5_llc_steps` steps (the
+    other SGLD settings as for S4)."""
+    marks = s5_snapshot_epochs(config.s5_snapshots, config.s5_epochs, config.s5_every)
+    seeds = stream_seeds("ch5_s5_trajectory", config.seed, config.s5_seeds)
+    sgld = dataclasses.replace(config.sgld, chains=config.s5_llc_chains, steps=config.s5_llc_steps)
+    return s5_llc_trajectory(seeds, config.s5_dim, config.s5_epochs, marks, sgld, config.grok_threshold, generator,
+                             workers=config.workers, device=config.device, progress=progress)
+
+
+def s5_measures_sweep(config, progress: bool = True) -> SweepResult:
+    """The study's one S5 model without the bias (width `measures_dim`), trained
+    `measures_epochs` epochs on a random `measures_train_fraction` of the S5 table, with a
+    checkpoint (and logged metrics) every `measures_every` epochs. `config`: the chapter's
+    `Chapter5Parameters`."""
+    return train_s5_measures_model(stream_seeds("ch5_s5_measures", config.seed, 1), config.measures_epochs,
+                                   config.measures_every, config.measures_dim, config.measures_train_fraction,
+                                   torch.Generator().manual_seed(config.seed), device=config.device,
+                                   progress=progress)
+
+
+def sparse_epochs(config) -> list[int]:
+    """The checkpoints at which the PAC-Bayes sharpness and the LLC are computed too."""
+    return list(snapshot_epochs(config.measures_epochs, config.measures_sparse_every))
+
+
+def measure_s5_run(result: SweepResult, config, generator: torch.Generator) -> MeasuresOverTime:
+    """Every measure along the run of `s5_measures_sweep`: the cheap ones at every checkpoint,
+    all of them at `sparse_epochs` (LLC: `measures_llc_chains` chains of `measures_llc_steps`
+    steps at the chapter's SGLD settings; PAC-Bayes: the study's search with the chapter's
+    draws)."""
+    sgld = SGLDConfig(step_size=config.llc_step_size, n_beta=config.llc_n_beta,
+                      localization=config.llc_localization, steps=config.measures_llc_steps,
+                      chains=config.measures_llc_chains, burn_in=config.llc_burn_in)
+    search = PacBayesSearch(doubling_draws=config.pac_bayes_doubling_draws,
+                            bisection_draws=config.pac_bayes_bisection_draws)
+    return measures_over_time(result, sparse_epochs(config), sgld, search, generator, workers=config.workers)
+
+
+__all__ = [
+    "Chapter5Parameters", "measure_s5_run", "s5_llc_over_training", "s5_measures_sweep", "sparse_epochs",
+]

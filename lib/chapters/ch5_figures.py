@@ -7,8 +7,7 @@ import torch
 from plotly.subplots import make_subplots
 
 from lib.book.plotting import PALETTE, finish
-from lib.chapters.ch5_measures import MEASURE_LABELS
-from lib.chapters.ch5_results import MEASURE_NAMES
+from lib.chapters.ch5_results import MEASURE_LABELS, MEASURE_NAMES
 from lib.grokking.end_of_training import EndOfTraining
 from lib.grokking.llc_trajectory import Trajectory
 from lib.grokking.measures_over_time import MeasuresOverTime

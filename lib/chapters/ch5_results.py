@@ -1,29 +1,44 @@
-"""What chapter 5 (complexity of the grokked solution) reports, as typed results built from its runs.
+"""What chapter 5 (complexity of the grokked solution) reports: tables and results-JSON entries
+built from its runs, and the checks of its results.
 
 * the measures per outcome, their comparisons, correlations and AUCs are computed by
-  `lib.grokking.outcome_statistics`; `summary_table` and `auc_table` show them.
-* the measures over time (their rank correlations with the generalization gap) are in
-  `lib.grokking.measure_ranking` (table: `lib.chapters.ch5_measures`).
+  `lib.grokking.outcome_statistics`; `summary_table` and `auc_table` show them;
+* the sweep's population and the study's circuit efficiency: `efficiency_table`, `population_results`;
+* the LLC along training: `course_table`, `trajectory_results`; the S5 LLC course beside the
+  study's: `s5_comparison` (`s5_course_table` per seed);
+* the chain-length study: `trajectory_rows`, `end_of_training_rows`, `chain_length_table`,
+  `chain_length_results`;
+* the measures over time (their rank correlations with the generalization gap, ranked by
+  `lib.grokking.measure_ranking`): `tracking_table`, `measures_results`;
+* `check_results` checks the JSON the notebook assembles.
 
-* `s5_comparison`: the S5 LLC course beside the study's (`s5_course_table` per seed).
-
-`trajectory_results` gives the results JSON's entry of a trajectory, and `check_results` checks
-the JSON the notebook assembles. Everything here
-returns numbers, booleans and tables; the sentences are the notebook's markdown, which cites
-the numbers the notebook records (`lib.book.record`).
+Everything here returns numbers, booleans and tables; the sentences are the notebook's markdown,
+which cites the numbers the notebook records (`lib.book.record`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import dataclasses
+from dataclasses import asdict, dataclass
 from functools import partial
 
 from lib.book.record import verdict
 from lib.book.statistics import Estimate
 from lib.book.tables import format_value, markdown_table
+from lib.grokking.chain_length import (
+    ChainLengthRow, SETTLED_WITHIN, fitted_seed_estimates, group_mean_estimates,
+)
+from lib.grokking.efficiency_by_outcome import EfficiencySummary, StudyEfficiency, grid_step
+from lib.grokking.end_of_training import EndOfTraining
 from lib.grokking.llc_trajectory import Trajectory
+from lib.grokking.measure_ranking import TrackingRow, claim_comparison
+from lib.grokking.measures_over_time import MeasuresOverTime
 from lib.grokking.outcome_statistics import MeasureAuc, OutcomeSummary
-from lib.grokking.study import PUBLISHED_S5_LLC
+from lib.grokking.s5_measures_run import run_summary
+from lib.grokking.study import PUBLISHED_S5_LLC, S5_MEASURES_CLAIM, S5_MEASURES_PROTOCOL
+from lib.grokking.sweep_correlations import PopulationCorrelation
+from lib.grokking.training import SweepResult
+
 
 #: Display names of the end-of-training measures, in the chapter's order.
 MEASURE_NAMES = {"train_loss": "training loss", "weight_norm": "weight norm", "llc": "LLC",
@@ -121,14 +136,6 @@ def trajectory_results(trajectory: Trajectory) -> dict:
             "same_outcome_as_sweep": trajectory.same_outcome}
 
 
-__all__ = [
-    "MEASURE_NAMES", "S5Comparison", "auc_table", "check_results", "s5_comparison", "s5_course_table",
-    "summary_table", "trajectory_results",
-]
-
-
-# --- What the notebook checks before it writes its results ---
-
 def check_results(results: dict) -> None:
     """Assert what chapter 5's results JSON must satisfy (its notebook calls it before writing them)."""
     assert results["regression_check"]["estimate"] > 0
@@ -167,3 +174,139 @@ def check_results(results: dict) -> None:
         settings = over_time["settings"]
         assert (settings["d"], settings["train_fraction"], settings["epochs"]) == (128, 0.4, 2000)
         assert settings["n_train"] == 5760 and settings["unembed_bias"] is False
+
+
+def course_table(trajectory: Trajectory) -> tuple[list[str], list[list]]:
+    """Header and rows of `Trajectory.course`, one row per seed ("-" where a number is missing:
+    a seed that never fits, or never groks after a snapshot)."""
+    def cell(value, fmt: str):
+        return "-" if value is None or value == -1 else format(value, fmt)
+
+    rows = []
+    for label, k in trajectory.labels.items():
+        c = trajectory.course(k)
+        rows.append([label, cell(c["fitted_epoch"], "d"), cell(c["first"], ".1f"), cell(c["highest"], ".1f"),
+                     cell(c["highest_epoch"], "d"), cell(c["final"], ".1f"), cell(c["final_epoch"], "d"),
+                     cell(c["grok_epoch"], "d"), cell(c["before"], ".1f"), cell(c["before_epoch"], "d"),
+                     cell(c["after"], ".1f"), cell(c["after_epoch"], "d"), cell(c["change_across_grokking"], "+.0%"),
+                     cell(c["change_from_highest"], "+.0%")])
+    return (["seed", "fits at epoch", "LLC at the first snapshot from there", "highest LLC", "at epoch", "final LLC", "at epoch",
+             "groks at epoch", "LLC before", "at epoch", "LLC after", "at epoch", "change across grokking",
+             "change from highest to before"], rows)
+
+
+#: Display names of the measures followed over time, in the chapter's order.
+MEASURE_LABELS = {
+    "l2_norm": "L2 norm", "distance_from_init": "distance from initialization",
+    "inverse_margin": "inverse margin", "spectral_product": "product of spectral norms",
+    "frobenius_product": "product of Frobenius norms", "path_norm": "path norm",
+    "train_loss": "training loss", "pac_bayes_sharpness": "PAC-Bayes sharpness", "llc": "LLC",
+}
+
+
+def tracking_table(rows: dict[str, list[TrackingRow]]) -> tuple[list[str], list[list]]:
+    """Header and rows: each measure's Spearman with the gap on both grids (in the sparse
+    grid's order), with its rank on each."""
+    dense = {r.measure: (i + 1, r) for i, r in enumerate(rows["dense"])}
+    n_dense, n_sparse = rows["dense"][0].checkpoints, rows["sparse"][0].checkpoints
+    header = ["measure", f"Spearman, sparse grid ({n_sparse} checkpoints)", "rank there",
+              f"Spearman, dense grid ({n_dense} checkpoints)", "rank there"]
+    table = []
+    for i, r in enumerate(rows["sparse"]):
+        rank, row = dense.get(r.measure, (None, None))
+        table.append([MEASURE_LABELS[r.measure], f"{r.spearman:.3f}", i + 1,
+                      f"{row.spearman:.3f}" if row else "not computed", rank if rank else "-"])
+    return header, table
+
+
+def measures_results(result: SweepResult, run: MeasuresOverTime, rows: dict[str, list[TrackingRow]],
+                     config) -> dict:
+    """The run's settings, the study's, and every measure's Spearman on both grids."""
+    claim = claim_comparison(rows)
+    return {
+        "settings": {"group": "S5", "d": config.measures_dim, "unembed_bias": False,
+                     "train_fraction": config.measures_train_fraction, "n_train": int(result.train_left.numel()),
+                     "epochs": config.measures_epochs, "weight_decay": result.training_config.weight_decay,
+                     "seed": int(result.seeds[0]), "dense_every": config.measures_every,
+                     "sparse_every": config.measures_sparse_every,
+                     "llc_chains": run.sgld.chains, "llc_steps": run.sgld.steps,
+                     "pac_bayes_doubling_draws": run.search.doubling_draws,
+                     "pac_bayes_bisection_draws": run.search.bisection_draws,
+                     "pac_bayes_depth": run.search.depth},
+        "study_protocol": dict(S5_MEASURES_PROTOCOL),
+        "run": run_summary(result, config.grok_threshold),
+        "dense": {"epochs": run.epochs.tolist(), "checkpoints": rows["dense"][0].checkpoints,
+                  "spearman": {r.measure: r.spearman for r in rows["dense"]},
+                  "infinite": {r.measure: r.infinite for r in rows["dense"]}},
+        "sparse": {"epochs": run.sparse_epochs.tolist(), "checkpoints": rows["sparse"][0].checkpoints,
+                   "spearman": {r.measure: r.spearman for r in rows["sparse"]},
+                   "infinite": {r.measure: r.infinite for r in rows["sparse"]},
+                   "pac_bayes_converged": int(run.pac_bayes_converged.sum())},
+        "claim": {**dataclasses.asdict(claim), "study_best": S5_MEASURES_CLAIM["best"],
+                  "reproduced": claim.reproduced},
+        "seconds_per_checkpoint": run.seconds_per_checkpoint(),
+    }
+
+
+def efficiency_table(rows: list[EfficiencySummary]) -> tuple[list[str], list[list]]:
+    """Header and rows of the study's circuit-efficiency table."""
+    def text(estimate: Estimate) -> str:
+        return f"{estimate.value:.4g} ({estimate.low:.4g} to {estimate.high:.4g})"
+
+    return (["outcome", "seeds", "best factor alpha", "objective as trained", "above the curve's minimum",
+             "minimum objective: mean", "median"],
+            [[r.group, r.count, text(r.alpha), text(r.own), text(r.excess), text(r.lowest),
+              f"{r.lowest_median:.4g}"] for r in rows])
+
+
+def population_results(correlations: list[PopulationCorrelation], study: StudyEfficiency,
+                       summaries: list[EfficiencySummary], auc: Estimate) -> dict:
+    """The correlations and the study's circuit efficiency, for the results JSON."""
+    return {"sweep_correlations": [asdict(c) for c in correlations],
+            "study_efficiency": {"weight_decay": study.weight_decay, "alphas": "2^linspace(-6, 3, 500)",
+                                 "seeds": study.index.tolist(),
+                                 "by_outcome": [asdict(r) for r in summaries],
+                                 "largest_excess": float(study.optimum.excess.max()),
+                                 "grid_step": grid_step(),
+                                 "auc_s4_vs_others": asdict(auc)}}
+
+
+def trajectory_rows(trajectory: Trajectory, lengths: tuple[int, ...], name: str) -> list[ChainLengthRow]:
+    """For each seed of `trajectory` that fits its training set: its estimate at each chain
+    length at the first snapshot after fitting (early) and at the last snapshot (final)."""
+    lengths, read = fitted_seed_estimates(trajectory, lengths)
+    rows = []
+    for at in read:
+        seed = at.label.split("(seed ")[-1].rstrip(")")
+        rows.append(ChainLengthRow(f"{name} seed {seed} ({at.label.split(' (')[0]}), {at.snapshot} snapshot, "
+                                   f"epoch {at.epoch}", lengths, at.estimates))
+    return rows
+
+
+def end_of_training_rows(end: EndOfTraining, sgld, lengths: tuple[int, ...]) -> list[ChainLengthRow]:
+    """Per outcome group, the mean estimate at the end of training at each chain length."""
+    lengths, groups = group_mean_estimates(end, sgld, lengths)
+    rows = []
+    for group in groups:
+        outcome = group.group if group.group.startswith("grokked") else "grokked neither"
+        rows.append(ChainLengthRow(f"S4, end of training, mean over the {group.count} measured "
+                                   f"seeds that {outcome}", lengths, group.estimates))
+    return rows
+
+
+def chain_length_table(rows: list[ChainLengthRow]) -> tuple[list[str], list[list]]:
+    """Header and rows of the chain-length table: each estimate at each length and where it settles."""
+    lengths = rows[0].lengths
+    header = ["estimate", *(f"{length:,} steps" for length in lengths),
+              f"settled (within {SETTLED_WITHIN:.0%}) from"]
+    return header, [[r.what, *r.estimates, f"{r.settled_at():,} steps"] for r in rows]
+
+
+def chain_length_results(rows: list[ChainLengthRow]) -> list[dict]:
+    """The rows with where each settles, for the results JSON."""
+    return [asdict(r) | {"settled_at": r.settled_at(), "settled_within": SETTLED_WITHIN} for r in rows]
+
+
+__all__ = [
+    "auc_table", "chain_length_results", "chain_length_table", "check_results", "course_table", "efficiency_table", "end_of_training_rows", "MEASURE_LABELS", "MEASURE_NAMES", "measures_results", "population_results", "s5_comparison", "s5_course_table", "S5Comparison", "summary_table", "tracking_table", "trajectory_results", "trajectory_rows",
+]

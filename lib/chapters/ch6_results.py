@@ -1,7 +1,9 @@
 """What chapter 6 reports: decision epochs under both noise shapes, argmax flips per outcome by
 the authors' definition and the book's, transplant ungrokking under each criterion, the
-training Jacobian's spectra around grokking and early-prediction AUCs, as tables and as the
-entries of the chapter's results JSON, which the notebook assembles and `check_results` checks."""
+training Jacobian's spectra around grokking (and at the authors' scale: `sketch_table`,
+`sketch_spectrum_table`, `growth_table`, `amplification_table`) and early-prediction AUCs, as
+tables and as the entries of the chapter's results JSON, which the notebook assembles and
+`check_results` checks."""
 
 from __future__ import annotations
 
@@ -11,7 +13,8 @@ import torch
 
 from lib.book.statistics import mean_estimate
 from lib.book.tables import markdown_table
-from lib.grokking.jacobian_claims import claim_checks
+from lib.grokking.jacobian_claims import LINEAR_TOLERANCE, claim_checks
+from lib.grokking.jacobian_sketch import BULK_FLOOR
 from lib.grokking.perturbation import PerturbationStudy
 from lib.grokking.study import PUBLISHED_FLIP_RATES, PUBLISHED_JACOBIAN, PUBLISHED_UNGROK_SHARES
 from lib.grokking.study_sweep import GROUPS
@@ -262,16 +265,6 @@ def flip_comparison_table(with_bias: list[dict], without_bias: list[dict]) -> st
           f"{published[name]:.2g}"] for name in names])
 
 
-__all__ = [
-    "check_results", "decision_comparison_rows", "decision_comparison_table", "decision_rows", "decision_table",
-    "decision_leads", "flip_comparison_table", "flips_ordered",
-    "jacobian_rows", "jacobian_summary", "jacobian_table", "median", "total_variation_rows",
-    "total_variation_table", "transplant_rows", "transplant_table", "transplant_verdict",
-]
-
-
-# --- What the notebook checks before it writes its results (and the notebook tests again) ---
-
 def check_results(results: dict) -> None:
     """Assert what chapter 6's results JSON must satisfy (the notebook, before it writes them)."""
     shapes = list(results["perturbation"])
@@ -316,3 +309,51 @@ def check_results(results: dict) -> None:
     if "sketch.no_bulk" in recorded:
         assert (recorded["sketch.no_bulk"]["text"] == "reproduced") == bool(claims["no_bulk"])
         assert (recorded["sketch.blow_up"]["text"] == "reproduced") == bool(claims["blow_up"])
+
+
+def sketch_table(rows: list[dict]) -> str:
+    """Markdown table of `sketch_rows`."""
+    return markdown_table(
+        ["step", "training accuracy", "accuracy on the whole table", "largest singular value (lower bound)",
+         "same, float32", "root-mean-square singular value", "float32 vs float64 (relative)"],
+        [[r["step"], r["train_accuracy"], r["test_accuracy"], r["largest_lower_bound"],
+          r["largest_lower_bound_float32"], r["rms_singular_value"], r["float32_relative_difference"]] for r in rows])
+
+
+def sketch_spectrum_table(rows: list[dict]) -> str:
+    """Markdown table of `sketch_spectrum_rows`."""
+    return markdown_table(
+        ["step", "accuracy on the whole table", "largest (estimate)", "K-th largest (estimate)",
+         "estimates within 0.1 of 1", "estimates above 1.1", f"share of all reaching {BULK_FLOOR} (at most)"],
+        [[r["step"], r["test_accuracy"], r["largest"], r["kth"], f"{r['estimates_near_one']} of {r['k']}",
+          f"{r['estimates_above_bulk']} of {r['k']}", f"{r['bulk_share_bound']:.1%}"] for r in rows])
+
+
+def growth_table(rows: list[dict]) -> str:
+    """Markdown table of `growth_row` over the seeds read."""
+    def number(value):
+        return "-" if value is None else value
+    return markdown_table(
+        ["seed", "directions", "groks at step", "after the first segment", "at grokking", "largest after grokking",
+         "at the end", "end / at grokking"],
+        [[r["seed"], r["directions"], r["grok_step"] if r["grok_step"] > 0 else "never", r["first_segment"],
+          number(r["at_grok"]), number(r["largest_after_grok"]), r["end"], number(r["growth_after_grokking"])]
+         for r in rows])
+
+
+def amplification_table(checks: list[dict]) -> str:
+    """Markdown table of the finite checks (`amplification_check`): per step checked, the products'
+    ||J u|| and the randomized-SVD estimate, each move of the initial weights along u with the move
+    it makes there, and the largest move whose ratio agrees with ||J u|| within `LINEAR_TOLERANCE`
+    ("none": no move tried is small enough to be linear)."""
+    return markdown_table(
+        ["step", "||J u|| (products)", "randomized-SVD estimate", "move at the start -> move at the step",
+         f"linear (within {LINEAR_TOLERANCE:.0%}) up to"],
+        [[f"{c['step']:,}", f"{c['derivative']:.3g}", f"{c['estimate']:.3g}",
+          ", ".join(f"{size:.0e} -> {move:.2g}" for size, move in zip(c["sizes"], c["moves"])),
+          "none" if c["linear_up_to"] is None else f"{c['linear_up_to']:.0e}"] for c in checks])
+
+
+__all__ = [
+    "amplification_table", "check_results", "decision_comparison_rows", "decision_comparison_table", "decision_leads", "decision_rows", "decision_table", "flip_comparison_table", "flips_ordered", "growth_table", "jacobian_rows", "jacobian_summary", "jacobian_table", "median", "sketch_spectrum_table", "sketch_table", "total_variation_rows", "total_variation_table", "transplant_rows", "transplant_table", "transplant_verdict",
+]

@@ -8,10 +8,12 @@ seeds' models there) so that a rerun, or an interrupted one, picks them up, and 
 graphs of their training distribution (`lib.paths.graph_set.GraphSet.draw`). The science lives
 in `lib.paths.layer_probes` (what each layer knows), `lib.paths.reach_radii` (the radii of every
 fact, over depths and seeds), `lib.paths.causal` and `lib.paths.circuit_effects` (ablation,
-patching, shortcut statistics); the hand-built model of chapter 1 on the same graphs in
-`lib.chapters.ch7_hand_built` and `lib.paths.hand_built_comparison`, figures in
+patching, shortcut statistics); chapter 1's hand-built model runs on the same graphs here
+(`hand_built_distances`, with `lib.paths.hand_built_comparison`: `lib.paths` does not import
+`lib.bfs`), figures in
 `lib.chapters.ch7_figures`, tables and checks in `lib.chapters.ch7_results`.
 """
+
 
 from __future__ import annotations
 
@@ -21,13 +23,16 @@ from pathlib import Path
 
 import torch
 
-from lib.book.params import at_most, ChapterParameters, parameter, ParameterError
+from lib.bfs.transformer import bfs_transformer
+from lib.book.params import ChapterParameters, ParameterError, at_most, parameter
 from lib.book.workers import map_in_workers
 from lib.paths.causal import loss_by_label
 from lib.paths.finetuning import BaseModel
 from lib.paths.graph_set import GraphSet
+from lib.paths.hand_built_comparison import HandBuilt, hand_built_adjacency
 from lib.paths.model import PathTransformer
 from lib.paths.recipe_models import ensure_recipe_run, finished_recipe_run
+from lib.paths.token_graphs import TokenGraphs
 from lib.paths.training import PathTrainingConfig
 
 
@@ -134,7 +139,15 @@ def model_rows(models: dict[str, TrainedModel], graphs: GraphSet, predictions: d
     return rows
 
 
+@torch.no_grad()
+def hand_built_distances(graphs: TokenGraphs, n_vertices: int) -> HandBuilt:
+    """Run chapter 1's construction for `n_vertices` vertices on the graphs."""
+    model = bfs_transformer(n_vertices)
+    trace = model.run(hand_built_adjacency(graphs, n_vertices), keep_trace=True)
+    vertex_one, t_bit = 1, model.layout.reach.start + 1   # token of vertex 1; reach bit of vertex 2
+    return HandBuilt(trace["distance"], trace["hidden"][1:, :, vertex_one, t_bit])
+
+
 __all__ = [
-    "Chapter7Parameters", "GraphSet", "TrainedModel", "from_base", "model_rows", "depth_configs",
-    "recipe_models", "seed_configs",
+    "Chapter7Parameters", "depth_configs", "from_base", "GraphSet", "hand_built_distances", "model_rows", "recipe_models", "seed_configs", "TrainedModel",
 ]

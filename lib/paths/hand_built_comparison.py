@@ -6,7 +6,7 @@ relabelled 2, the target the construction reads; `HandBuilt` holds the construct
 and, per layer, whether it knows that t is within reach; `hand_built_rows` compares the trained
 model's exactness with the construction's, by whether the distance fits within the trained
 model's depth. Running the construction (`lib.bfs`) is the chapter's glue,
-`lib.chapters.ch7_hand_built`: this package does not import `lib.bfs`.
+`lib.chapters.ch7`: this package does not import `lib.bfs`.
 """
 
 from __future__ import annotations
