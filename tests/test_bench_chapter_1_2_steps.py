@@ -1,0 +1,23 @@
+"""benchmarks/bench_chapter_1_2_steps.py --quick (a few seconds) reports every timing and ratio,
+finite and positive, and the written-out softmax it times agrees with torch's."""
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_the_quick_run_reports_every_timing_and_ratio(tmp_path):
+    out = tmp_path / "bench.json"
+    run = subprocess.run([sys.executable, "benchmarks/bench_chapter_1_2_steps.py", "--quick", "--json", str(out)],
+                         cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr
+    report = json.loads(out.read_text())
+    assert set(report["seconds"]) == {
+        "retrain_step_study", "retrain_step_book", "softmax_torch", "softmax_written_out", "exp_normal",
+        "exp_underflow", "encoder_step_1_threads", "encoder_step_2_threads", "encoder_eval"}
+    assert all(math.isfinite(v) and v > 0 for v in [*report["seconds"].values(), *report["ratios"].values()])
+    assert report["softmax_difference"] < 1e-6
