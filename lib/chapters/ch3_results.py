@@ -242,8 +242,10 @@ def seed_claims(size_seeds: SizeTrendSeeds, contrast: KindContrast, length_seeds
     `kind_contrast_over_seeds`, `length_over_seeds`, `length_frequency`).
     """
     return {
-        "onpath_finetuning_ids_over_2x_worse_on_larger_graphs_every_seed": all_seeds(size_seeds.seeds_not_staying_right, size_seeds.seeds),
-        "onpath_10x_better_than_offpath_on_large_any_target_every_seed": all_seeds(contrast.seeds_far_better, contrast.seeds),
+        "onpath_finetuning_ids_over_2x_worse_on_larger_graphs_every_seed":
+            all_seeds(size_seeds.seeds_not_staying_right, size_seeds.seeds),
+        "onpath_10x_better_than_offpath_on_large_any_target_every_seed":
+            all_seeds(contrast.seeds_far_better, contrast.seeds),
         "longer_distances_10x_worse_every_length_seed":
             all_seeds(length_seeds.seeds_longer_ten_times_worse, len(length_seeds.seeds)),
         "predictions_stop_within_a_hop_every_length_seed":
@@ -256,5 +258,6 @@ def seed_claims(size_seeds: SizeTrendSeeds, contrast: KindContrast, length_seeds
 
 
 __all__ = [
-    "all_seeds", "baseline_table", "chapter_claims", "check_recorded", "check_results", "frequency_table", "kind_spread_table", "seed_claims", "vertex_2_table",
+    "all_seeds", "baseline_table", "chapter_claims", "check_recorded", "check_results", "frequency_table",
+    "kind_spread_table", "seed_claims", "vertex_2_table",
 ]

@@ -308,5 +308,8 @@ def chain_length_results(rows: list[ChainLengthRow]) -> list[dict]:
 
 
 __all__ = [
-    "auc_table", "chain_length_results", "chain_length_table", "check_results", "course_table", "efficiency_table", "end_of_training_rows", "MEASURE_LABELS", "MEASURE_NAMES", "measures_results", "population_results", "s5_comparison", "s5_course_table", "S5Comparison", "summary_table", "tracking_table", "trajectory_results", "trajectory_rows",
+    "auc_table", "chain_length_results", "chain_length_table", "check_results", "course_table",
+    "efficiency_table", "end_of_training_rows", "MEASURE_LABELS", "MEASURE_NAMES", "measures_results",
+    "population_results", "s5_comparison", "s5_course_table", "S5Comparison", "summary_table",
+    "tracking_table", "trajectory_results", "trajectory_rows",
 ]

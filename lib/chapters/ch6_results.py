@@ -355,5 +355,9 @@ def amplification_table(checks: list[dict]) -> str:
 
 
 __all__ = [
-    "amplification_table", "check_results", "decision_comparison_rows", "decision_comparison_table", "decision_leads", "decision_rows", "decision_table", "flip_comparison_table", "flips_ordered", "growth_table", "jacobian_rows", "jacobian_summary", "jacobian_table", "median", "sketch_spectrum_table", "sketch_table", "total_variation_rows", "total_variation_table", "transplant_rows", "transplant_table", "transplant_verdict",
+    "amplification_table", "check_results", "decision_comparison_rows", "decision_comparison_table",
+    "decision_leads", "decision_rows", "decision_table", "flip_comparison_table", "flips_ordered",
+    "growth_table", "jacobian_rows", "jacobian_summary", "jacobian_table", "median",
+    "sketch_spectrum_table", "sketch_table", "total_variation_rows", "total_variation_table",
+    "transplant_rows", "transplant_table", "transplant_verdict",
 ]

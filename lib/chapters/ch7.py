@@ -149,5 +149,6 @@ def hand_built_distances(graphs: TokenGraphs, n_vertices: int) -> HandBuilt:
 
 
 __all__ = [
-    "Chapter7Parameters", "depth_configs", "from_base", "GraphSet", "hand_built_distances", "model_rows", "recipe_models", "seed_configs", "TrainedModel",
+    "Chapter7Parameters", "depth_configs", "from_base", "GraphSet", "hand_built_distances", "model_rows",
+    "recipe_models", "seed_configs", "TrainedModel",
 ]
