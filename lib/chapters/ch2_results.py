@@ -181,9 +181,9 @@ def main_run_table(analysis: Analysis, sens: Sensitivity, lengths: Sequence[int]
         transition = drop.dropped and rival.transition
         holds = (0, k) in sens.holds
         if not drop.dropped:
-            why = drop.reason
+            why = f"{drop.reason} (largest fall {drop.decades:.2f} decades)"
         elif not rival.transition:
-            why = rival.reason
+            why = f"{rival.reason} (loss after {rival.loss_after:.3g})"
         elif not holds:
             lost = [f"{setting} = {format_value(value, 3)}" + (" (none)" if step is None else f" (step {step})")
                     for setting, value, step in sens.lost_at((0, k))]

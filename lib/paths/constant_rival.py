@@ -58,7 +58,8 @@ class RivalVerdict:
         loss_after: median loss of the length over the hold steps.
         mean_after: median mean prediction on the length over the hold steps.
         margin: decades between the lower of the two rival losses and `loss_after`.
-        reason: "" for a transition, else why not.
+        reason: "" for a transition, else why not (`NOT_BELOW_MODEL_CONSTANT`,
+            `NOT_BELOW_BEST_CONSTANT`, `NO_DROP`, or the detector's reason for no drop).
     """
 
     transition: bool
@@ -77,6 +78,14 @@ class RivalVerdict:
         data = dataclasses.asdict(self)
         data["unlearned"] = list(self.unlearned)
         return data
+
+
+#: Why a length's drop is not a transition (`RivalVerdict.reason`): fixed labels; the losses are
+#: the verdict's `loss_after`, `model_constant_loss` and `best_constant_loss`. A length without a
+#: drop carries its detector's reason (`lib.paths.phase_transitions`), or `NO_DROP`.
+NO_DROP = "no drop"
+NOT_BELOW_MODEL_CONSTANT = "loss after the drop not min_decades below (c - d)^2 of the model's own constant"
+NOT_BELOW_BEST_CONSTANT = "loss after the drop not min_decades below (c - d)^2 of the best constant"
 
 
 def best_constant(shares: Mapping[int, float], labels) -> float:
@@ -100,7 +109,7 @@ def judge_drop(steps: Sequence[int], length: int, drop: Drop, losses: Mapping[in
     learned at its step (see the module docstring; `losses` and `means`: {label: curve} on
     `steps`, NaN where missing)."""
     if not drop.dropped:
-        return _no_drop("no drop")
+        return _no_drop(NO_DROP)
     unlearned = tuple(sorted(set(unlearned) | {length}))
     hold = [i for i, s in enumerate(steps) if drop.end <= s <= drop.end + settings.min_hold
             and not math.isnan(losses[length][i])]
@@ -126,11 +135,9 @@ def judge_drop(steps: Sequence[int], length: int, drop: Drop, losses: Mapping[in
     if margin >= settings.min_decades:
         reason = ""
     elif model_loss is not None and model_loss <= constant_loss:
-        reason = (f"its loss after the drop ({loss_after:.3g}) is not {settings.min_decades:g} decades below "
-                  f"(c - d)^2 = {model_loss:.3g} of the model's own constant {model_constant:.2f}")
+        reason = NOT_BELOW_MODEL_CONSTANT
     else:
-        reason = (f"its loss after the drop ({loss_after:.3g}) is not {settings.min_decades:g} decades below "
-                  f"(c - d)^2 = {constant_loss:.3g} of the best constant {constant:.2f}")
+        reason = NOT_BELOW_BEST_CONSTANT
     return RivalVerdict(margin >= settings.min_decades, drop.step, unlearned, constant, constant_loss,
                         model_constant, model_loss, loss_after, mean_after, margin, reason)
 
@@ -156,7 +163,7 @@ def judge_drops(steps: Sequence[int], drops: Mapping[int, Drop], losses: Mapping
         {length: its verdict}, for every length of `drops`.
     """
     learned: dict[int, int] = {}
-    verdicts = {length: _no_drop(drop.reason or "no drop") for length, drop in drops.items() if not drop.dropped}
+    verdicts = {length: _no_drop(drop.reason or NO_DROP) for length, drop in drops.items() if not drop.dropped}
     ordered = sorted(((k, d) for k, d in drops.items() if d.dropped), key=lambda item: (item[1].step, item[0]))
     for _ in range(MAX_ROUNDS):
         changed = False
@@ -185,4 +192,7 @@ def shares_of(labels) -> dict[int, float]:
     return {label: counts[label] / len(values) for label in sorted(counts)}
 
 
-__all__ = ["RivalVerdict", "best_constant", "MAX_ROUNDS", "judge_drop", "judge_drops", "shares_of"]
+__all__ = [
+    "MAX_ROUNDS", "NO_DROP", "NOT_BELOW_BEST_CONSTANT", "NOT_BELOW_MODEL_CONSTANT", "RivalVerdict", "best_constant",
+    "judge_drop", "judge_drops", "shares_of",
+]

@@ -110,7 +110,8 @@ class Drop:
             when it is not a drop).
         width: steps from 10% to 90% of the fall (None: no drop).
         start, end: the steps where the fall starts and ends (None: no drop).
-        reason: "" for a drop, else why the steepest candidate is none.
+        reason: "" for a drop, else why the steepest candidate is none (one of the labels
+            `NO_FALL`, `TOO_SMALL`, `TOO_WIDE`, `NO_PLATEAU`, `NOT_FLAT`, `NOT_HELD`, `COMES_BACK`).
     """
 
     dropped: bool
@@ -127,6 +128,17 @@ class Drop:
         return dataclasses.asdict(self)
 
 
+#: Why the steepest candidate of a curve is not a drop (`Drop.reason`): fixed labels, each naming
+#: the `DropSettings` field it failed; the fall itself is `Drop.decades`.
+NO_FALL = "the curve does not fall"
+TOO_SMALL = "falls less than min_decades"
+TOO_WIDE = "falls over more than max_width steps"
+NO_PLATEAU = "falls from the first steps, with no plateau of min_plateau steps before"
+NOT_FLAT = "no flat plateau in the min_plateau steps before its fall"
+NOT_HELD = "ends before its fall has held for min_hold steps"
+COMES_BACK = "comes back up within min_hold steps"
+
+
 def _candidate(steps: list[int], smoothed: list[float], i: int, settings: DropSettings) -> Drop:
     """The drop around point `i` of a smoothed log10 curve (judged, not yet accepted)."""
     t = steps[i]
@@ -136,7 +148,7 @@ def _candidate(steps: list[int], smoothed: list[float], i: int, settings: DropSe
     low = min(smoothed[j] for j in after)
     size = high - low
     if size <= 0:
-        return Drop(False, None, None, None, 0.0, None, None, None, "the curve does not fall")
+        return Drop(False, None, None, None, 0.0, None, None, None, NO_FALL)
     start = max(j for j in before if smoothed[j] >= high - 0.1 * size)
     end = min(j for j in after if smoothed[j] <= low + 0.1 * size)
     width = steps[end] - steps[start]
@@ -145,17 +157,17 @@ def _candidate(steps: list[int], smoothed: list[float], i: int, settings: DropSe
     flat = max(abs(v - high) for v in plateau) <= settings.flatness
     held = [smoothed[j] for j in range(end, len(steps)) if steps[j] <= steps[end] + settings.min_hold]
     if size < settings.min_decades:
-        reason = f"falls {size:.2f} decades, less than {settings.min_decades:g}"
+        reason = TOO_SMALL
     elif width > settings.max_width:
-        reason = f"falls over {width} steps, more than {settings.max_width}"
+        reason = TOO_WIDE
     elif not has_plateau:
-        reason = f"falls from the first steps, with no plateau of {settings.min_plateau} steps before"
+        reason = NO_PLATEAU
     elif not flat:
-        reason = f"has no flat plateau in the {settings.min_plateau} steps before its fall"
+        reason = NOT_FLAT
     elif steps[-1] - steps[end] < settings.min_hold:
-        reason = f"ends before its fall has held for {settings.min_hold} steps"
+        reason = NOT_HELD
     elif max(held) > high - max(settings.min_decades, size / 2):
-        reason = f"comes back up within {settings.min_hold} steps"
+        reason = COMES_BACK
     else:
         return Drop(True, t, 10 ** high, 10 ** low, size, width,
                     steps[start], steps[end], "")
@@ -180,7 +192,7 @@ def detect_drop(steps: Sequence[int], losses: Sequence[float], settings: DropSet
               for i in range(1, len(times) - 1) if times[i] - times[0] >= settings.min_plateau}
     falling = sorted((i for i in slopes if slopes[i] < 0), key=lambda i: (slopes[i], i))
     if not falling:
-        return Drop(False, None, None, None, 0.0, None, None, None, "the curve does not fall")
+        return Drop(False, None, None, None, 0.0, None, None, None, NO_FALL)
     judged = [_candidate(times, smoothed, i, settings) for i in falling]
     drops = [drop for drop in judged if drop.dropped]
     if not drops:
@@ -242,4 +254,7 @@ def drop_order(steps_by_seed: Sequence[Mapping[int, int | None]]) -> DropOrder:
     return DropOrder(tuple(groups), sometimes, never)
 
 
-__all__ = ["Drop", "DropOrder", "DropSettings", "detect_drop", "detect_drops", "drop_order", "running_median"]
+__all__ = [
+    "COMES_BACK", "NO_FALL", "NO_PLATEAU", "NOT_FLAT", "NOT_HELD", "TOO_SMALL", "TOO_WIDE", "Drop", "DropOrder",
+    "DropSettings", "detect_drop", "detect_drops", "drop_order", "running_median",
+]
