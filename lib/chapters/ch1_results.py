@@ -105,9 +105,6 @@ def selection_table(selection: Selection) -> str:
                           [[name, count, selection.matrices[name]] for name, count in selection.hits.items()])
 
 
-#: Names of the two constructions in the records and in the prose.
-CONSTRUCTIONS = {"study": "the study's construction", "book": "the book's construction"}
-
 
 def protocol_table(records: dict[str, list[dict]]) -> str:
     """Markdown table: one row per draw, the weight list and matrix replaced by N(0, 1) (a reach

@@ -101,11 +101,6 @@ def seeds_table(spread: dict[str, dict], facts: tuple[str, ...]) -> tuple[list[s
             [[fact, ranges(fact), str(spread[fact]["disputed_seeds"])] for fact in facts])
 
 
-def layer_list(layers: list[int], none: str = "none") -> str:
-    """Layer numbers as a list label, "1, 2, 3" (`none` where empty)."""
-    return _layers(layers) if layers else none
-
-
 def layers_label(layers: list[int], none: str = "no layer") -> str:
     """Layers as a label: "layer 2", "layers 3, 4" (`none` where empty)."""
     if not layers:
@@ -146,7 +141,7 @@ def depth_table(radii: dict[int, dict[str, dict]], largest: dict[str, int]) -> t
 
 
 __all__ = [
-    "bins_table", "check_results", "depth_table", "edge_bin_names", "layer_list", "layers_label",
+    "bins_table", "check_results", "depth_table", "edge_bin_names", "layers_label",
     "model_table", "preference_table", "radii_table", "radius_cell", "random_reads_table", "seeds_table",
     "statistics_table",
 ]
