@@ -1,4 +1,4 @@
-"""Where chapters 1 and 2 spend their time, against the alternatives issue 34's time floor would need.
+"""Where chapters 1 and 2 spend their time, and what the constructions' softmax saves (issue 34's time floor).
 
 Run from the repository root:
 
@@ -13,35 +13,47 @@ median of `repeats` timings, each ratio against a baseline timed in the same run
 
 * `retrain_step_{study,book}` (chapter 1): one Adam step of the study's protocol (a fresh batch of
   512 graphs of the study's sampler, n = 8, denormals flushed) on the study's construction and on
-  the book's; chapter 1 retrains 20 draws x 2 constructions x 100 such steps.
-* `softmax_torch` against `softmax_written_out`: `torch.softmax` on the book's attention scores
-  of one layer (batch 512, 9 heads, 9 x 9) against max-subtract, exp only where the result is a
-  normal float, divide (the difference between the two is printed).
+  the book's; chapter 1 retrains 20 draws x 2 constructions x 100 such steps. Each against
+  `retrain_step_{study,book}_torch_softmax`, the same step with `torch.softmax` in place of the
+  constructions' `lib.bfs.softmax.underflow_free_softmax`.
+* `softmax_torch` against `softmax_underflow_free`: the two on the book's attention scores of one
+  layer (batch 512, 9 heads, 9 x 9; the difference between the two is printed).
 * `exp_underflow` against `exp_normal`: `torch.exp` of arguments in (-103, -87), whose results
   are denormal, against arguments in (-80, 0).
 * `encoder_step_{1,2}_threads` (chapter 2): one training step of chapter 2's default encoder (4
   layers, graphs of 3 to 8 vertices, batch 256) on one and on two threads; `encoder_eval` the
-  forward pass over its 2,048-graph evaluation batch, which chapter 2 scores every 10 steps.
+  scoring pass over its 2,048-graph evaluation batch, which chapter 2 runs every 10 steps;
+  `study_step` and `study_eval` the same for a model of the transition study (graphs of up to 15
+  vertices; 1,408 evaluation graphs, scored every 5 steps).
+
+From these it prints the single-threaded core-seconds of what chapters 1 and 2 train at their
+defaults, and half of that: the least time two cores can take for it.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import statistics
 import time
 
 import torch
 
+import lib.bfs.seed_construction
+import lib.bfs.transformer
 from lib.bfs.perturbation import flush_denormals
 from lib.bfs.seed_construction import StudyConstruction
+from lib.bfs.softmax import underflow_free_softmax
 from lib.bfs.study_damage import frontier_distance_batch, sample_seed_graphs, unreachable_label
 from lib.bfs.transformer import bfs_transformer
 from lib.paths.model import PathTransformerConfig, build_model
 from lib.paths.sampler import sample_batch
+from lib.paths.training import predict
 
-#: log of the smallest normal float32: exp below it gives a denormal or zero.
-LOG_TINY = float(torch.log(torch.tensor(torch.finfo(torch.float32).tiny)))
+#: Chapter 2's transition study: graphs of up to 15 vertices, scored on 128 graphs of each of 11 labels.
+STUDY_N_MAX = 15
+STUDY_EVAL_GRAPHS = 128 * 11
 
 
 def median_seconds(work, repeats: int) -> float:
@@ -52,13 +64,6 @@ def median_seconds(work, repeats: int) -> float:
         work()
         times.append(time.perf_counter() - started)
     return statistics.median(times)
-
-
-def softmax_written_out(scores: torch.Tensor, dim: int = -1) -> torch.Tensor:
-    shifted = scores - scores.amax(dim, keepdim=True)
-    kept = shifted >= LOG_TINY
-    weights = torch.where(kept, shifted, 0.0).exp() * kept
-    return weights / weights.sum(dim, keepdim=True)
 
 
 def retrain_step(model, n_vertices: int = 8, batch: int = 512):
@@ -76,29 +81,42 @@ def retrain_step(model, n_vertices: int = 8, batch: int = 512):
     return step
 
 
+@contextlib.contextmanager
+def constructions_softmax(softmax):
+    """Both constructions with `softmax` (scores -> weights over the last dimension) for a while."""
+    modules = (lib.bfs.transformer, lib.bfs.seed_construction)
+    try:
+        for module in modules:
+            module.underflow_free_softmax = softmax
+        yield
+    finally:
+        for module in modules:
+            module.underflow_free_softmax = underflow_free_softmax
+
+
+def torch_softmax(scores: torch.Tensor) -> torch.Tensor:
+    return torch.softmax(scores, dim=-1)
+
+
 def book_scores(n_vertices: int = 8, batch: int = 512) -> torch.Tensor:
     """The book's attention scores (batch, heads, query, key) in its first layer."""
     model = bfs_transformer(n_vertices)
     adjacency = sample_seed_graphs(batch, n_vertices, torch.Generator().manual_seed(1))
     captured = {}
-    original = torch.softmax
 
-    def capture(scores, dim):
+    def capture(scores):
         captured.setdefault("scores", scores.detach().clone())
-        return original(scores, dim=dim)
-    torch.softmax = capture
-    try:
-        with torch.no_grad():
-            model(adjacency)
-    finally:
-        torch.softmax = original
+        return underflow_free_softmax(scores)
+    with constructions_softmax(capture), torch.no_grad():
+        model(adjacency)
     return captured["scores"]
 
 
-def encoder_step(batch: int = 256):
-    model = build_model(PathTransformerConfig(n_layers=4, max_vertex_id=8), seed=0)
+def encoder_step(batch: int = 256, n_max: int = 8):
+    """One training step of chapter 2's default encoder (4 layers) on graphs of 3 to `n_max` vertices."""
+    model = build_model(PathTransformerConfig(n_layers=4, max_vertex_id=n_max), seed=0)
     optimizer = torch.optim.Adam(model.parameters(), 1e-3)
-    tokens, labels = sample_batch(batch, "pretrain", 3, 8, torch.Generator().manual_seed(0))
+    tokens, labels = sample_batch(batch, "pretrain", 3, n_max, torch.Generator().manual_seed(0))
 
     def step():
         loss = torch.nn.functional.mse_loss(model(tokens), labels.float())
@@ -106,6 +124,12 @@ def encoder_step(batch: int = 256):
         loss.backward()
         optimizer.step()
     return model, step
+
+
+def evaluation_pass(model, graphs: int, n_max: int) -> float:
+    """Seconds of one scoring pass of `model` over `graphs` graphs (`predict`: eval mode, no gradient)."""
+    tokens, _ = sample_batch(graphs, "pretrain", 3, n_max, torch.Generator().manual_seed(4))
+    return lambda: predict(model, tokens)
 
 
 def main() -> None:
@@ -116,14 +140,16 @@ def main() -> None:
     torch.set_num_threads(1)
     repeats = 2 if args.quick else 15
     batch = 32 if args.quick else 512
-    seconds = {
-        "retrain_step_study": median_seconds(retrain_step(StudyConstruction(8), batch=batch), repeats),
-        "retrain_step_book": median_seconds(retrain_step(bfs_transformer(8), batch=batch), repeats),
-    }
+    seconds = {}
+    for name, construction in (("study", StudyConstruction), ("book", bfs_transformer)):
+        seconds[f"retrain_step_{name}"] = median_seconds(retrain_step(construction(8), batch=batch), repeats)
+        with constructions_softmax(torch_softmax):
+            seconds[f"retrain_step_{name}_torch_softmax"] = median_seconds(
+                retrain_step(construction(8), batch=batch), repeats)
     scores = book_scores(batch=batch)
-    seconds["softmax_torch"] = median_seconds(lambda: torch.softmax(scores, dim=-1), repeats)
-    seconds["softmax_written_out"] = median_seconds(lambda: softmax_written_out(scores), repeats)
-    difference = float((softmax_written_out(scores) - torch.softmax(scores, dim=-1)).abs().max())
+    seconds["softmax_torch"] = median_seconds(lambda: torch_softmax(scores), repeats)
+    seconds["softmax_underflow_free"] = median_seconds(lambda: underflow_free_softmax(scores), repeats)
+    difference = float((underflow_free_softmax(scores) - torch_softmax(scores)).abs().max())
     normal = torch.empty(scores.numel()).uniform_(-80, 0, generator=torch.Generator().manual_seed(2))
     underflow = torch.empty(scores.numel()).uniform_(-103, -87, generator=torch.Generator().manual_seed(3))
     with flush_denormals():
@@ -136,24 +162,41 @@ def main() -> None:
         seconds[f"encoder_step_{threads}_threads"] = median_seconds(step, repeats)
     torch.set_num_threads(1)
     model, _ = encoder_step(encoder_batch)
-    evaluation, _ = sample_batch(8 * encoder_batch, "pretrain", 3, 8, torch.Generator().manual_seed(4))
-    with torch.no_grad():
-        seconds["encoder_eval"] = median_seconds(lambda: model(evaluation), repeats)
+    seconds["encoder_eval"] = median_seconds(evaluation_pass(model, 8 * encoder_batch, 8), repeats)
+    model, step = encoder_step(encoder_batch, STUDY_N_MAX)
+    seconds["study_step"] = median_seconds(step, repeats)
+    seconds["study_eval"] = median_seconds(evaluation_pass(model, STUDY_EVAL_GRAPHS // (1 if not args.quick else 8),
+                                                           STUDY_N_MAX), repeats)
+    # What chapters 1 and 2 train at their defaults, in single-threaded core-seconds at these times.
+    core_seconds = {
+        "chapter 1's retraining (20 draws x 2 constructions x 100 steps)":
+            20 * 100 * (seconds["retrain_step_study"] + seconds["retrain_step_book"]),
+        "chapter 2's main run (2,500 steps, 251 scorings)":
+            2500 * seconds["encoder_step_1_threads"] + 251 * seconds["encoder_eval"],
+        "chapter 2's transition study (10 seeds x 300 steps, 61 scorings each)":
+            10 * (300 * seconds["study_step"] + 61 * seconds["study_eval"]),
+    }
     ratios = {
-        "softmax_torch / written_out": seconds["softmax_torch"] / seconds["softmax_written_out"],
+        "retrain step study, torch / underflow-free softmax":
+            seconds["retrain_step_study_torch_softmax"] / seconds["retrain_step_study"],
+        "retrain step book, torch / underflow-free softmax":
+            seconds["retrain_step_book_torch_softmax"] / seconds["retrain_step_book"],
+        "softmax torch / underflow-free": seconds["softmax_torch"] / seconds["softmax_underflow_free"],
         "exp_underflow / exp_normal": seconds["exp_underflow"] / seconds["exp_normal"],
         "encoder_step 1 / 2 threads": seconds["encoder_step_1_threads"] / seconds["encoder_step_2_threads"],
         "encoder_eval / 10 encoder steps (1 thread)": seconds["encoder_eval"] / (10 * seconds["encoder_step_1_threads"]),
     }
     for name, value in seconds.items():
-        print(f"{name:28s} {1e3 * value:9.2f} ms")
+        print(f"{name:34s} {1e3 * value:9.2f} ms")
     for name, value in ratios.items():
-        print(f"{name:44s} {value:6.2f}")
-    print(f"softmax written out vs torch: largest difference {difference:.1e}")
+        print(f"{name:52s} {value:6.2f}")
+    print(f"underflow-free softmax vs torch's: largest difference {difference:.1e}")
+    for name, value in core_seconds.items():
+        print(f"{name}: {value:.0f} core-seconds, {value / 2:.0f} s on two cores at best")
     if args.json:
         with open(args.json, "w") as handle:
             json.dump({"seconds": seconds, "ratios": ratios, "softmax_difference": difference,
-                       "quick": args.quick}, handle, indent=1)
+                       "core_seconds": core_seconds, "quick": args.quick}, handle, indent=1)
 
 
 if __name__ == "__main__":

@@ -27,8 +27,10 @@ lib.book       what every chapter uses
   sphinx_outputs         how the HTML book (Sphinx, MyST-NB) shows plotly figures and widget panels [book]
   figure_style           the book's one figure style, applied to every figure when the book is staged [book]
   workers                independent runs mapped over forked single-threaded worker processes [1-3, 6]
+  background             the same runs started in the background, their results read later [2]
 lib.bfs        the hand-built BFS transformer (study 1, part 1)
   transformer            the construction: weights set by hand, n layers of n + 1 heads [1]
+  softmax                the constructions' softmax, written out: 6x faster on rows of 9 keys, no denormal weights [1, 7]
   graphs                 adjacency-matrix graph samplers and the plain BFS oracle [1]
   perturbation           damage the weights, retrain, measure the recovery [1]
   seed_construction      the study's own construction: its error, and a trainable copy with the authors' weight lists [1]

@@ -56,7 +56,7 @@ snapshot_every = 100  # steps between predictions on the fixed evaluation batch
 eval_size = 2048  # size of the fixed evaluation batch
 study_n_max = 15  # most vertices in the graphs of the transition study (the study's size: 15)
 study_seeds = 10  # models in the transition study, seeded seed, seed + 1, ...
-study_workers = 2  # worker processes that train the transition study's models at once on a CPU (one per core)
+study_workers = 2  # worker processes that train the transition study's models on a CPU, while the main run trains (one per core)
 study_steps = 300  # training steps of each model of the transition study (the study plotted 300)
 study_batch_size = 256  # fresh graphs per step in the transition study
 study_learning_rate = 5e-4  # learning rate of the transition study (published: 5e-4)
@@ -65,7 +65,7 @@ study_eval_per_length = 128  # evaluation graphs of each path length in the tran
 drop_smoothing = 5  # points in the running median of each log-loss curve before drops are dated
 drop_min_decades = 0.5  # smallest fall (decades of loss) that counts as a drop
 drop_max_width = 60  # most steps a drop may take (from 10% to 90% of its fall)
-cpu_threads = 1  # torch threads on the CPU (one is fastest for this small model on 2 cores)
+cpu_threads = 1  # torch threads of the main run on the CPU (one: the study's workers train beside it)
 
 # %% tags=["remove-output", "hide-input"]
 import math
@@ -102,7 +102,7 @@ from lib.paths.evaluation_curves import train_with_curves
 from lib.paths.model import PathTransformer, PathTransformerConfig, count_parameters
 from lib.paths.sampler import sample_batch
 from lib.paths.training import save_training_run, start_training
-from lib.paths.transition_study import balanced_evaluation_set, run_transition_study
+from lib.paths.transition_study import balanced_evaluation_set, start_transition_study
 
 config = validate_parameters(Chapter2Parameters, globals())
 training = config.training
@@ -226,7 +226,15 @@ learning_rate_figure(training.lr_schedule).show()
 # for the histograms below. Every `log_every` steps the model is also scored on that batch, one
 # loss and one mean prediction per true distance (`lib.paths.evaluation_curves`: only
 # predictions without gradients are added between the steps, so the model is the one plain
-# training gives).
+# training gives). Meanwhile the models of the next section's transition study train in
+# `study_workers` background processes of one thread each; like the main run, which trains here
+# on `cpu_threads` threads, each gets the numbers it would get trained alone.
+
+# %%
+evaluation = balanced_evaluation_set(config.study.sampler, config.study_eval_per_length,
+                                     torch.Generator().manual_seed(config.seed + 10_000))
+study = start_transition_study(config.study, config.study_seed_list, evaluation, config.study_eval_every,
+                               workers=config.study_workers)
 
 # %%
 run = start_training(training)
@@ -288,10 +296,7 @@ total_loss_figure(run.log, published_final_loss=PUBLISHED["final_loss"]).show()
 # transitions that hold, over every length with at least 2% of the training graphs.
 
 # %%
-evaluation = balanced_evaluation_set(config.study.sampler, config.study_eval_per_length,
-                                     torch.Generator().manual_seed(config.seed + 10_000))
-curves = run_transition_study(config.study, config.study_seed_list, evaluation, config.study_eval_every,
-                              workers=config.study_workers)
+curves = study.curves()
 study_unreachable = config.study.sampler.unreachable_label
 study_labels = sample_batch(20_000, "pretrain", config.n_min, config.study_n_max,
                             torch.Generator().manual_seed(config.seed + 10_001))[1]

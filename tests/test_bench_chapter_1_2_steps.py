@@ -1,5 +1,5 @@
 """benchmarks/bench_chapter_1_2_steps.py --quick (a few seconds) reports every timing and ratio,
-finite and positive, and the written-out softmax it times agrees with torch's."""
+finite and positive, and the constructions' softmax it times agrees with torch's."""
 
 import json
 import math
@@ -17,7 +17,11 @@ def test_the_quick_run_reports_every_timing_and_ratio(tmp_path):
     assert run.returncode == 0, run.stderr
     report = json.loads(out.read_text())
     assert set(report["seconds"]) == {
-        "retrain_step_study", "retrain_step_book", "softmax_torch", "softmax_written_out", "exp_normal",
-        "exp_underflow", "encoder_step_1_threads", "encoder_step_2_threads", "encoder_eval"}
-    assert all(math.isfinite(v) and v > 0 for v in [*report["seconds"].values(), *report["ratios"].values()])
+        "retrain_step_study", "retrain_step_book", "retrain_step_study_torch_softmax",
+        "retrain_step_book_torch_softmax", "softmax_torch", "softmax_underflow_free", "exp_normal",
+        "exp_underflow", "encoder_step_1_threads", "encoder_step_2_threads", "encoder_eval", "study_step",
+        "study_eval"}
+    assert all(math.isfinite(v) and v > 0 for v in [*report["seconds"].values(), *report["ratios"].values(),
+                                                     *report["core_seconds"].values()])
+    assert len(report["core_seconds"]) == 3
     assert report["softmax_difference"] < 1e-6

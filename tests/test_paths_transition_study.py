@@ -8,7 +8,7 @@ import torch
 
 from lib.paths.training import PathTrainingConfig, start_training
 from lib.paths.transition_study import (
-    balanced_evaluation_set, loss_and_mean_by_length, loss_by_length, run_transition_study,
+    balanced_evaluation_set, loss_and_mean_by_length, loss_by_length, run_transition_study, start_transition_study,
 )
 
 RECIPE = PathTrainingConfig(n_layers=1, n_min=3, n_max=8, batch_size=32, lr_schedule=((12, 1e-3),),
@@ -50,3 +50,13 @@ def test_curves_log_the_mean_prediction_and_worker_processes_give_the_same_numbe
     loss, mean = loss_and_mean_by_length(untrained, evaluation)
     assert torch.allclose(in_order.mean_prediction[0, 0], mean) and torch.allclose(in_order.loss[0, 0], loss)
     assert in_order.mean_curve(0, evaluation.lengths[0])[0] == pytest.approx(float(mean[0]))
+
+
+def test_a_study_started_in_the_background_gives_the_numbers_of_one_run_to_the_end():
+    evaluation = balanced_evaluation_set(RECIPE.sampler, 10, torch.Generator().manual_seed(1), pool_size=2000)
+    study = start_transition_study(RECIPE, (3, 4), evaluation, 5, workers=2)
+    in_workers = run_transition_study(RECIPE, (3, 4), evaluation, 5, progress=False, workers=2)
+    started = study.curves(progress=False)
+    assert started.seeds == (3, 4) and started.steps == in_workers.steps and started.lengths == evaluation.lengths
+    assert torch.equal(started.loss, in_workers.loss)
+    assert torch.equal(started.mean_prediction, in_workers.mean_prediction)

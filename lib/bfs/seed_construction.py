@@ -28,6 +28,8 @@ from __future__ import annotations
 
 import torch
 
+from lib.bfs.softmax import underflow_free_softmax
+
 #: The appendix's constants: attention margins 12, 30 and 7, squash slope 5.
 SEED_CONSTANTS = {"big": 12.0, "super": 30.0, "medium": 7.0, "squash_slope": 5.0}
 
@@ -138,22 +140,24 @@ class StudyConstruction(torch.nn.Module):
         """(batch,) distance from vertex 1 to vertex 2, n + 1 for unreachable."""
         n = self.n_vertices
         hidden = self.embed(adjacency.to(self.reach_key.device))
-        batch, tokens, _ = hidden.shape
-        pad = hidden.new_zeros(batch, tokens, n + 1)
-        width = hidden.shape[-1]
+        batch, tokens, width = hidden.shape
+        reach_maps = torch.cat([self.reach_query.reshape(-1, width), self.reach_key.reshape(-1, width),
+                                self.reach_value.reshape(-1, width)])
         for layer in range(n):
-            # All n reach heads at once; scores (batch, query token, key token, head).
-            flat = hidden.reshape(batch * tokens, width)
-            q = (flat @ self.reach_query.reshape(-1, width).T).view(batch, tokens, n, 2)
-            k = (flat @ self.reach_key.reshape(-1, width).T).view(batch, tokens, n, 2)
-            v = (flat @ self.reach_value.reshape(-1, width).T).view(batch, tokens, n, n)
-            scores = (q.unsqueeze(2) * k.unsqueeze(1)).sum(dim=-1)
-            new_reach = torch.einsum("bqkh,bkhf->bqf", torch.softmax(scores, dim=2), v)
+            # All n reach heads at once, one (batch, head) block each: queries and keys
+            # (batch, head, token, 2), values (batch, head, token, n).
+            q, k, v = (
+                part.view(batch, tokens, n, -1).transpose(1, 2)
+                for part in (hidden @ reach_maps.T).split([2 * n, 2 * n, n * n], dim=-1)
+            )
+            attention = underflow_free_softmax(q @ k.transpose(-1, -2))
+            # The heads' outputs are summed: one product per graph over (head, key) pairs.
+            new_reach = attention.transpose(1, 2).reshape(batch, tokens, n * tokens) @ v.reshape(batch, n * tokens, n)
             qa = hidden @ self.answer_query[layer].T
             ka = hidden @ self.answer_key[layer].T
             va = hidden @ self.answer_value[layer].T
-            out = torch.softmax(qa @ ka.transpose(-1, -2), dim=-1) @ va
-            hidden = hidden + torch.cat([pad, new_reach, out, pad], dim=-1)
-            reach = 2 * torch.sigmoid(self.squash_slope * hidden[..., n + 1: 2 * n + 1]) - 1
-            hidden = torch.cat([hidden[..., : n + 1], reach, hidden[..., 2 * n + 1:]], dim=-1)
+            out = underflow_free_softmax(qa @ ka.transpose(-1, -2)) @ va
+            # The reach heads write the reach section, the answer head the out section.
+            hidden = hidden + torch.nn.functional.pad(torch.cat([new_reach, out], dim=-1), (n + 1, n + 1))
+            hidden[..., n + 1: 2 * n + 1] = 2 * torch.sigmoid(self.squash_slope * hidden[..., n + 1: 2 * n + 1]) - 1
         return 1 + (1 - hidden[:, 0, 2 * n + 1: 3 * n + 1]).sum(dim=-1)

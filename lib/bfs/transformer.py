@@ -7,7 +7,7 @@ position v (index v - 1 among the vertex tokens, as everywhere in `lib.bfs`). Th
     answer flag | neighbours (n) | reach (n) | out (n) | self one-hot (n) | not-answer flag
 
 A vertex token starts with its adjacency row in `neighbours`, its one-hot in `self` and in
-`reach`. Each of the n layers has n + 1 heads, all computed in one batched einsum:
+`reach`. Each of the n layers has n + 1 heads, all computed in one batched product:
 
 * reach head j (one per vertex j): vertex v attends to vertex w iff v already reaches j and w is a
   neighbour of j; the value is w's one-hot, written into v's reach section. Every token also
@@ -34,6 +34,8 @@ from dataclasses import dataclass
 
 import torch
 from torch import nn
+
+from lib.bfs.softmax import underflow_free_softmax
 
 #: Largest graph the construction is offered for (its parameters grow as n^3).
 MAX_VERTICES = 32
@@ -107,7 +109,7 @@ def check_adjacency(adjacency: torch.Tensor, n_vertices: int) -> None:
 class BFSTransformer(nn.Module):
     """The hand-built BFS transformer; see the module docstring for the construction.
 
-    Parameters, with leading (layer, head) dimensions so a layer's heads run as one einsum:
+    Parameters, with leading (layer, head) dimensions so a layer's heads run as one matrix product:
     `query`, `key` (n, n + 1, 2, 4n + 2), `value` (n, n + 1, n, 4n + 2) and `output`
     (n, n + 1, 4n + 2, n). Head index n (the last) is the answer head.
     """
@@ -157,18 +159,22 @@ class BFSTransformer(nn.Module):
 
     def layer(self, hidden: torch.Tensor, layer: int) -> tuple[torch.Tensor, torch.Tensor]:
         """Apply one layer; return the new hidden state and the attention (batch, head, query, key)."""
-        q = torch.einsum("btd,hed->bhte", hidden, self.query[layer])
-        k = torch.einsum("btd,hed->bhte", hidden, self.key[layer])
-        v = torch.einsum("btd,hfd->bhtf", hidden, self.value[layer])
-        attention = torch.softmax(q @ k.transpose(-1, -2), dim=-1)
-        mixed = (attention @ v).permute(0, 2, 1, 3).flatten(2)           # (batch, token, head*f)
-        # Each head's output map, stacked so all heads write the residual in one matmul.
-        update = mixed @ self.output[layer].permute(0, 2, 1).flatten(0, 1)
-        hidden = hidden + update
-        reach = self.layout.reach
-        hidden = torch.cat(
-            [hidden[..., : reach.start], self.squash(hidden[..., reach]), hidden[..., reach.stop:]], dim=-1
+        batch, tokens, width = hidden.shape
+        n_heads = self.n_vertices + 1
+        # Every head's query, key and value maps in one matrix product, then one (batch, head)
+        # block of each: (batch, head, token, 2), (..., 2) and (..., n).
+        maps = torch.cat([self.query[layer].flatten(0, 1), self.key[layer].flatten(0, 1),
+                          self.value[layer].flatten(0, 1)])
+        q, k, v = (
+            part.view(batch, tokens, n_heads, -1).transpose(1, 2)
+            for part in (hidden @ maps.T).split([2 * n_heads, 2 * n_heads, self.n_vertices * n_heads], dim=-1)
         )
+        attention = underflow_free_softmax(q @ k.transpose(-1, -2))
+        mixed = (attention @ v).transpose(1, 2).flatten(2)               # (batch, token, head*f)
+        # Each head's output map, stacked so all heads write the residual in one matmul.
+        hidden = hidden + mixed @ self.output[layer].transpose(1, 2).flatten(0, 1)
+        reach = self.layout.reach
+        hidden[..., reach] = self.squash(hidden[..., reach])
         return hidden, attention
 
     def forward(self, adjacency: torch.Tensor) -> torch.Tensor:

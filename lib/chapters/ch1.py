@@ -57,7 +57,7 @@ class Chapter1Parameters(ChapterParameters):
     n_eval_graphs: int = parameter("held-out graphs on which losses before/after are measured",
                                    low=1, smoke=64)
     cpu_threads: int = parameter(
-        "torch threads on the CPU (one is fastest for these small models on 2 cores)",
+        "torch threads of the chapter's own passes on the CPU (the retraining workers use one each)",
         low=1, high=256)
     workers: int = parameter(
         "worker processes that retrain damaged copies at once on a CPU (one per core)", low=1, high=256)

@@ -51,7 +51,7 @@ class Chapter2Parameters(ChapterParameters):
     study_seeds: int = parameter("models in the transition study, seeded seed, seed + 1, ...", low=1, high=100,
                                  smoke=at_most(2))
     study_workers: int = parameter(
-        "worker processes that train the transition study's models at once on a CPU (one per core)",
+        "worker processes that train the transition study's models on a CPU, while the main run trains (one per core)",
         low=1, high=256, smoke=at_most(1))
     study_steps: int = parameter("training steps of each model of the transition study (the study plotted 300)",
                                  low=10, smoke=at_most(30))
@@ -68,7 +68,7 @@ class Chapter2Parameters(ChapterParameters):
                                         low_inclusive=False)
     drop_max_width: int = parameter("most steps a drop may take (from 10% to 90% of its fall)", low=1)
     cpu_threads: int = parameter(
-        "torch threads on the CPU (one is fastest for this small model on 2 cores)", low=1, high=256)
+        "torch threads of the main run on the CPU (one: the study's workers train beside it)", low=1, high=256)
 
     def check_consistency(self) -> None:
         if self.n_min > self.n_max:

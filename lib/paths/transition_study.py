@@ -12,9 +12,10 @@ loss the study logs the model's mean prediction on that length's graphs: a loss 
 the model tells that length apart, or because one constant prediction for many lengths moves
 closer to it, and only the mean predictions tell these apart (`lib.paths.constant_rival`).
 
-`run_transition_study` trains one model per seed with `lib.paths.training` (the code of the
-chapter's main run) and returns the curves; `lib.paths.phase_transitions.detect_drops` dates
-the drops.
+`start_transition_study` trains one model per seed with `lib.paths.training` (the code of the
+chapter's main run), in the background where it can; `PendingStudy.curves` (or
+`run_transition_study`, which waits at once) returns the curves, and
+`lib.paths.phase_transitions.detect_drops` dates the drops.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from collections.abc import Sequence
 import torch
 from tqdm.auto import tqdm
 
-from lib.book.workers import can_fork, map_in_workers
+from lib.book.background import Pending, start_in_workers
 from lib.paths.sampler import SamplerOptions, sample_with_options
 from lib.paths.training import PathTrainingConfig, predict, start_training, train
 
@@ -125,49 +126,61 @@ def _study_steps(config: PathTrainingConfig, eval_every: int) -> list[int]:
     return steps
 
 
-def _one_seed(config: PathTrainingConfig, seed: int, evaluation: BalancedEvaluationSet, eval_every: int,
-              bar=None) -> tuple[torch.Tensor, torch.Tensor, float]:
+def _one_seed(config: PathTrainingConfig, seed: int, evaluation: BalancedEvaluationSet, eval_every: int
+              ) -> tuple[torch.Tensor, torch.Tensor, float]:
     """One model's curves: (steps, lengths) loss and mean prediction, and its seconds."""
     started = time.perf_counter()
     run = start_training(dataclasses.replace(config, seed=seed))
     curve, mean = [], []
     for step in _study_steps(config, eval_every):
         if step > run.step:
-            done = run.step
             train(run, until_step=step, progress=False)
-            if bar is not None:
-                bar.update(run.step - done)
         loss, prediction = loss_and_mean_by_length(run.model, evaluation)
         curve.append(loss)
         mean.append(prediction)
     return torch.stack(curve), torch.stack(mean), time.perf_counter() - started
 
 
+@dataclasses.dataclass
+class PendingStudy:
+    """A transition study started by `start_transition_study`; `curves()` waits for it."""
+
+    seeds: tuple[int, ...]
+    steps: tuple[int, ...]
+    lengths: tuple[int, ...]
+    config: PathTrainingConfig
+    pending: Pending
+
+    def curves(self, *, progress: bool = True) -> TransitionCurves:
+        """The study's curves, once every seed's model is trained (a bar counts the seeds done)."""
+        results = list(tqdm(self.pending.results(), total=len(self.seeds), disable=None if progress else True,
+                            mininterval=30, desc="transition study"))
+        losses, means, seconds = zip(*results)
+        return TransitionCurves(self.seeds, self.steps, self.lengths, torch.stack(losses), tuple(seconds),
+                                self.config, torch.stack(means))
+
+
+def start_transition_study(config: PathTrainingConfig, seeds: Sequence[int], evaluation: BalancedEvaluationSet,
+                           eval_every: int, *, workers: int = 1) -> PendingStudy:
+    """Start training one model per seed with `config` (its seed replaced), each scored on
+    `evaluation` at step 0 and every `eval_every` steps until the end of its schedule.
+
+    With `workers` > 1 on a CPU, the seeds train now, in that many forked single-threaded
+    worker processes (`lib.book.background.start_in_workers`), while this process goes on (chapter
+    2 trains its main run meanwhile); each model's numbers are those of a single-threaded run in
+    order. On a GPU, or where fork is missing, they train one after the other when `curves()`
+    is called.
+    """
+    pending = start_in_workers(lambda seed: _one_seed(config, seed, evaluation, eval_every), seeds, workers,
+                               config.device)
+    return PendingStudy(tuple(seeds), tuple(_study_steps(config, eval_every)), evaluation.lengths, config, pending)
+
+
 def run_transition_study(config: PathTrainingConfig, seeds: Sequence[int], evaluation: BalancedEvaluationSet,
                          eval_every: int, *, progress: bool = True, workers: int = 1) -> TransitionCurves:
-    """Train one model per seed with `config` (its seed replaced) and score it on `evaluation`
-    at step 0 and every `eval_every` steps until the end of its schedule.
-
-    With `workers` > 1 on a CPU, the seeds are trained in that many forked single-threaded
-    worker processes at once (each model's numbers are those of a single-threaded run in
-    order); on a GPU, or where fork is missing, they run here one after the other.
-    """
-    steps = _study_steps(config, eval_every)
-    bar = tqdm(total=len(seeds) * config.total_steps, disable=None if progress else True, mininterval=30,
-               desc="transition study")
-    if can_fork(min(workers, len(seeds)), config.device):
-        results = []
-        for result in map_in_workers(lambda seed: _one_seed(config, seed, evaluation, eval_every), seeds, workers):
-            results.append(result)
-            bar.update(config.total_steps)
-    else:
-        results = [_one_seed(config, seed, evaluation, eval_every, bar=bar) for seed in seeds]
-    bar.close()
-    losses, means, seconds = zip(*results)
-    return TransitionCurves(tuple(seeds), tuple(steps), evaluation.lengths, torch.stack(losses),
-                            tuple(seconds), config, torch.stack(means))
+    """`start_transition_study` and wait for its curves."""
+    return start_transition_study(config, seeds, evaluation, eval_every, workers=workers).curves(progress=progress)
 
 
-__all__ = ["BalancedEvaluationSet", "TransitionCurves", "balanced_evaluation_set", "loss_and_mean_by_length",
-           "loss_by_length",
-           "run_transition_study"]
+__all__ = ["BalancedEvaluationSet", "PendingStudy", "TransitionCurves", "balanced_evaluation_set",
+           "loss_and_mean_by_length", "loss_by_length", "run_transition_study", "start_transition_study"]
