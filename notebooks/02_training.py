@@ -244,7 +244,8 @@ save_training_run(run, checkpoint_path)
 summary = summarize_run(run, config.drop_settings, eval_curves)
 print(f"{run.step} steps, {run.step * training.batch_size:,} examples in {run.seconds:.0f} s "
       f"({summary['examples_per_second']:,.0f} examples/s, "
-      f"{100 * summary['sampling_share']:.0f}% of the time drawing graphs)")
+      f"{100 * summary['sampling_share']:.0f}% of the time drawing graphs"
+      + ("; the transition study's workers trained beside it, on the same cores)" if study.in_background else ")"))
 print(f"final loss on the evaluation batch: {summary['final_loss']:.4f}; "
       f"always predicting the mean label: {summary['constant_prediction_loss']:.3f}")
 print(f"checkpoint written to {checkpoint_path}")
@@ -307,7 +308,8 @@ analyses = analyse_study(curves, study_shares, config.drop_settings)
 study_sens = study_sensitivity(curves, study_shares, config.drop_settings)
 common = common_lengths(curves.lengths, study_shares)
 order = drop_order(held_steps(study_sens, len(curves.seeds), common))
-print(f"{len(curves.seeds)} models x {curves.steps[-1]} steps in {sum(curves.seconds):.0f} s of training; "
+print(f"{len(curves.seeds)} models x {curves.steps[-1]} steps in {sum(curves.seconds):.0f} s of training"
+      f"{' (in the background, beside the main run)' if study.in_background else ''}; "
       f"evaluation set: {evaluation.per_length} graphs of each of the labels {list(curves.lengths)}")
 transition_study_figure(curves, held_only(analyses, study_sens), unreachable_label=study_unreachable,
                         lengths=[k for k in curves.lengths if k <= 4 or k == study_unreachable]).show()

@@ -40,3 +40,10 @@ def test_without_workers_nothing_runs_before_the_results_are_read():
     pending = start_in_workers(lambda x: called.append(x) or -x, [1, 2], workers=1)
     assert called == []
     assert list(pending.results()) == [-1, -2] and called == [1, 2]
+
+
+def test_in_background_says_where_the_items_run():
+    assert not start_in_workers(abs, [1, 2], workers=1).in_background
+    pending = start_in_workers(abs, [1, 2], workers=2)
+    assert pending.in_background == can_fork(2)
+    assert list(pending.results()) == [1, 2]

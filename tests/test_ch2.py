@@ -9,7 +9,6 @@ import torch
 
 from lib.chapters.ch2 import Chapter2Parameters
 from lib.chapters.ch2_results import drop_table
-from lib.paths.main_run_summary import learning_order
 from lib.paths.phase_transitions import drop_order
 from lib.paths.transition_drops import (
     drop_steps, mean_label_from, mean_label_loss, plotted_lengths, study_drops, study_results,
@@ -31,21 +30,6 @@ def test_parameters_build_the_training_run_and_smoke_shrinks_it():
 def test_n_min_above_n_max_names_n_min():
     with pytest.raises(ParameterError, match=r"`n_min` must be an integer between 2 and 5; got 6\."):
         validate_parameters(Chapter2Parameters, {**DEFAULTS, "n_min": 6, "n_max": 5})
-
-
-def test_learning_order_finds_common_lengths_order_and_the_hardest_label():
-    def drop(step):
-        return {"dropped": step is not None, "step": step}
-    summary = {"drop_by_length": {1: drop(40), 2: drop(180), 3: drop(150), 8: drop(None)},
-               "count_by_length": {1: 500, 2: 400, 3: 90, 8: 10},
-               "loss_by_length": {1: 0.01, 2: 0.02, 3: 0.3, 8: 0.2}}
-    order = learning_order(summary, unreachable_label=8)
-    assert order.common_lengths == (1, 2, 3)            # 10 of 1,000 examples is under 2%
-    assert order.in_length_order is False               # 3 dropped before 2
-    assert (order.hardest_length, order.hardest_unreachable, order.hardest_loss, order.hardest_count) == \
-        (3, False, 0.3, 90)
-    summary["loss_by_length"][8] = 0.5                   # the unreachable label is the hardest
-    assert learning_order(summary, unreachable_label=8).hardest_unreachable is True
 
 
 def test_the_study_parameters_build_its_recipe_and_bad_ones_are_named():
@@ -82,10 +66,3 @@ def test_the_study_table_and_results_read_the_drops_of_every_seed():
     assert "| 1 | 40, 60 | 20 |" in table and "| unreachable | no drop, no drop | – |" in table
     results = study_results(curves, drops, order, DropSettings(), mean_loss, 8)
     assert results["drop_step"][1] == [40, 60] and results["order"]["groups"] == [[1], [2]]
-
-
-def test_the_chance_of_an_order_is_that_of_random_orders_agreeing_in_every_seed():
-    from lib.paths.transition_drops import chance_of_order
-    from lib.paths.phase_transitions import DropOrder
-    assert chance_of_order(DropOrder(((1,), (2,)), (), ()), 3) == 0.125          # (1/2)^3
-    assert abs(chance_of_order(DropOrder(((1,), (2, 3)), (), ()), 2) - 1 / 9) < 1e-12   # (2!/3!)^2

@@ -7,15 +7,13 @@ import pytest
 import torch
 
 from lib.chapters.ch3_results import all_seeds, frequency_table, kind_spread_table, seed_claims
-from lib.paths.length_summary import LengthSeeds, length_study_of_seed, summarize_length_study
-from lib.paths.replicate_analysis import seed_analysis
+from lib.paths.length_summary import LengthSeeds, summarize_length_study
 from lib.paths.size_trend import size_trends_over_seeds
 from lib.paths.target_kind_scores import kind_contrast, kind_spread
 from lib.paths.under_prediction_onsets import onsets, under_prediction
-from lib.paths.generalization_tests import TARGET_KINDS, TESTS, scale_for
+from lib.paths.generalization_tests import TARGET_KINDS, TESTS
 from lib.paths.length_frequency import compare_frequency
-from lib.paths.length_generalization import Cell, LengthSplit, training_config
-from lib.paths.model import build_model
+from lib.paths.length_generalization import Cell, LengthSplit
 from lib.paths.training import PathTrainingConfig
 
 VERTEX_2, ON, OFF, UNREACHABLE = TARGET_KINDS
@@ -112,27 +110,3 @@ def test_the_frequency_table_and_comparison_read_both_model_families():
     assert comparison.highest_share_short == pytest.approx(0.04)
     assert onsets(length).onsets == ((5, pytest.approx(0.04), True),) and onsets(length).missing == 0
     assert onsets(depth).models == 1
-
-
-def test_the_seed_analysis_measures_each_size_and_the_depth_check_on_fixed_graphs():
-    base = PathTrainingConfig(n_layers=1, n_min=3, n_max=8, batch_size=8, lr_schedule=((1, 1e-3),))
-    model = build_model(base.model_config, seed=0).eval()
-    analyse = seed_analysis(base.sampler, scale_for(base, 5), graphs_per_size=32, per_cell=32, seed=0,
-                            max_proposals=1 << 12)
-    measured = analyse(model, model)
-    assert set(measured) == {"onpath_by_graph_size", "depth_check"}
-    assert {row["n_vertices"] for row in measured["onpath_by_graph_size"]} <= set(range(3, 9))
-    assert all(cell["n_vertices"] == 8 for cell in measured["depth_check"])
-    assert repr(measured) == repr(analyse(model, model))  # every seed's models meet the same graphs (NaN alike)
-
-
-def test_the_length_study_of_another_seed_scores_the_cells_of_the_split():
-    split = LengthSplit(3, 5, 7)
-    config = training_config(split, n_layers=1, batch_size=8, lr_schedule=((2, 1e-3),), seed=0, device="cpu")
-    depth_cells = [Cell(8, 5, 20, 0.4, 4.9, 0.6, False, True)]
-    summary = length_study_of_seed(1, config, split, per_cell=32, test_seed=0, max_proposals=1 << 12,
-                                   training_labels=torch.tensor([1, 2, 3, 4]), depth_cells=depth_cells,
-                                   depth_config=config)
-    assert summary.split == split and summary.cells
-    assert {c.n_vertices for c in summary.cells} <= set(range(3, 8))
-    assert summary.depth_cells == tuple(depth_cells) and summary.share_longest_training_distance == 0.25

@@ -20,7 +20,6 @@ from lib.grokking.efficiency_by_outcome import (
     efficiency_auc, efficiency_seeds, efficiency_summaries, grid_step, study_efficiency,
 )
 from lib.grokking.end_of_training import EndOfTraining, first_seed_per_outcome, measure_end_of_training
-from lib.grokking.llc_regression_check import regression_check
 from lib.grokking.measure_ranking import TrackingRow, claim_comparison, tracking_rows
 from lib.grokking.sweep_correlations import sweep_correlations
 from lib.grokking.study import S4_PAIR
@@ -287,12 +286,6 @@ def test_a_trajectory_reads_its_course_from_the_fitting_epoch_on():
     assert trajectory.last_snapshot_drift() == pytest.approx(0.25)
 
 
-def test_the_regression_check_finds_half_the_dimension():
-    check = regression_check(torch.Generator().manual_seed(0))
-    assert check.learning_coefficient == 2.0 and check.passes
-    assert abs(check.expected - 2.0) < 0.05
-
-
 def test_comparisons_name_the_lower_group_and_whether_intervals_are_apart():
     end = hand_end([1.0, 1.1, 1.2, 5.0, 5.1, 5.2], [0, 0, 0, 2, 2, 2])
     summaries = outcome_summaries(end, resamples=200, generator=torch.Generator().manual_seed(0))
@@ -366,17 +359,6 @@ def test_population_correlations_and_the_study_efficiency():
     auc = efficiency_auc(study, resamples=100, generator=torch.Generator().manual_seed(0))
     assert min(r.count for r in summaries) == 1 and 0.0 <= auc.value <= 1.0
     assert grid_step() == pytest.approx(2 ** (9 / 499) - 1)
-
-
-def test_the_efficiency_auc_reads_low_minimum_objectives_of_s4_grokkers():
-    from lib.grokking.efficiency_by_outcome import StudyEfficiency
-    from lib.grokking.circuit_efficiency import RescalingOptimum
-
-    lowest = torch.tensor([0.1, 0.2, 0.5, 0.6, 0.7], dtype=torch.float64)
-    study = StudyEfficiency(torch.arange(5), torch.tensor([0, 0, 1, 2, 2]),
-                            RescalingOptimum(torch.ones(5), lowest, lowest), 2e-5)
-    auc = efficiency_auc(study, resamples=100, generator=torch.Generator().manual_seed(0))
-    assert auc.value == 0.0                       # every S4 grokker lower than every other seed
 
 
 def test_the_s5_course_sits_beside_the_published_one_with_what_differs():

@@ -6,18 +6,10 @@ import torch
 
 from lib.book.reproduced import reproduced_rows
 from lib.chapters.ch6_results import amplification_table
-from lib.grokking.authors_scale_jacobian import SketchRun, spectrum_boundaries
+from lib.grokking.authors_scale_jacobian import SketchRun
 from lib.grokking.jacobian_claims import claim_checks, sketch_summary
 from lib.grokking.jacobian_sketch import SketchedJacobianStudy, SketchedSpectrum
 from lib.grokking.study import PUBLISHED_JACOBIAN
-
-
-def test_spectra_are_read_just_before_and_at_grokking_and_at_the_end():
-    boundaries = [0, 100, 200, 300, 400]
-    assert spectrum_boundaries(boundaries, [0.1, 0.3, 0.5, 1.0, 1.0]) == [100, 200, 300, 400]
-    assert spectrum_boundaries(list(range(0, 1300, 100)), [0.5] * 10 + [1.0] * 3) == [300, 900, 1000, 1200]
-    assert spectrum_boundaries(boundaries, [0.1, 0.3, 0.5, 0.9, 0.9]) == [100, 400]      # never groks
-    assert spectrum_boundaries(boundaries, [0.1, 1.0, 1.0, 1.0, 1.0]) == [100, 400]      # at the first boundary
 
 
 def hand_made_study(grok: bool, end_norm: float, float32_end: float | None = None, seed: int = 7,

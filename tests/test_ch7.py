@@ -14,19 +14,17 @@ from lib.chapters.ch7 import (
     Chapter7Parameters, GraphSet, depth_configs, hand_built_distances, recipe_models, seed_configs,
 )
 from lib.chapters.ch7_results import bins_table, layers_label, seeds_table
-from lib.paths.circuit_effects import WEAK_CORRELATION, patching_summary, strongest_shortcut
-from lib.paths.reach_radii import growth, seed_spread, settled_layer
-from lib.paths.causal import SHORTCUTS, Patching, ablate_components, patch_distance, shortcut_values
+from lib.paths.reach_radii import growth, seed_spread
+from lib.paths.causal import ablate_components, patch_distance
 from lib.paths.layer_probes import (
-    DISTANCE, FACTS, FROM_SOURCE, GRAPH_STATISTICS, MIN_CLASS_COUNT, REACHABLE, REACHABLE_WITH_EDGES, ProbeGrid,
-    ReadCriteria, beats_rival, bin_of, bin_radii, both_have_edges, edge_count_bins, fact_values, probe_model,
-    radius_of, read_radii, statistic_features, statistics_probes, usable_ks,
+    DISTANCE, FACTS, REACHABLE, REACHABLE_WITH_EDGES, ProbeGrid, ReadCriteria, beats_rival, bin_of, bin_radii,
+    both_have_edges, edge_count_bins, fact_values, probe_model, read_radii, statistics_probes, usable_ks,
 )
 from lib.paths.recipe_models import LOADED, TRAINED, ensure_recipe_run, finished_recipe_run, recipe_path
-from lib.paths.probes import LogisticScores, fit_probes, score_logistic
+from lib.paths.probes import LogisticScores
 from lib.paths.finetuning import fallback_base_config
 from lib.paths.sampler import sample_with_options
-from lib.paths.token_graphs import UNREACHABLE, TokenGraphs
+from lib.paths.token_graphs import TokenGraphs
 from lib.paths.training import PathTrainingConfig, save_training_run, start_training, train
 
 DEFAULTS = dict(smoke=False, seed=0, device="cpu", results_dir="results", depths=[2, 6], probe_graphs=2000,
@@ -91,28 +89,6 @@ def weights_equal(a, b) -> bool:
     return all(torch.equal(x, y) for x, y in zip(a.state_dict().values(), b.state_dict().values()))
 
 
-def test_distance_probes_see_reachable_targets_only_and_need_both_answers():
-    recipe = fallback_base_config(seed=0)
-    train_set, test_set = GraphSet.draw(recipe, 1500, 1), GraphSet.draw(recipe, 1500, 2)
-    ks = usable_ks(train_set, test_set, DISTANCE)
-    distances = [fact_values(g.graphs, DISTANCE) for g in (train_set, test_set)]
-    assert all(bool((d < UNREACHABLE).all()) for d in distances)   # no unreachable "no" answers
-    assert len(distances[0]) == int(train_set.reachable.sum()) < len(train_set.labels)
-    largest = max(int(d.max()) for d in distances)
-    assert ks and max(ks) < largest and min(ks) >= 1
-    for k in ks:
-        assert all(MIN_CLASS_COUNT <= int((d <= k).sum()) <= len(d) - MIN_CLASS_COUNT for d in distances)
-    reach_ks = usable_ks(train_set, test_set, REACHABLE)
-    everything = [fact_values(g.graphs, REACHABLE) for g in (train_set, test_set)]
-    assert reach_ks[0] == 1 and all(int((d == k).sum()) >= MIN_CLASS_COUNT for d in everything for k in reach_ks)
-    assert all(bool((fact_values(g.graphs, FROM_SOURCE) < UNREACHABLE).all()) for g in (train_set, test_set))
-
-
-def test_reach_radius_is_the_last_k_of_an_unbroken_run_above_the_threshold():
-    accuracy = torch.tensor([[0.5, 0.5, 0.5], [0.95, 0.8, 0.99], [0.95, 0.92, 0.91], [float("nan"), 1.0, 1.0]])
-    assert radius_of(accuracy, (1, 2, 3), 0.9) == [0, 1, 3, 0]   # a NaN score (one class only) stops the run
-
-
 def scores(auc, tuned, untuned=None) -> LogisticScores:
     auc, tuned = torch.tensor(auc, dtype=torch.float64), torch.tensor(tuned, dtype=torch.float64)
     return LogisticScores(auc, tuned, tuned if untuned is None else torch.tensor(untuned, dtype=torch.float64))
@@ -139,43 +115,6 @@ def test_a_radius_is_stated_only_where_the_tuned_cut_off_and_the_auc_agree_and_t
         [[True, False]]
 
 
-def test_a_fact_carried_by_the_edge_count_is_not_read_beyond_the_statistics_probe():
-    """A "layer" that holds the graph's edge count (and noise) reads a fact that is a (noisy)
-    function of the edge count, "at most k edges" with a tenth of the answers flipped, as well
-    as the statistics probe does and no better: it does not read it beyond the statistics; it
-    does beat a rival without the edge count and the vertices with an edge."""
-    recipe = fallback_base_config(seed=0)
-    train_set, test_set = GraphSet.draw(recipe, 1500, 1), GraphSet.draw(recipe, 1500, 2)
-    ks = (4, 5, 6)
-
-    def labels(graphs: GraphSet, seed: int) -> torch.Tensor:
-        exact = graphs.graphs.edge_count.unsqueeze(0) <= torch.tensor(ks).unsqueeze(1)
-        flips = torch.rand(exact.shape, generator=torch.Generator().manual_seed(seed)) < 0.1
-        return (exact ^ flips).double()
-
-    answers = labels(train_set, 0), labels(test_set, 1)
-
-    def layer(graphs: GraphSet, seed: int) -> torch.Tensor:
-        noise = torch.randn(len(graphs.labels), 6, generator=torch.Generator().manual_seed(seed))
-        return torch.cat([graphs.graphs.edge_count.double().unsqueeze(1), noise.double()], dim=1)
-
-    def fitted(train_x: torch.Tensor, test_x: torch.Tensor) -> LogisticScores:
-        probes = fit_probes(train_x, answers[0], kind="logistic")
-        result = score_logistic(probes.scores(train_x), answers[0], probes.scores(test_x), answers[1])
-        return LogisticScores(*(value.unsqueeze(0) for value in (result.auc, result.tuned, result.untuned)))
-
-    own = fitted(layer(train_set, 2), layer(test_set, 3))
-    statistics = [statistic_features(g.graphs, REACHABLE) for g in (train_set, test_set)]
-    rival = fitted(*statistics)
-    assert float(own.auc.min()) > 0.8 and float((own.auc - rival.auc).abs().max()) < 0.02
-    assert read_radii(own, ks, ReadCriteria(0.8, 0.8), rival)["beyond_statistics"] == [3]
-    assert read_radii(own, ks, ReadCriteria(0.8, 0.8), rival)["stated"] == [3]
-    weaker = fitted(*(x[:, 3:] for x in statistics))
-    assert read_radii(own, ks, ReadCriteria(0.8, 0.8), weaker)["beyond_statistics"] == [6]
-    assert GRAPH_STATISTICS[0] == "edges in the graph" and statistics[1].shape == (len(test_set.labels),
-                                                                                   len(GRAPH_STATISTICS))
-
-
 def test_radii_per_edge_count_bin_use_the_ks_scored_in_each_bin():
     recipe = fallback_base_config(seed=0)
     graphs = GraphSet.draw(recipe, 600, 3).graphs
@@ -197,14 +136,6 @@ def test_radii_per_edge_count_bin_use_the_ks_scored_in_each_bin():
     assert large["ks"] == [] and large["stated"] == [None]
     header, rows = bins_table({"fact": {"bins": [small, middle, large]}}, boundaries, ("fact",))
     assert [row[2:] for row in rows] == [["[2]", "[1, 2]"], ["[1]", "[2, 3]"], ["-", "-"]]
-
-
-def test_settled_layers_and_the_spread_over_seeds_follow_the_radii():
-    assert settled_layer([0, 1, None, 7], 7) == 3
-    spread = seed_spread({0: {fact: {"stated": [0, 1, None]} for fact in FACTS},
-                          1: {fact: {"stated": [0, 2, None]} for fact in FACTS}})
-    assert spread[DISTANCE]["range"] == [[0, 0], [1, 2], None] and spread[DISTANCE]["disputed_seeds"] == [0, 0, 2]
-    assert settled_layer([0, 1, 2, 7, 7], 7) == 3 and settled_layer([0, 1, 2], 7) is None
 
 
 def test_the_hand_built_model_answers_the_learned_models_question_for_any_target():
@@ -274,23 +205,6 @@ def test_probes_read_the_answer_off_the_last_layer_of_a_trained_model(small_mode
     assert len(with_edges) == int(both_have_edges(test_set.graphs).sum()) < len(test_set.labels)
 
 
-def test_patching_by_layer_rests_the_verdict_on_the_intermediate_layers():
-    patching = Patching(3, torch.tensor([0.6, 0.8, 0.9]), torch.tensor([[0.1, 0.2], [0.1, 0.3], [0.2, 0.2]]),
-                        torch.tensor([1.0, 1.0, 1.0]), 100)
-    rows = patching.by_layer()
-    assert [r["last"] for r in rows] == [False, False, True] and rows[0]["beats_every_random"]
-    assert rows[1]["random_max"] == pytest.approx(0.3) and rows[1]["share_of_token"] == pytest.approx(0.8)
-
-
-def test_shortcut_statistics_on_a_known_graph():
-    # Edges 1-3, 3-2, 1-3 (a duplicate), 4-5; target 2: d(1, 2) = 2.
-    tokens = torch.tensor([[[1, 3], [2, 3], [1, 3], [4, 5], [0, 0], [0, 0], [2, 9]]])
-    values = {name: int(v[0]) for name, v in shortcut_values(TokenGraphs.from_tokens(tokens)).items()}
-    assert values == {"edges in the graph": 4, "duplicate edges": 1, "vertices with an edge": 5,
-                      "degree of vertex 1": 2, "degree of t": 1, "vertices reachable from 1": 3,
-                      "vertices reachable from t": 3, "edges on shortest 1-t paths": 3}
-
-
 def test_growth_against_one_hop_is_numbers():
     assert growth([0, 1, 2, 3], 7) == {"faster": [], "slower": [], "unstated": [], "step":
                                        {"layer": 1, "from": 0, "to": 1}}
@@ -303,18 +217,3 @@ def test_growth_against_one_hop_is_numbers():
     spread = seed_spread({0: {fact: {"stated": [0, 1, None]} for fact in FACTS},
                           1: {fact: {"stated": [0, 2, None]} for fact in FACTS}})
     assert seeds_table(spread, (DISTANCE,))[1] == [[DISTANCE, "0, 1-2, -", "[0, 0, 2]"]]
-
-
-def test_patching_and_shortcut_summaries_are_the_layers_and_numbers_of_the_verdict():
-    random = torch.tensor([[0.1, 0.2], [0.1, 0.3], [0.2, 0.2]])
-    strong = patching_summary(Patching(3, torch.tensor([0.6, 0.8, 0.9]), random, torch.tensor([1.0, 1.0, 1.0]), 100))
-    assert strong["used"] == strong["above"] == [1, 2] and [r["layer"] for r in strong["middle"]] == [1, 2]
-    assert strong["last"]["layer"] == 3
-    weak = patching_summary(Patching(3, torch.tensor([0.1, 0.2, 0.9]), random, torch.tensor([1.0, 1.0, 1.0]), 100))
-    assert weak["used"] == weak["above"] == []
-    outside = patching_summary(Patching(3, torch.tensor([0.3, 0.4, 0.9]), random, torch.tensor([1.0, 1.0, 1.0]), 100))
-    assert outside["above"] == [1, 2] and outside["used"] == []
-    small = dict.fromkeys(SHORTCUTS, 0.01) | {SHORTCUTS[2]: -0.05}
-    assert strongest_shortcut(small) == {"name": SHORTCUTS[2], "correlation": -0.05, "weak": True,
-                                         "tested": len(SHORTCUTS)}
-    assert not strongest_shortcut(small | {SHORTCUTS[0]: WEAK_CORRELATION})["weak"]

@@ -6,6 +6,7 @@ import dataclasses
 import pytest
 import torch
 
+from lib.book.workers import can_fork
 from lib.paths.training import PathTrainingConfig, start_training
 from lib.paths.transition_study import (
     balanced_evaluation_set, loss_and_mean_by_length, loss_by_length, run_transition_study, start_transition_study,
@@ -55,6 +56,7 @@ def test_curves_log_the_mean_prediction_and_worker_processes_give_the_same_numbe
 def test_a_study_started_in_the_background_gives_the_numbers_of_one_run_to_the_end():
     evaluation = balanced_evaluation_set(RECIPE.sampler, 10, torch.Generator().manual_seed(1), pool_size=2000)
     study = start_transition_study(RECIPE, (3, 4), evaluation, 5, workers=2)
+    assert study.in_background == can_fork(2)
     in_workers = run_transition_study(RECIPE, (3, 4), evaluation, 5, progress=False, workers=2)
     started = study.curves(progress=False)
     assert started.seeds == (3, 4) and started.steps == in_workers.steps and started.lengths == evaluation.lengths

@@ -43,6 +43,11 @@ class Pending(Generic[Result]):
     def __init__(self, function: Callable[[Item], Result], items: list, pool=None, iterator=None):
         self._function, self._items, self._pool, self._iterator = function, items, pool, iterator
 
+    @property
+    def in_background(self) -> bool:
+        """Whether worker processes run the items (else they run here when the results are read)."""
+        return self._pool is not None
+
     def results(self) -> Iterator[Result]:
         """Each result as soon as it and those before it are done (computed here, in order, where
         no worker process was started)."""

@@ -151,6 +151,11 @@ class PendingStudy:
     config: PathTrainingConfig
     pending: Pending
 
+    @property
+    def in_background(self) -> bool:
+        """Whether the seeds train in worker processes while this process goes on."""
+        return self.pending.in_background
+
     def curves(self, *, progress: bool = True) -> TransitionCurves:
         """The study's curves, once every seed's model is trained (a bar counts the seeds done)."""
         results = list(tqdm(self.pending.results(), total=len(self.seeds), disable=None if progress else True,
