@@ -226,9 +226,10 @@ learning_rate_figure(training.lr_schedule).show()
 # for the histograms below. Every `log_every` steps the model is also scored on that batch, one
 # loss and one mean prediction per true distance (`lib.paths.evaluation_curves`: only
 # predictions without gradients are added between the steps, so the model is the one plain
-# training gives). Meanwhile the models of the next section's transition study train in
-# `study_workers` background processes of one thread each; like the main run, which trains here
-# on `cpu_threads` threads, each gets the numbers it would get trained alone.
+# training gives). On a CPU, the models of the next section's transition study meanwhile train
+# in `study_workers` background processes of one thread each; like the main run, which trains
+# here on `cpu_threads` threads, each gets the numbers it would get trained alone (on a GPU they
+# train after it).
 
 # %%
 evaluation = balanced_evaluation_set(config.study.sampler, config.study_eval_per_length,

@@ -50,7 +50,7 @@ class Pending(Generic[Result]):
 
     def results(self) -> Iterator[Result]:
         """Each result as soon as it and those before it are done (computed here, in order, where
-        no worker process was started)."""
+        no worker process was started). Read them once: the workers stop when they are read."""
         if self._pool is None:
             yield from map(self._function, self._items)
             return
