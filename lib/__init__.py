@@ -26,8 +26,7 @@ lib.book       what every chapter uses
   code_fingerprint       which code produced a committed notebook's outputs (make notebooks, tests) [all]
   sphinx_outputs         how the HTML book (Sphinx, MyST-NB) shows plotly figures and widget panels [book]
   figure_style           the book's one figure style, applied to every figure when the book is staged [book]
-  workers                independent runs mapped over forked single-threaded worker processes [1-3, 6]
-  background             the same runs started in the background, their results read later [2]
+  workers                independent runs in forked single-threaded worker processes, waited for or in the background [1-3, 6, 7]
 lib.bfs        the hand-built BFS transformer (study 1, part 1)
   transformer            the construction: weights set by hand, n layers of n + 1 heads [1]
   softmax                the constructions' softmax, written out: 6x faster on rows of 9 keys, no denormal weights [1, 7]

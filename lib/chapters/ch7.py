@@ -14,7 +14,6 @@ patching, shortcut statistics); chapter 1's hand-built model runs on the same gr
 `lib.chapters.ch7_figures`, tables and checks in `lib.chapters.ch7_results`.
 """
 
-
 from __future__ import annotations
 
 import dataclasses

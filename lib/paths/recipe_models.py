@@ -5,9 +5,9 @@ training configuration with one field changed, and chapter 3 pre-trains the very
 1 and 2) that chapter 7 probes. `recipe_path` names the file of a configuration by a hash of the
 configuration (its device aside), so that a model one chapter trained is found by the other;
 `ensure_recipe_run` loads a finished run of exactly this configuration, resumes an interrupted
-one, or trains it, writing a checkpoint as it goes; `finished_recipe_run` only loads. Both chapters train these models in
-single-threaded worker processes (`lib.book.workers`), so a model's weights are the same on one
-machine whichever chapter trained it.
+one, or trains it, writing a checkpoint as it goes; `finished_recipe_run` only loads. Both
+chapters train these models in single-threaded worker processes (`lib.book.workers`), so a
+model's weights are the same on one machine whichever chapter trained it.
 
 A saved run is matched by its configuration, not by the training code that produced it: after a
 change to `lib.paths.training` or the sampler, delete the `recipe_*.pt` files (or start from an

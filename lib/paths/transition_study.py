@@ -27,7 +27,7 @@ from collections.abc import Sequence
 import torch
 from tqdm.auto import tqdm
 
-from lib.book.background import Pending, start_in_workers
+from lib.book.workers import Pending, start_in_workers
 from lib.paths.sampler import SamplerOptions, sample_with_options
 from lib.paths.training import PathTrainingConfig, predict, start_training, train
 
@@ -171,7 +171,7 @@ def start_transition_study(config: PathTrainingConfig, seeds: Sequence[int], eva
     `evaluation` at step 0 and every `eval_every` steps until the end of its schedule.
 
     With `workers` > 1 on a CPU, the seeds train now, in that many forked single-threaded
-    worker processes (`lib.book.background.start_in_workers`), while this process goes on (chapter
+    worker processes (`lib.book.workers.start_in_workers`), while this process goes on (chapter
     2 trains its main run meanwhile); each model's numbers are those of a single-threaded run in
     order. On a GPU, or where fork is missing, they train one after the other when `curves()`
     is called.
