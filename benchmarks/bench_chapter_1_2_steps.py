@@ -24,10 +24,15 @@ median of `repeats` timings, each ratio against a baseline timed in the same run
   layers, graphs of 3 to 8 vertices, batch 256) on one and on two threads; `encoder_eval` the
   scoring pass over its 2,048-graph evaluation batch, which chapter 2 runs every 10 steps;
   `study_step` and `study_eval` the same for a model of the transition study (graphs of up to 15
-  vertices; 1,408 evaluation graphs, scored every 5 steps).
+  vertices; 1,408 evaluation graphs, scored every 5 steps). Each scoring pass is
+  `lib.paths.training.predict`, which runs each graph on the edge slots it uses, against
+  `*_all_slots`, the same pass over every slot.
 
 From these it prints the single-threaded core-seconds of what chapters 1 and 2 train at their
-defaults, and half of that: the least time two cores can take for it.
+defaults, and half of that: the least time two cores can take for it; and, for chapter 2, the
+least time two processes take when the main run and each of the study's ten seeds are runs that
+cannot be split (the schedule chapter 2 uses: the main run in one process, the seeds in the
+other, then in both).
 """
 
 from __future__ import annotations
@@ -126,10 +131,23 @@ def encoder_step(batch: int = 256, n_max: int = 8):
     return model, step
 
 
-def evaluation_pass(model, graphs: int, n_max: int) -> float:
-    """Seconds of one scoring pass of `model` over `graphs` graphs (`predict`: eval mode, no gradient)."""
+def evaluation_pass(model, graphs: int, n_max: int, *, all_slots: bool = False):
+    """One scoring pass of `model` over `graphs` graphs: `predict` (eval mode, no gradient, each
+    graph on the slots it uses), or with `all_slots` the same over every slot."""
     tokens, _ = sample_batch(graphs, "pretrain", 3, n_max, torch.Generator().manual_seed(4))
-    return lambda: predict(model, tokens)
+
+    @torch.no_grad()
+    def over_all_slots():
+        model.eval()
+        model(tokens)
+        model.train()
+    return over_all_slots if all_slots else lambda: predict(model, tokens)
+
+
+def two_process_schedule(main_run: float, seed_run: float, seeds: int) -> float:
+    """The least time two processes take for one run of `main_run` seconds and `seeds` runs of
+    `seed_run` seconds, none of them split: the main run and k seeds in one, the rest in the other."""
+    return min(max(main_run + k * seed_run, (seeds - k) * seed_run) for k in range(seeds + 1))
 
 
 def main() -> None:
@@ -162,11 +180,14 @@ def main() -> None:
         seconds[f"encoder_step_{threads}_threads"] = median_seconds(step, repeats)
     torch.set_num_threads(1)
     model, _ = encoder_step(encoder_batch)
-    seconds["encoder_eval"] = median_seconds(evaluation_pass(model, 8 * encoder_batch, 8), repeats)
+    for suffix, all_slots in (("", False), ("_all_slots", True)):
+        seconds[f"encoder_eval{suffix}"] = median_seconds(
+            evaluation_pass(model, 8 * encoder_batch, 8, all_slots=all_slots), repeats)
     model, step = encoder_step(encoder_batch, STUDY_N_MAX)
     seconds["study_step"] = median_seconds(step, repeats)
-    seconds["study_eval"] = median_seconds(evaluation_pass(model, STUDY_EVAL_GRAPHS // (1 if not args.quick else 8),
-                                                           STUDY_N_MAX), repeats)
+    for suffix, all_slots in (("", False), ("_all_slots", True)):
+        seconds[f"study_eval{suffix}"] = median_seconds(evaluation_pass(
+            model, STUDY_EVAL_GRAPHS // (1 if not args.quick else 8), STUDY_N_MAX, all_slots=all_slots), repeats)
     # What chapters 1 and 2 train at their defaults, in single-threaded core-seconds at these times.
     core_seconds = {
         "chapter 1's retraining (20 draws x 2 constructions x 100 steps)":
@@ -185,7 +206,12 @@ def main() -> None:
         "exp_underflow / exp_normal": seconds["exp_underflow"] / seconds["exp_normal"],
         "encoder_step 1 / 2 threads": seconds["encoder_step_1_threads"] / seconds["encoder_step_2_threads"],
         "encoder_eval / 10 encoder steps (1 thread)": seconds["encoder_eval"] / (10 * seconds["encoder_step_1_threads"]),
+        "encoder_eval, used / all slots": seconds["encoder_eval"] / seconds["encoder_eval_all_slots"],
+        "study_eval, used / all slots": seconds["study_eval"] / seconds["study_eval_all_slots"],
     }
+    seed_run = 300 * seconds["study_step"] + 61 * seconds["study_eval"]
+    chapter_2_schedule = two_process_schedule(
+        core_seconds["chapter 2's main run (2,500 steps, 251 scorings)"], seed_run, 10)
     for name, value in seconds.items():
         print(f"{name:34s} {1e3 * value:9.2f} ms")
     for name, value in ratios.items():
@@ -193,10 +219,13 @@ def main() -> None:
     print(f"underflow-free softmax vs torch's: largest difference {difference:.1e}")
     for name, value in core_seconds.items():
         print(f"{name}: {value:.0f} core-seconds, {value / 2:.0f} s on two cores at best")
+    print(f"chapter 2's main run and 10 seeds of {seed_run:.1f} s, none split, on two processes: "
+          f"{chapter_2_schedule:.0f} s at best")
     if args.json:
         with open(args.json, "w") as handle:
             json.dump({"seconds": seconds, "ratios": ratios, "softmax_difference": difference,
-                       "core_seconds": core_seconds, "quick": args.quick}, handle, indent=1)
+                       "core_seconds": core_seconds, "chapter_2_two_process_seconds": chapter_2_schedule,
+                       "quick": args.quick}, handle, indent=1)
 
 
 if __name__ == "__main__":

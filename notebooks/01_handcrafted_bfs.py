@@ -51,8 +51,8 @@ recovery_batch_size = 64  # graphs per retraining step
 recovery_learning_rate = 1e-3  # learning rate of retraining
 recovery_optimizer = "sgd"  # "sgd" or "adam" (the study used Adam at learning rate 1e-6)
 n_eval_graphs = 500  # held-out graphs on which losses before/after are measured
-cpu_threads = 2  # torch threads of the chapter's own passes on the CPU (the retraining workers use one each)
-workers = 2  # worker processes that retrain damaged copies at once on a CPU (one per core)
+cpu_threads = 2  # torch threads of this process on the CPU while no retraining runs beside it (one while it does)
+workers = 1  # worker processes that retrain damaged copies on a CPU while this process computes the sections before; it then retrains beside them (one: one busy process per core)
 recovered_below = 0.05  # a run counts as recovered if its held-out MSE ends below this (about 1% of the label variance)
 damage_noise_draws = 10  # noise draws per matrix of the study's damage (6 lists x n matrices -> N(0, 1)): the distribution of the MSE right after it
 study_draws = 20  # draws retrained on both constructions: those whose MSE right after the damage lies nearest the study's 0.403
@@ -66,7 +66,7 @@ from lib.bfs.damage_distribution import damage_distribution, nearest_draws
 from lib.bfs.perturbation import perturbation_study
 from lib.bfs.seed_construction import StudyConstruction
 from lib.bfs.study_damage import (
-    PUBLISHED_RECOVERY, STUDY_BATCH_SIZE, STUDY_LEARNING_RATE, Damage, held_out_set, protocol_on_draws,
+    PUBLISHED_RECOVERY, STUDY_BATCH_SIZE, STUDY_LEARNING_RATE, Damage, held_out_set, start_protocol_on_draws,
 )
 from lib.bfs.transformer import bfs_transformer
 from lib.book.params import apply_cpu_threads, validate_parameters
@@ -97,6 +97,30 @@ apply_cpu_threads(config.cpu_threads, config.device)
 configure_notebook_rendering()
 record = Record()  # the numbers the prose cites as {{key}}; they also go to the results JSON
 print(f"device: {config.device}; model size n = {config.n_vertices}; smoke run: {config.smoke}")
+
+# %% [markdown]
+# The chapter's longest computation, the study's perturb-and-retrain protocol (section "The
+# study's protocol" below), starts here. It retrains the `study_draws` draws of the study's damage
+# that start nearest the study's, so the distribution of that damage is measured first (on
+# `cpu_threads` threads). On a CPU the retraining then runs in `workers` background processes of
+# one thread each while this process computes the sections before it on one thread, and this
+# process joins them when that section reads the results: at the defaults, two busy processes on
+# two cores (on a machine with a GPU it all runs in this process, when the section reads it).
+# Every retrained draw gets the numbers of a single-threaded run, wherever it runs.
+
+# %%
+study_construction = StudyConstruction(config.n_vertices)
+held_out = held_out_set(study_construction, config.n_eval_graphs, config.seed + 7)
+distribution = damage_distribution(study_construction, held_out, config.damage_noise_draws, config.seed + 8,
+                                   progress=True)
+selected = nearest_draws(distribution, PUBLISHED_RECOVERY[0], config.study_draws)
+constructions = {"study": study_construction, "book": bfs_transformer(config.n_vertices)}
+protocol_run = start_protocol_on_draws(
+    constructions, [(Damage(r["weight_list"], r["index"]), r["seed"]) for r in selected], config.study_steps,
+    config.seed + 7, n_held_out=config.n_eval_graphs, batch_size=config.study_batch_size,
+    record_every=max(1, config.study_steps // 4), workers=config.workers, this_process_helps=True)
+if protocol_run.in_background:
+    torch.set_num_threads(1)  # one busy process per core while the retraining runs beside this one
 
 # %% [markdown]
 # ```{note}
@@ -289,7 +313,7 @@ record("sharpness.at_default", at_default, scientific_format(at_default))
 
 # %%
 perturbation = perturbation_study(model, list(config.perturbation_modes), config.scales_with_draws,
-                                  config.recovery, config.seed + 3, workers=config.workers)
+                                  config.recovery, config.seed + 3)  # here, beside the retraining's workers
 mark_effect(perturbation)
 recovery_slider_figure(perturbation).show()
 recovery_summary_figure(perturbation).show()
@@ -336,13 +360,10 @@ record("perturb.not_broken", sum(v.not_broken for v in verdicts), ",")
 # lists. Each list holds $n$ matrices and the draw picks a list, then a matrix, uniformly, so every
 # matrix is equally likely: damaging each of the $6n$ matrices with `damage_noise_draws` noise
 # draws samples the study's damage distribution exactly, with forward passes only. The MSE is
-# measured on a fixed held-out set of the study's sampler.
+# measured on a fixed held-out set of the study's sampler (at the top of the chapter, where the
+# draws retrained below were picked from it).
 
 # %%
-study_construction = StudyConstruction(config.n_vertices)
-held_out = held_out_set(study_construction, config.n_eval_graphs, config.seed + 7)
-distribution = damage_distribution(study_construction, held_out, config.damage_noise_draws, config.seed + 8,
-                                   progress=True)
 distribution_summary = summarize_distribution(distribution, PUBLISHED_RECOVERY[0])
 damage_distribution_figure(distribution, PUBLISHED_RECOVERY[0]).show()
 
@@ -399,13 +420,9 @@ record("distribution.lists_reaching", distribution_summary.reaching_lists, ",")
 # sharing does in the study's. The verdicts count draws, with 95% Wilson intervals on the shares.
 
 # %%
-selected = nearest_draws(distribution, PUBLISHED_RECOVERY[0], config.study_draws)
 selection = summarize_selection(selected, PUBLISHED_RECOVERY[0], config.n_eval_graphs)
-constructions = {"study": study_construction, "book": bfs_transformer(config.n_vertices)}
-protocol = protocol_on_draws(constructions, [(Damage(r["weight_list"], r["index"]), r["seed"]) for r in selected],
-                             config.study_steps, config.seed + 7, n_held_out=config.n_eval_graphs,
-                             batch_size=config.study_batch_size, record_every=max(1, config.study_steps // 4),
-                             progress=True, workers=config.workers)
+protocol = protocol_run.records(progress=True)
+apply_cpu_threads(config.cpu_threads, config.device)  # the retraining is done: this process's threads again
 # The study's construction starts each retraining from the very damage the distribution measured.
 assert all(abs(r["loss_before"] - d["mse"]) <= 1e-6 * max(1.0, d["mse"]) for r, d in zip(protocol["study"], selected))
 study_protocol_figure(protocol).show()

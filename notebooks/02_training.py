@@ -56,7 +56,7 @@ snapshot_every = 100  # steps between predictions on the fixed evaluation batch
 eval_size = 2048  # size of the fixed evaluation batch
 study_n_max = 15  # most vertices in the graphs of the transition study (the study's size: 15)
 study_seeds = 10  # models in the transition study, seeded seed, seed + 1, ...
-study_workers = 2  # worker processes that train the transition study's models on a CPU, while the main run trains (one per core)
+study_workers = 1  # worker processes that train the transition study's models on a CPU while the main run trains; this process joins them after it (one worker: one busy process per core)
 study_steps = 300  # training steps of each model of the transition study (the study plotted 300)
 study_batch_size = 256  # fresh graphs per step in the transition study
 study_learning_rate = 5e-4  # learning rate of the transition study (published: 5e-4)
@@ -227,15 +227,16 @@ learning_rate_figure(training.lr_schedule).show()
 # loss and one mean prediction per true distance (`lib.paths.evaluation_curves`: only
 # predictions without gradients are added between the steps, so the model is the one plain
 # training gives). On a CPU, the models of the next section's transition study meanwhile train
-# in `study_workers` background processes of one thread each; like the main run, which trains
-# here on `cpu_threads` threads, each gets the numbers it would get trained alone (on a GPU they
-# train after it).
+# in `study_workers` background processes of one thread each, and once the main run is done this
+# process trains the ones no worker has started (at the defaults, two busy processes on two
+# cores). Like the main run, which trains here on `cpu_threads` threads, each model gets the
+# numbers it would get trained alone (on a GPU they train after it).
 
 # %%
 evaluation = balanced_evaluation_set(config.study.sampler, config.study_eval_per_length,
                                      torch.Generator().manual_seed(config.seed + 10_000))
 study = start_transition_study(config.study, config.study_seed_list, evaluation, config.study_eval_every,
-                               workers=config.study_workers)
+                               workers=config.study_workers, this_process_helps=True)
 
 # %%
 run = start_training(training)
@@ -310,7 +311,7 @@ study_sens = study_sensitivity(curves, study_shares, config.drop_settings)
 common = common_lengths(curves.lengths, study_shares)
 order = drop_order(held_steps(study_sens, len(curves.seeds), common))
 print(f"{len(curves.seeds)} models x {curves.steps[-1]} steps in {sum(curves.seconds):.0f} s of training"
-      f"{' (in the background, beside the main run)' if study.in_background else ''}; "
+      f"{' (in the background beside the main run, then here too)' if study.in_background else ''}; "
       f"evaluation set: {evaluation.per_length} graphs of each of the labels {list(curves.lengths)}")
 transition_study_figure(curves, held_only(analyses, study_sens), unreachable_label=study_unreachable,
                         lengths=[k for k in curves.lengths if k <= 4 or k == study_unreachable]).show()

@@ -6,7 +6,7 @@ from lib.bfs.graphs import bfs_distance, bfs_distance_batch, frontier_distance_b
 from lib.bfs.seed_construction import StudyConstruction, seed_construction_distance
 from lib.bfs.study_damage import (
     WEIGHT_LISTS, Damage, apply_damage, checkpoints, draw_damage, held_out_set, matrix_name, protocol_on_draws,
-    study_protocol,
+    start_protocol_on_draws, study_protocol,
 )
 from lib.bfs.transformer import bfs_transformer
 
@@ -92,3 +92,8 @@ def test_given_draws_are_retrained_from_their_own_seeds_on_every_construction(on
     forked = protocol_on_draws({"study": StudyConstruction(4), "book": bfs_transformer(4)}, draws, steps=2,
                                held_out_seed=3, n_held_out=16, batch_size=8, record_every=1, workers=2)
     assert forked == records
+    # So does one worker started in the background that this process helps once it reads them.
+    started = start_protocol_on_draws({"study": StudyConstruction(4), "book": bfs_transformer(4)}, draws, steps=2,
+                                      held_out_seed=3, n_held_out=16, batch_size=8, record_every=1, workers=1,
+                                      this_process_helps=True)
+    assert started.records() == records

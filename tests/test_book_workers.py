@@ -1,9 +1,12 @@
 """Runs in forked single-threaded workers (lib.book.workers): the same results, in order, as the
 same runs done here on one thread, whether waited for (map_in_workers) or started in the
-background (start_in_workers) while this process goes on."""
+background (start_in_workers) while this process goes on, and helped by this process once it reads
+them; a worker's failure comes back as an error here."""
 
 import os
+import time
 
+import pytest
 import torch
 
 from lib.book.workers import can_fork, map_in_workers, start_in_workers
@@ -59,3 +62,50 @@ def test_without_workers_nothing_runs_before_the_results_are_read():
     pending = start_in_workers(lambda x: called.append(x) or -x, [1, 2], workers=1)
     assert not pending.in_background and called == []
     assert list(pending.results()) == [-1, -2] and called == [1, 2]
+
+
+def _slow_noisy_sum(seed: int) -> tuple[int, float, int, int]:
+    time.sleep(0.3)
+    return (*_noisy_sum(seed), os.getpid())
+
+
+def test_this_process_helps_with_the_items_no_worker_started():
+    pending = start_in_workers(_slow_noisy_sum, range(6), workers=1, this_process_helps=True)
+    assert pending.in_background == can_fork(2)
+    threads = torch.get_num_threads()
+    results = list(pending.results())
+    assert torch.get_num_threads() == threads                 # restored after the items run here
+    assert [r[:2] for r in results] == [r[:2] for r in map(_noisy_sum, range(6))]
+    assert all(r[2] == 1 for r in results)                    # one thread, here as in the worker
+    if can_fork(2):
+        assert {r[3] for r in results} >= {os.getpid()} and len({r[3] for r in results}) == 2
+
+
+def test_one_item_with_this_process_helping_runs_here():
+    pending = start_in_workers(abs, [-4], workers=3, this_process_helps=True)
+    assert not pending.in_background and list(pending.results()) == [4]
+
+
+def _fails_on_two(item: int) -> int:
+    if item == 2:
+        raise ValueError("two is refused")
+    return item
+
+
+@pytest.mark.skipif(not can_fork(2), reason="needs fork")
+def test_a_failure_in_a_worker_is_raised_here_with_its_traceback():
+    with pytest.raises(RuntimeError, match=r"item 2 failed in a worker process(.|\n)*two is refused"):
+        list(map_in_workers(_fails_on_two, range(4), workers=2))
+
+
+@pytest.mark.skipif(not can_fork(2), reason="needs fork")
+def test_a_result_that_does_not_pickle_is_reported():
+    with pytest.raises(RuntimeError, match="failed in a worker process"):
+        list(map_in_workers(lambda item: (lambda: item), range(2), workers=2))
+
+
+def test_no_fork_on_a_machine_with_cuda(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    assert not can_fork(2)
+    pending = start_in_workers(abs, [-1, 2], workers=2)
+    assert not pending.in_background and list(pending.results()) == [1, 2]

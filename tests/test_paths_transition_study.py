@@ -62,3 +62,13 @@ def test_a_study_started_in_the_background_gives_the_numbers_of_one_run_to_the_e
     assert started.seeds == (3, 4) and started.steps == in_workers.steps and started.lengths == evaluation.lengths
     assert torch.equal(started.loss, in_workers.loss)
     assert torch.equal(started.mean_prediction, in_workers.mean_prediction)
+
+
+def test_a_study_this_process_helps_with_gives_the_same_numbers():
+    evaluation = balanced_evaluation_set(RECIPE.sampler, 10, torch.Generator().manual_seed(1), pool_size=2000)
+    study = start_transition_study(RECIPE, (3, 4, 5), evaluation, 5, workers=1, this_process_helps=True)
+    assert study.in_background == can_fork(2)
+    in_workers = run_transition_study(RECIPE, (3, 4, 5), evaluation, 5, progress=False, workers=2)
+    helped = study.curves(progress=False)
+    assert torch.equal(helped.loss, in_workers.loss)
+    assert torch.equal(helped.mean_prediction, in_workers.mean_prediction)

@@ -17,8 +17,9 @@ every step, without gradient clipping. This module runs exactly that:
 
 A draw is one damage; it is run on both constructions from the same seed, so the two columns of
 chapter 1's table hit the same kind of matrix. `protocol_on_draws` retrains given draws (chapter 1
-picks them from the whole damage distribution, `lib.bfs.damage_distribution`); `study_protocol`
-draws them at random as the authors did.
+picks them from the whole damage distribution, `lib.bfs.damage_distribution`, and starts them
+with `start_protocol_on_draws` in the background while it computes its other sections);
+`study_protocol` draws them at random as the authors did.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from lib.bfs.graphs import frontier_distance_batch, sample_seed_graphs
 from lib.bfs.perturbation import flush_denormals
 from lib.bfs.seed_construction import StudyConstruction
 from lib.bfs.transformer import BFSTransformer
-from lib.book.workers import map_in_workers
+from lib.book.workers import Pending, start_in_workers
 
 #: The six weight lists of the authors' `destroy_rand_weights`, in their order.
 WEIGHT_LISTS = ("reach key", "reach query", "reach value", "answer key", "answer query", "answer value")
@@ -172,17 +173,42 @@ def study_protocol_draw(intact, damage: Damage, steps: int, held_out: HeldOut, s
             "damage_had_effect": abs(run["curve"][0][1] - loss_intact) > tolerance, **run}
 
 
-def protocol_on_draws(constructions: dict, draws: list[tuple[Damage, int]], steps: int, held_out_seed: int, *,
-                      n_held_out: int = 1024, batch_size: int = STUDY_BATCH_SIZE, record_every: int = 50,
-                      progress: bool = False, workers: int = 1) -> dict[str, list[dict]]:
-    """Given draws (damage, seed), each damaged and retrained on every construction (name -> model).
+@dataclass
+class PendingProtocol:
+    """Retraining runs started by `start_protocol_on_draws`; `records()` waits for them."""
+
+    names: tuple[str, ...]
+    pending: Pending
+
+    @property
+    def in_background(self) -> bool:
+        """Whether worker processes retrain while this process goes on."""
+        return self.pending.in_background
+
+    def records(self, *, progress: bool = False) -> dict[str, list[dict]]:
+        """Construction name -> its draws' records, in draw order (a bar counts the runs done)."""
+        runs = [name for name in self.names for _ in range(self.pending.count // len(self.names))]
+        records = {name: [] for name in self.names}
+        for name, record in zip(runs, tqdm(self.pending.results(), total=len(runs), disable=not progress,
+                                           desc="the study's protocol", mininterval=5)):
+            records[name].append(record)
+        return records
+
+
+def start_protocol_on_draws(constructions: dict, draws: list[tuple[Damage, int]], steps: int, held_out_seed: int, *,
+                            n_held_out: int = 1024, batch_size: int = STUDY_BATCH_SIZE, record_every: int = 50,
+                            workers: int = 1, this_process_helps: bool = False) -> PendingProtocol:
+    """Start retraining the given draws (damage, seed), each damaged and retrained on every
+    construction (name -> model); `PendingProtocol.records()` returns them.
 
     Draw i uses the same (list, index) and the same seed on every construction, so the columns
     are paired; the held-out graphs (`n_held_out` graphs of the study's sampler from
     `held_out_seed`) are the same graphs for all, labelled by each construction's unreachable
-    convention. `progress` shows a progress bar over the (construction, draw) runs; with
-    `workers` > 1 on a CPU the runs go to that many single-threaded worker processes
-    (`lib.book.workers`; each run's numbers are those of a single-threaded run here).
+    convention. On a CPU the runs start now in `workers` single-threaded worker processes
+    (`lib.book.workers.start_in_workers`) while this process goes on; with `this_process_helps`,
+    `records()` also retrains here, on one thread, the runs no worker has started. Each run's
+    numbers are those of a single-threaded run here. On a machine with a GPU, or with no second
+    process, the runs go here when the records are read.
     """
     held_out = {name: held_out_set(model, n_held_out, held_out_seed) for name, model in constructions.items()}
     runs = [(name, damage, seed) for name in constructions for damage, seed in draws]
@@ -193,11 +219,18 @@ def protocol_on_draws(constructions: dict, draws: list[tuple[Damage, int]], step
                                    batch_size=batch_size, record_every=record_every)
 
     device = next(next(iter(constructions.values())).parameters()).device
-    records = {name: [] for name in constructions}
-    for (name, _, _), record in zip(runs, tqdm(map_in_workers(retrain, runs, workers, device), total=len(runs),
-                                               disable=not progress, desc="the study's protocol", mininterval=5)):
-        records[name].append(record)
-    return records
+    pending = start_in_workers(retrain, runs, workers, device, this_process_helps=this_process_helps)
+    return PendingProtocol(tuple(constructions), pending)
+
+
+def protocol_on_draws(constructions: dict, draws: list[tuple[Damage, int]], steps: int, held_out_seed: int, *,
+                      n_held_out: int = 1024, batch_size: int = STUDY_BATCH_SIZE, record_every: int = 50,
+                      progress: bool = False, workers: int = 1) -> dict[str, list[dict]]:
+    """`start_protocol_on_draws` and wait for its records: construction name -> the draws'
+    records (`study_protocol_draw`), in draw order; `progress` shows a bar over the runs."""
+    return start_protocol_on_draws(constructions, draws, steps, held_out_seed, n_held_out=n_held_out,
+                                   batch_size=batch_size, record_every=record_every,
+                                   workers=workers).records(progress=progress)
 
 
 def study_protocol(constructions: dict, draws: int, steps: int, seed: int, *, n_held_out: int = 1024,
@@ -212,6 +245,7 @@ def study_protocol(constructions: dict, draws: int, steps: int, seed: int, *, n_
 
 __all__ = [
     "Damage", "HeldOut", "PUBLISHED_RECOVERY", "STUDY_BATCH_SIZE", "STUDY_LEARNING_RATE", "WEIGHT_LISTS",
-    "apply_damage", "checkpoints", "draw_damage", "held_out_set", "matrix_name", "protocol_on_draws",
-    "retrain_like_study", "study_protocol", "study_protocol_draw", "unreachable_label",
+    "PendingProtocol", "apply_damage", "checkpoints", "draw_damage", "held_out_set", "matrix_name",
+    "protocol_on_draws", "retrain_like_study", "start_protocol_on_draws", "study_protocol", "study_protocol_draw",
+    "unreachable_label",
 ]

@@ -57,10 +57,11 @@ class Chapter1Parameters(ChapterParameters):
     n_eval_graphs: int = parameter("held-out graphs on which losses before/after are measured",
                                    low=1, smoke=64)
     cpu_threads: int = parameter(
-        "torch threads of the chapter's own passes on the CPU (the retraining workers use one each)",
+        "torch threads of this process on the CPU while no retraining runs beside it (one while it does)",
         low=1, high=256)
     workers: int = parameter(
-        "worker processes that retrain damaged copies at once on a CPU (one per core)", low=1, high=256)
+        "worker processes that retrain damaged copies on a CPU while this process computes the sections "
+        "before; it then retrains beside them (one: one busy process per core)", low=1, high=256)
     recovered_below: float = parameter(
         "a run counts as recovered if its held-out MSE ends below this (about 1% of the label variance)",
         low=0.0, low_inclusive=False)

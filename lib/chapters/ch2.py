@@ -51,7 +51,8 @@ class Chapter2Parameters(ChapterParameters):
     study_seeds: int = parameter("models in the transition study, seeded seed, seed + 1, ...", low=1, high=100,
                                  smoke=at_most(2))
     study_workers: int = parameter(
-        "worker processes that train the transition study's models on a CPU, while the main run trains (one per core)",
+        "worker processes that train the transition study's models on a CPU while the main run trains; "
+        "this process joins them after it (one worker: one busy process per core)",
         low=1, high=256, smoke=at_most(1))
     study_steps: int = parameter("training steps of each model of the transition study (the study plotted 300)",
                                  low=10, smoke=at_most(30))

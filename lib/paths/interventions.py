@@ -81,6 +81,7 @@ def heads_replaced(model: PathTransformer, constants: Mapping[tuple[int, int], t
 def mean_module_output(model: PathTransformer, module: torch.nn.Module, tokens: torch.Tensor) -> torch.Tensor:
     """The output of `module` (a submodule of `model`) averaged over the non-padding tokens of
     `tokens`; chapter 7 uses it for the mean of each feed-forward block."""
+    tokens = tokens.to(next(model.parameters()).device)
     kept: list[torch.Tensor] = []
     handle = module.register_forward_hook(lambda m, args, out: kept.append(out))
     try:

@@ -166,18 +166,19 @@ class PendingStudy:
 
 
 def start_transition_study(config: PathTrainingConfig, seeds: Sequence[int], evaluation: BalancedEvaluationSet,
-                           eval_every: int, *, workers: int = 1) -> PendingStudy:
+                           eval_every: int, *, workers: int = 1, this_process_helps: bool = False) -> PendingStudy:
     """Start training one model per seed with `config` (its seed replaced), each scored on
     `evaluation` at step 0 and every `eval_every` steps until the end of its schedule.
 
-    With `workers` > 1 on a CPU, the seeds train now, in that many forked single-threaded
-    worker processes (`lib.book.workers.start_in_workers`), while this process goes on (chapter
-    2 trains its main run meanwhile); each model's numbers are those of a single-threaded run in
-    order. On a GPU, or where fork is missing, they train one after the other when `curves()`
-    is called.
+    On a CPU the seeds train now, in `workers` forked single-threaded worker processes
+    (`lib.book.workers.start_in_workers`), while this process goes on (chapter 2 trains its main
+    run meanwhile); with `this_process_helps`, `curves()` also trains here, on one thread, the
+    seeds no worker has started yet. Each model's numbers are those of a single-threaded run in
+    order. On a machine with a GPU, where fork is missing, or with no second process, they train
+    one after the other when `curves()` is called.
     """
     pending = start_in_workers(lambda seed: _one_seed(config, seed, evaluation, eval_every), seeds, workers,
-                               config.device)
+                               config.device, this_process_helps=this_process_helps)
     return PendingStudy(tuple(seeds), tuple(_study_steps(config, eval_every)), evaluation.lengths, config, pending)
 
 
