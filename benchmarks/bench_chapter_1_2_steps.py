@@ -25,7 +25,7 @@ median of `repeats` timings, each ratio against a baseline timed in the same run
   scoring pass over its 2,048-graph evaluation batch, which chapter 2 runs every 10 steps;
   `study_step` and `study_eval` the same for a model of the transition study (graphs of up to 15
   vertices; 1,408 evaluation graphs, scored every 5 steps). Each scoring pass is
-  `lib.paths.training.predict`, which runs each graph on the edge slots it uses, against
+  `lib.paths.prediction.predict`, which runs each graph on the edge slots it uses, against
   `*_all_slots`, the same pass over every slot.
 
 From these it prints the single-threaded core-seconds of what chapters 1 and 2 train at their
@@ -54,7 +54,7 @@ from lib.bfs.study_damage import frontier_distance_batch, sample_seed_graphs, un
 from lib.bfs.transformer import bfs_transformer
 from lib.paths.model import PathTransformerConfig, build_model
 from lib.paths.sampler import sample_batch
-from lib.paths.training import predict
+from lib.paths.prediction import predict
 
 #: Chapter 2's transition study: graphs of up to 15 vertices, scored on 128 graphs of each of 11 labels.
 STUDY_N_MAX = 15

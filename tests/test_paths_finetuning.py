@@ -14,7 +14,8 @@ from lib.paths.finetuning import (
 )
 from lib.paths.sampler import sample_with_options
 from lib.book.params import ParameterError
-from lib.paths.training import PathTrainingConfig, predict, save_training_run, start_training, train
+from lib.paths.prediction import predict
+from lib.paths.training import PathTrainingConfig, save_training_run, start_training, train
 
 BASE = PathTrainingConfig(n_layers=2, n_min=3, n_max=7, batch_size=128, lr_schedule=((150, 2e-3),),
                       log_every=10, snapshot_every=50, eval_size=256, seed=3)

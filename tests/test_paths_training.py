@@ -12,9 +12,10 @@ import torch
 from lib.paths.sampler import sample_batch
 from lib.paths.training import (
     PathTrainingConfig, constant_prediction_loss, follow_up_config, learning_rate_at, load_trained_model,
-    load_training_run, predict, start_training, train, used_edge_slots,
+    load_training_run, start_training, train,
 )
 from lib.paths.model import PathTransformer, PathTransformerConfig, build_model, count_parameters
+from lib.paths.prediction import predict
 from lib.paths.phase_transitions import running_median
 
 
@@ -44,29 +45,6 @@ def test_model_ignores_edge_order_and_padding():
         padded = torch.cat([torch.zeros(16, 5, 2, dtype=torch.long), tokens], dim=1)
         assert torch.allclose(model(shuffled), reference, atol=1e-5)
         assert torch.allclose(model(padded), reference, atol=1e-5), "more edge slots are fine"
-
-
-def test_used_edge_slots_counts_to_the_last_edge():
-    tokens = torch.tensor([[[1, 2], [0, 0], [0, 0], [3, 9]],     # one edge
-                           [[0, 0], [2, 3], [0, 0], [3, 9]],     # an edge after a padding slot
-                           [[0, 0], [0, 0], [0, 0], [3, 9]],     # no edge
-                           [[1, 2], [2, 3], [1, 3], [3, 9]]])    # every slot
-    assert used_edge_slots(tokens).tolist() == [1, 2, 0, 3]
-
-
-def test_predict_on_the_used_slots_equals_the_model_on_all_slots():
-    model = build_model(PathTransformerConfig(n_layers=2, max_vertex_id=10), seed=1)
-    tokens, _ = sample_batch(300, "any", 3, 10, torch.Generator().manual_seed(2))
-    # Padding moved in front of some graphs' edges: only slots empty in a whole group may be cut.
-    tokens[::3, :-1] = tokens[::3, :-1].flip(1)
-    assert len(used_edge_slots(tokens).unique()) > 3
-    model.train()
-    with torch.no_grad():
-        full = model(tokens)
-    for batch_size in (8192, 7):
-        assert torch.allclose(predict(model, tokens, batch_size=batch_size), full, atol=1e-6, rtol=0)
-    assert model.training
-    assert predict(model, tokens[:0]).shape == (0,)
 
 
 def test_build_model_depends_only_on_seed():

@@ -27,7 +27,7 @@ from lib.paths.generalization_tests import (
 )
 from lib.paths.model import PathTransformer
 from lib.paths.sampler import make_options, sample_with_options
-from lib.paths.training import predict
+from lib.paths.prediction import predict
 
 #: The two baselines, by name.
 BASELINES = ("distance 1-2", "mean label")

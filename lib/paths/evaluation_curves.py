@@ -18,7 +18,8 @@ import math
 import torch
 from tqdm.auto import tqdm
 
-from lib.paths.training import TrainingRun, predict, train
+from lib.paths.prediction import predict
+from lib.paths.training import TrainingRun, train
 
 
 @dataclasses.dataclass(frozen=True)

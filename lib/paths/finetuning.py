@@ -33,9 +33,10 @@ import torch
 
 from lib.book.params import ParameterError
 from lib.paths.training import (
-    PathTrainingConfig, TrainingRun, follow_up_config, load_trained_model, predict, start_training, train,
+    PathTrainingConfig, TrainingRun, follow_up_config, load_trained_model, start_training, train,
 )
 from lib.paths.model import PathTransformer
+from lib.paths.prediction import predict
 
 #: File name of chapter 2's checkpoint inside `results_dir`.
 CHAPTER_2_CHECKPOINT = "02_training_checkpoint.pt"

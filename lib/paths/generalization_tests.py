@@ -29,7 +29,8 @@ import torch
 
 from lib.paths.sampler import GraphProposals, SamplerOptions, distances_from, make_options, sample_with_options
 from lib.book.params import ParameterError
-from lib.paths.training import PathTrainingConfig, predict
+from lib.paths.prediction import predict
+from lib.paths.training import PathTrainingConfig
 from lib.paths.model import PathTransformer
 
 

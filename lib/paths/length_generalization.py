@@ -37,7 +37,8 @@ from lib.paths.sampler import (
     register_task, sample_with_options,
 )
 from lib.book.params import ParameterError
-from lib.paths.training import PathTrainingConfig, predict
+from lib.paths.prediction import predict
+from lib.paths.training import PathTrainingConfig
 from lib.paths.model import PathTransformer
 
 

@@ -16,7 +16,8 @@ import torch
 
 from lib.paths.evaluation_curves import EvaluationCurves
 from lib.paths.phase_transitions import Drop, DropSettings, detect_drops
-from lib.paths.training import TrainingRun, constant_prediction_loss, predict
+from lib.paths.prediction import predict
+from lib.paths.training import TrainingRun, constant_prediction_loss
 
 
 #: Fewest examples of a length in a logging window of the main run for the window to count.

@@ -29,7 +29,8 @@ from tqdm.auto import tqdm
 
 from lib.book.workers import Pending, start_in_workers
 from lib.paths.sampler import SamplerOptions, sample_with_options
-from lib.paths.training import PathTrainingConfig, predict, start_training, train
+from lib.paths.prediction import predict
+from lib.paths.training import PathTrainingConfig, start_training, train
 
 
 @dataclasses.dataclass(frozen=True)
