@@ -206,9 +206,9 @@ def start_protocol_on_draws(constructions: dict, draws: list[tuple[Damage, int]]
     `held_out_seed`) are the same graphs for all, labelled by each construction's unreachable
     convention. On a CPU the runs start now in `workers` single-threaded worker processes
     (`lib.book.workers.start_in_workers`) while this process goes on; with `this_process_helps`,
-    `records()` also retrains here, on one thread, the runs no worker has started. Each run's
-    numbers are those of a single-threaded run here. On a machine with a GPU, or with no second
-    process, the runs go here when the records are read.
+    `records()` also retrains here, on one thread, the runs no worker has started; each run's
+    numbers are then those of a single-threaded run here. On a machine with a GPU, or with no
+    second process, the runs go here, on this process's threads, when the records are read.
     """
     held_out = {name: held_out_set(model, n_held_out, held_out_seed) for name, model in constructions.items()}
     runs = [(name, damage, seed) for name in constructions for damage, seed in draws]

@@ -7,11 +7,12 @@ do not talk to each other.
 `map_in_workers` hands them to `workers` forked processes, each with one torch thread, and
 returns the results in the order of the items, so a run's numbers are those of the same run done
 here on one thread (the tests check it). On a machine with a GPU, with one worker, or where fork
-is missing, the runs go here one after the other. `start_in_workers` starts the same workers and
-returns at once, so that this process can do other work meanwhile; with `this_process_helps` it
-also runs, once it reads the results, the items no worker has started yet. Chapter 2 trains its transition
-study's seeds so, in one worker while its main run trains in the notebook's own process, then in
-both: two busy processes on two cores, never three.
+is missing, the runs go here one after the other (on this process's threads). `start_in_workers`
+starts the same workers and returns at once, so that this process can do other work meanwhile;
+with `this_process_helps` it also runs, once it reads the results and on one thread, the items no
+worker has started yet. Chapter 2 trains its transition study's seeds so, in one worker while its
+main run trains in the notebook's own process, then in both; chapter 1 retrains its damaged
+copies so beside its other sections: two busy processes on two cores, never three.
 """
 
 from __future__ import annotations

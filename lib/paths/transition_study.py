@@ -174,9 +174,9 @@ def start_transition_study(config: PathTrainingConfig, seeds: Sequence[int], eva
     On a CPU the seeds train now, in `workers` forked single-threaded worker processes
     (`lib.book.workers.start_in_workers`), while this process goes on (chapter 2 trains its main
     run meanwhile); with `this_process_helps`, `curves()` also trains here, on one thread, the
-    seeds no worker has started yet. Each model's numbers are those of a single-threaded run in
-    order. On a machine with a GPU, where fork is missing, or with no second process, they train
-    one after the other when `curves()` is called.
+    seeds no worker has started yet; each model's numbers are then those of a single-threaded run
+    in order. On a machine with a GPU, where fork is missing, or with no second process, they
+    train one after the other, on this process's threads, when `curves()` is called.
     """
     pending = start_in_workers(lambda seed: _one_seed(config, seed, evaluation, eval_every), seeds, workers,
                                config.device, this_process_helps=this_process_helps)
