@@ -98,7 +98,7 @@ from lib.paths.transition_verdicts import (
     study_curves, study_sensitivity,
 )
 from lib.paths.constant_rival import shares_of
-from lib.paths.evaluation_curves import train_with_curves
+from lib.paths.evaluation_curves import start_scoring, train_keeping_weights
 from lib.paths.model import PathTransformer, PathTransformerConfig, count_parameters
 from lib.paths.sampler import sample_batch
 from lib.paths.training import save_training_run, start_training
@@ -223,14 +223,15 @@ learning_rate_figure(training.lr_schedule).show()
 # never sees a graph twice and there is no overfitting to speak of: the training loss is also
 # the test loss. The loop logs the loss of every true path length over windows of `log_every`
 # steps, and every `snapshot_every` steps it stores the predictions on a fixed evaluation batch
-# for the histograms below. Every `log_every` steps the model is also scored on that batch, one
-# loss and one mean prediction per true distance (`lib.paths.evaluation_curves`: only
-# predictions without gradients are added between the steps, so the model is the one plain
-# training gives). On a CPU, the models of the next section's transition study meanwhile train
-# in `study_workers` background processes of one thread each, and once the main run is done this
-# process trains the ones no worker has started (at the defaults, two busy processes on two
-# cores). Like the main run, which trains here on `cpu_threads` threads, each model gets the
-# numbers it would get trained alone (on a GPU they train after it).
+# for the histograms below. Every `log_every` steps it also keeps a copy of its weights, and each
+# copy is scored on that batch, one loss and one mean prediction per true distance
+# (`lib.paths.evaluation_curves`: the training is plain training, and the scoring waits until it
+# is done). On a CPU, the models of the next section's transition study meanwhile train in
+# `study_workers` background processes of one thread each. Once the main run is done, one more
+# such process scores its copies while this process trains the study's models that no worker has
+# started: at the defaults two busy processes on two cores, three for the 20 s or so of scoring.
+# Like the main run, which trains here on `cpu_threads` threads, each model and each scoring gets
+# the numbers it would get alone on one thread (on a GPU they all run here, after the main run).
 
 # %%
 evaluation = balanced_evaluation_set(config.study.sampler, config.study_eval_per_length,
@@ -240,7 +241,10 @@ study = start_transition_study(config.study, config.study_seed_list, evaluation,
 
 # %%
 run = start_training(training)
-eval_curves = train_with_curves(run, training.log_every)
+kept_weights = train_keeping_weights(run, training.log_every)
+scoring = start_scoring(run, kept_weights)  # in one more worker on a CPU, while ...
+curves = study.curves()  # ... this process trains the study's models no worker has started
+eval_curves = scoring.curves()
 checkpoint_path = f"{config.results_dir}/02_training_checkpoint.pt"
 save_training_run(run, checkpoint_path)
 summary = summarize_run(run, config.drop_settings, eval_curves)
@@ -299,7 +303,6 @@ total_loss_figure(run.log, published_final_loss=PUBLISHED["final_loss"]).show()
 # transitions that hold, over every length with at least 2% of the training graphs.
 
 # %%
-curves = study.curves()
 study_unreachable = config.study.sampler.unreachable_label
 study_labels = sample_batch(20_000, "pretrain", config.n_min, config.study_n_max,
                             torch.Generator().manual_seed(config.seed + 10_001))[1]

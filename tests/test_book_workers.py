@@ -3,6 +3,7 @@ same runs done here on one thread, whether waited for (map_in_workers) or starte
 background (start_in_workers) while this process goes on, and helped by this process once it reads
 them; a worker's failure comes back as an error here."""
 
+import multiprocessing
 import os
 import time
 
@@ -64,13 +65,21 @@ def test_without_workers_nothing_runs_before_the_results_are_read():
     assert list(pending.results()) == [-1, -2] and called == [1, 2]
 
 
-def _slow_noisy_sum(seed: int) -> tuple[int, float, int, int]:
-    time.sleep(0.3)
-    return (*_noisy_sum(seed), os.getpid())
-
-
 def test_this_process_helps_with_the_items_no_worker_started():
-    pending = start_in_workers(_slow_noisy_sum, range(6), workers=1, this_process_helps=True)
+    started = multiprocessing.get_context("fork").Value("i", 0) if can_fork(2) else None
+
+    def noisy_sum_once_both_run(seed: int) -> tuple[int, float, int, int]:
+        # An item waits (a minute at most) until both processes have begun one, so both run
+        # items however slowly the worker starts.
+        if started is not None:
+            with started.get_lock():
+                started.value += 1
+            deadline = time.monotonic() + 60
+            while started.value < 2 and time.monotonic() < deadline:
+                time.sleep(0.01)
+        return (*_noisy_sum(seed), os.getpid())
+
+    pending = start_in_workers(noisy_sum_once_both_run, range(6), workers=1, this_process_helps=True)
     assert pending.in_background == can_fork(2)
     threads = torch.get_num_threads()
     results = list(pending.results())

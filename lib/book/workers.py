@@ -11,8 +11,9 @@ is missing, the runs go here one after the other (on this process's threads). `s
 starts the same workers and returns at once, so that this process can do other work meanwhile;
 with `this_process_helps` it also runs, once it reads the results and on one thread, the items no
 worker has started yet. Chapter 2 trains its transition study's seeds so, in one worker while its
-main run trains in the notebook's own process, then in both; chapter 1 retrains its damaged
-copies so beside its other sections: two busy processes on two cores, never three.
+main run trains in the notebook's own process, then in both, and meanwhile scores the main run's
+kept weights in one more worker (three busy processes for about 20 s); chapter 1 retrains its
+damaged copies so beside its other sections: two busy processes on two cores.
 """
 
 from __future__ import annotations
