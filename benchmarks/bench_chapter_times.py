@@ -42,7 +42,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from bench_chapter_1_2_steps import encoder_step, median_seconds  # noqa: E402
-from timing import timed  # noqa: E402
+from timing import Timing, timed  # noqa: E402
 
 #: The commit whose chapters 1 and 2 set issue 34's floor: executed there at 281 s and 336 s.
 BASELINE = "ca75b7e"
@@ -68,9 +68,9 @@ def export_commit(revision: str, into: Path) -> Path:
     return into
 
 
-def execute(root: Path, chapter: str, work: Path) -> float:
+def execute(root: Path, chapter: str, work: Path) -> Timing:
     """Execute `root`'s chapter at its defaults (its own `lib` first on the path), results in
-    `work`; the wall seconds of jupytext and papermill together."""
+    `work`; the `timing.Timing` of jupytext and papermill together."""
     work.mkdir(parents=True)
     notebook = work / f"{chapter}.ipynb"
     environment = {**os.environ, "PYTHONPATH": str(root)}

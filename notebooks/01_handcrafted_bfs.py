@@ -105,8 +105,9 @@ print(f"device: {config.device}; model size n = {config.n_vertices}; smoke run: 
 # `cpu_threads` threads). On a CPU the retraining then runs in `workers` background processes of
 # one thread each while this process computes the sections before it on one thread, and this
 # process joins them when that section reads the results: at the defaults, two busy processes on
-# two cores, and every retrained draw gets the numbers of a single-threaded run, wherever it runs
-# (on a machine with a GPU it all runs in this process, when the section reads it).
+# two cores, and every retrained draw gets the numbers of a single-threaded run, whichever process
+# runs it. On a machine with a GPU it all runs in this process, on its device, when the section
+# reads it.
 
 # %%
 study_construction = StudyConstruction(config.n_vertices)

@@ -23,7 +23,7 @@ def test_the_baseline_is_the_commits_own_files(tmp_path):
     assert (exported / "lib" / "paths" / "training.py").exists()
 
 
-def test_the_reference_step_is_timed_on_one_thread():
+def test_the_reference_step_is_timed_and_the_thread_count_restored():
     import torch
     threads = torch.get_num_threads()
     assert 0 < bench_chapter_times.reference_step_ms(repeats=1) < math.inf

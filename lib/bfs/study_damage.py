@@ -178,6 +178,7 @@ class PendingProtocol:
     """Retraining runs started by `start_protocol_on_draws`; `records()` waits for them."""
 
     names: tuple[str, ...]
+    run_names: tuple[str, ...]   # the construction of each run, in the order of the results
     pending: Pending
 
     @property
@@ -187,10 +188,10 @@ class PendingProtocol:
 
     def records(self, *, progress: bool = False) -> dict[str, list[dict]]:
         """Construction name -> its draws' records, in draw order (a bar counts the runs done)."""
-        runs = [name for name in self.names for _ in range(self.pending.count // len(self.names))]
         records = {name: [] for name in self.names}
-        for name, record in zip(runs, tqdm(self.pending.results(), total=len(runs), disable=not progress,
-                                           desc="the study's protocol", mininterval=5)):
+        for name, record in zip(self.run_names, tqdm(self.pending.results(), total=len(self.run_names),
+                                                     disable=not progress, desc="the study's protocol",
+                                                     mininterval=5)):
             records[name].append(record)
         return records
 
@@ -220,7 +221,7 @@ def start_protocol_on_draws(constructions: dict, draws: list[tuple[Damage, int]]
 
     device = next(next(iter(constructions.values())).parameters()).device
     pending = start_in_workers(retrain, runs, workers, device, this_process_helps=this_process_helps)
-    return PendingProtocol(tuple(constructions), pending)
+    return PendingProtocol(tuple(constructions), tuple(name for name, _, _ in runs), pending)
 
 
 def protocol_on_draws(constructions: dict, draws: list[tuple[Damage, int]], steps: int, held_out_seed: int, *,

@@ -88,11 +88,6 @@ class Pending(Generic[Result]):
         """Whether worker processes run the items (else they run here when the results are read)."""
         return bool(self._processes)
 
-    @property
-    def count(self) -> int:
-        """How many items there are."""
-        return len(self._items)
-
     def results(self) -> Iterator[Result]:
         """Each result as soon as it and those before it are done (computed here, in order, where
         no worker process was started). Where this process helps, it runs the items no worker has
