@@ -26,7 +26,11 @@ median of `repeats` timings, each ratio against a baseline timed in the same run
   `study_step` and `study_eval` the same for a model of the transition study (graphs of up to 15
   vertices; 1,408 evaluation graphs, scored every 5 steps). Each scoring pass is
   `lib.paths.prediction.predict`, which runs each graph on the edge slots it uses, against
-  `*_all_slots`, the same pass over every slot.
+  `*_all_slots`, the same pass over every slot. `study_step_width_buckets` is the study's step
+  as chapter 2 trains it on a CPU, in `study_width_buckets` chunks of graphs of similar width
+  (`lib.paths.width_buckets`), against `study_step` on all slots; `encoder_step_width_buckets`
+  the same for the main run's step, which trains on all slots (so that chapters 3 and 7 keep
+  their numbers).
 
 From these it prints the single-threaded core-seconds of what chapters 1 and 2 train at their
 defaults, and half of that: the least time two cores can take for it; and, for chapter 2, the
@@ -42,6 +46,7 @@ import contextlib
 import json
 import statistics
 import time
+from pathlib import Path
 
 import torch
 
@@ -55,10 +60,15 @@ from lib.bfs.transformer import bfs_transformer
 from lib.paths.model import PathTransformerConfig, build_model
 from lib.paths.sampler import sample_batch
 from lib.paths.prediction import predict
+from lib.paths.width_buckets import forward_in_width_buckets
+from lib.book.params import read_parameters_cell
 
 #: Chapter 2's transition study: graphs of up to 15 vertices, scored on 128 graphs of each of 11 labels.
 STUDY_N_MAX = 15
 STUDY_EVAL_GRAPHS = 128 * 11
+#: How many width buckets chapter 2's transition study trains in on a CPU (its notebook's default).
+STUDY_WIDTH_BUCKETS = read_parameters_cell(
+    Path(__file__).resolve().parents[1] / "notebooks" / "02_training.py")["study_width_buckets"]
 
 
 def median_seconds(work, repeats: int) -> float:
@@ -117,14 +127,18 @@ def book_scores(n_vertices: int = 8, batch: int = 512) -> torch.Tensor:
     return captured["scores"]
 
 
-def encoder_step(batch: int = 256, n_max: int = 8):
-    """One training step of chapter 2's default encoder (4 layers) on graphs of 3 to `n_max` vertices."""
+def encoder_step(batch: int = 256, n_max: int = 8, width_buckets: int = 0):
+    """One training step of chapter 2's default encoder (4 layers) on graphs of 3 to `n_max`
+    vertices, on all edge slots or in `width_buckets` chunks (as `lib.paths.training.train`)."""
     model = build_model(PathTransformerConfig(n_layers=4, max_vertex_id=n_max), seed=0)
     optimizer = torch.optim.Adam(model.parameters(), 1e-3)
     tokens, labels = sample_batch(batch, "pretrain", 3, n_max, torch.Generator().manual_seed(0))
 
+    def forward():
+        return model(tokens) if width_buckets == 0 else forward_in_width_buckets(model, tokens, width_buckets)
+
     def step():
-        loss = torch.nn.functional.mse_loss(model(tokens), labels.float())
+        loss = torch.nn.functional.mse_loss(forward(), labels.float())
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         optimizer.step()
@@ -179,12 +193,16 @@ def main() -> None:
         _, step = encoder_step(encoder_batch)
         seconds[f"encoder_step_{threads}_threads"] = median_seconds(step, repeats)
     torch.set_num_threads(1)
+    _, step = encoder_step(encoder_batch, width_buckets=STUDY_WIDTH_BUCKETS)
+    seconds["encoder_step_width_buckets"] = median_seconds(step, repeats)
     model, _ = encoder_step(encoder_batch)
     for suffix, all_slots in (("", False), ("_all_slots", True)):
         seconds[f"encoder_eval{suffix}"] = median_seconds(
             evaluation_pass(model, 8 * encoder_batch, 8, all_slots=all_slots), repeats)
     model, step = encoder_step(encoder_batch, STUDY_N_MAX)
     seconds["study_step"] = median_seconds(step, repeats)
+    _, step = encoder_step(encoder_batch, STUDY_N_MAX, STUDY_WIDTH_BUCKETS)
+    seconds["study_step_width_buckets"] = median_seconds(step, repeats)
     for suffix, all_slots in (("", False), ("_all_slots", True)):
         seconds[f"study_eval{suffix}"] = median_seconds(evaluation_pass(
             model, STUDY_EVAL_GRAPHS // (1 if not args.quick else 8), STUDY_N_MAX, all_slots=all_slots), repeats)
@@ -194,8 +212,9 @@ def main() -> None:
             20 * 100 * (seconds["retrain_step_study"] + seconds["retrain_step_book"]),
         "chapter 2's main run (2,500 steps, 251 scorings)":
             2500 * seconds["encoder_step_1_threads"] + 251 * seconds["encoder_eval"],
-        "chapter 2's transition study (10 seeds x 300 steps, 61 scorings each)":
-            10 * (300 * seconds["study_step"] + 61 * seconds["study_eval"]),
+        f"chapter 2's transition study (10 seeds x 300 steps in {STUDY_WIDTH_BUCKETS} width buckets, "
+        "61 scorings each)":
+            10 * (300 * seconds["study_step_width_buckets"] + 61 * seconds["study_eval"]),
     }
     ratios = {
         "retrain step study, torch / underflow-free softmax":
@@ -208,8 +227,11 @@ def main() -> None:
         "encoder_eval / 10 encoder steps (1 thread)": seconds["encoder_eval"] / (10 * seconds["encoder_step_1_threads"]),
         "encoder_eval, used / all slots": seconds["encoder_eval"] / seconds["encoder_eval_all_slots"],
         "study_eval, used / all slots": seconds["study_eval"] / seconds["study_eval_all_slots"],
+        "study_step, width buckets / all slots": seconds["study_step_width_buckets"] / seconds["study_step"],
+        "encoder_step (1 thread), width buckets / all slots":
+            seconds["encoder_step_width_buckets"] / seconds["encoder_step_1_threads"],
     }
-    seed_run = 300 * seconds["study_step"] + 61 * seconds["study_eval"]
+    seed_run = 300 * seconds["study_step_width_buckets"] + 61 * seconds["study_eval"]
     chapter_2_schedule = two_process_schedule(
         core_seconds["chapter 2's main run (2,500 steps, 251 scorings)"], seed_run, 10)
     for name, value in seconds.items():

@@ -59,6 +59,7 @@ study_seeds = 10  # models in the transition study, seeded seed, seed + 1, ...
 study_workers = 1  # worker processes that train the transition study's models on a CPU while the main run trains; this process joins them after it (one worker: one busy process per core)
 study_steps = 300  # training steps of each model of the transition study (the study plotted 300)
 study_batch_size = 256  # fresh graphs per step in the transition study
+study_width_buckets = 4  # on a CPU, chunks of graphs of similar width each training batch of the transition study runs in, each on its widest graph's edge slots (0: every graph on all slots; see lib.paths.width_buckets)
 study_learning_rate = 5e-4  # learning rate of the transition study (published: 5e-4)
 study_eval_every = 5  # steps between scorings of the transition study's models
 study_eval_per_length = 128  # evaluation graphs of each path length in the transition study
@@ -245,6 +246,7 @@ kept_weights = train_keeping_weights(run, training.log_every)
 scoring = start_scoring(run, kept_weights)  # in one more worker on a CPU, while ...
 curves = study.curves()  # ... this process trains the study's models no worker has started
 eval_curves = scoring.curves()
+del kept_weights, scoring  # the copies: about 200 MB at the defaults, 2 GB at the published scale
 checkpoint_path = f"{config.results_dir}/02_training_checkpoint.pt"
 save_training_run(run, checkpoint_path)
 summary = summarize_run(run, config.drop_settings, eval_curves)
@@ -277,7 +279,11 @@ total_loss_figure(run.log, published_final_loss=PUBLISHED["final_loss"]).show()
 # `n_layers` layers, `study_batch_size` graphs per step at learning rate `study_learning_rate`,
 # graphs of up to `study_n_max` vertices) is scored every `study_eval_every` steps on one fixed
 # evaluation set with `study_eval_per_length` graphs of every path length (lengths too rare to
-# fill it are left out), drawn from the same distribution.
+# fill it are left out), drawn from the same distribution. On a CPU each training batch of the
+# study runs in `study_width_buckets` chunks of graphs of similar width, each on the edge slots its
+# widest graph uses (`lib.paths.width_buckets`): the same function as on all slots, since padding
+# is masked, rounded differently, and faster (`benchmarks/bench_chapter_1_2_steps.py` measures
+# by how much).
 #
 # A drop is dated by `lib.paths.phase_transitions.detect_drop`: the log-loss, smoothed by a
 # running median over `drop_smoothing` points, is taken at its steepest descent; the drop counts

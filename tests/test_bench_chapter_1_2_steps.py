@@ -20,7 +20,8 @@ def test_the_quick_run_reports_every_timing_and_ratio(tmp_path):
         "retrain_step_study", "retrain_step_book", "retrain_step_study_torch_softmax",
         "retrain_step_book_torch_softmax", "softmax_torch", "softmax_underflow_free", "exp_normal",
         "exp_underflow", "encoder_step_1_threads", "encoder_step_2_threads", "encoder_eval",
-        "encoder_eval_all_slots", "study_step", "study_eval", "study_eval_all_slots"}
+        "encoder_eval_all_slots", "study_step", "study_eval", "study_eval_all_slots",
+        "encoder_step_width_buckets", "study_step_width_buckets"}
     assert all(math.isfinite(v) and v > 0 for v in [*report["seconds"].values(), *report["ratios"].values(),
                                                      *report["core_seconds"].values()])
     assert len(report["core_seconds"]) == 3

@@ -1,5 +1,6 @@
 """Chapter 2's parameters and summaries (lib.chapters.ch2)."""
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -39,6 +40,9 @@ def test_the_study_parameters_build_its_recipe_and_bad_ones_are_named():
     assert study.lr_schedule == ((config.study_steps, config.study_learning_rate),)
     assert config.study_seed_list == tuple(range(config.study_seeds)) and config.study_seeds >= 10
     assert config.drop_settings.max_width == config.drop_max_width
+    # The study trains in width buckets on a CPU only; the main run, which chapters 3 and 7 build on, never.
+    assert study.width_buckets == config.study_width_buckets > 0 and config.training.width_buckets == 0
+    assert dataclasses.replace(config, device=torch.device("cuda")).study.width_buckets == 0
     smoke = validate_parameters(Chapter2Parameters, {**DEFAULTS, "smoke": True})
     assert smoke.study_steps <= 30 and smoke.study_seeds <= 2
     with pytest.raises(ParameterError, match=r"`study_eval_every` must be at most `study_steps`"):

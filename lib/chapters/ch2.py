@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import dataclasses
 
+import torch
+
 from lib.book.params import at_most, ChapterParameters, check_schedule, parameter, ParameterError
 from lib.paths.training import PathTrainingConfig
 from lib.paths.phase_transitions import DropSettings
@@ -58,6 +60,10 @@ class Chapter2Parameters(ChapterParameters):
                                  low=10, smoke=at_most(30))
     study_batch_size: int = parameter("fresh graphs per step in the transition study", low=1, high=2**20,
                                       smoke=at_most(64))
+    study_width_buckets: int = parameter(
+        "on a CPU, chunks of graphs of similar width each training batch of the transition study runs in, "
+        "each on its widest graph's edge slots (0: every graph on all slots; see lib.paths.width_buckets)",
+        low=0, high=64)
     study_learning_rate: float = parameter("learning rate of the transition study (published: 5e-4)",
                                            low=0.0, high=1.0, low_inclusive=False)
     study_eval_every: int = parameter("steps between scorings of the transition study's models", low=1)
@@ -99,6 +105,8 @@ class Chapter2Parameters(ChapterParameters):
             n_layers=self.n_layers, n_min=self.n_min, n_max=self.study_n_max, task="pretrain",
             batch_size=self.study_batch_size, lr_schedule=((self.study_steps, self.study_learning_rate),),
             log_every=self.study_eval_every, snapshot_every=self.study_steps, eval_size=16,
+            # On a GPU the extra, smaller passes cost more than the padding (as in `predict`).
+            width_buckets=self.study_width_buckets if torch.device(self.device).type == "cpu" else 0,
             seed=self.seed, device=str(self.device))
 
     @property

@@ -31,6 +31,7 @@ from tqdm.auto import tqdm
 from lib.paths.sampler import SamplerOptions, make_options, sample_with_options
 from lib.paths.model import PathTransformer, PathTransformerConfig, build_model, count_parameters
 from lib.paths.prediction import predict
+from lib.paths.width_buckets import forward_in_width_buckets
 from lib.book.results import save_checkpoint
 
 #: The published schedule: 6,400 steps at 5e-4, then 3,200 at 1e-4.
@@ -53,6 +54,10 @@ class PathTrainingConfig:
         log_every: steps per logging window.
         snapshot_every: steps between predictions on the fixed evaluation batch.
         eval_size: size of that batch.
+        width_buckets: 0 runs every training batch on all n_max edge slots; k > 0 runs it in k
+            chunks of graphs sorted by the slots they use, each on its widest graph's slots
+            (`lib.paths.width_buckets`): the same function, rounded differently, and faster where
+            graphs use few of their slots. Scoring passes trim padding anyway (`predict`).
         seed: seeds the initial weights, the data stream and the evaluation batch.
         device: "cpu", "cuda" or "cuda:K".
     """
@@ -69,6 +74,7 @@ class PathTrainingConfig:
     log_every: int = 10
     snapshot_every: int = 100
     eval_size: int = 2048
+    width_buckets: int = 0
     seed: int = 0
     device: str = "cpu"
 
@@ -257,7 +263,9 @@ def train(run: TrainingRun, until_step: int | None = None, *, checkpoint_path: s
             group["lr"] = lr
         tokens, labels = sample_with_options(config.batch_size, sampler, run.generator)
         sampled = time.perf_counter()
-        squared_error = (run.model(tokens) - labels) ** 2
+        predictions = (run.model(tokens) if config.width_buckets == 0
+                       else forward_in_width_buckets(run.model, tokens, config.width_buckets))
+        squared_error = (predictions - labels) ** 2
         loss = squared_error.mean()
         run.optimizer.zero_grad(set_to_none=True)
         loss.backward()

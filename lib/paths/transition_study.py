@@ -13,7 +13,8 @@ the model tells that length apart, or because one constant prediction for many l
 closer to it, and only the mean predictions tell these apart (`lib.paths.constant_rival`).
 
 `start_transition_study` trains one model per seed with `lib.paths.training` (the code of the
-chapter's main run), in the background where it can; `PendingStudy.curves` (or
+chapter's main run; chapter 2's recipe sets `width_buckets` on a CPU, so each batch runs in chunks of
+graphs of similar width, `lib.paths.width_buckets`), in the background where it can; `PendingStudy.curves` (or
 `run_transition_study`, which waits at once) returns the curves, and
 `lib.paths.phase_transitions.detect_drops` dates the drops.
 """
