@@ -51,6 +51,7 @@ lib.paths      transformers trained on shortest paths (study 1, part 2)
   model                  the edge-token encoder [2, 3]
   training               training on fresh data, logs, checkpoints, resume [2, 3]
   prediction             scoring passes without gradients, each graph on the edge slots it uses [2, 3, 7]
+  width_buckets          a training pass in a few chunks of graphs of similar width, each on its widest graph's slots [2]
   phase_transitions      the drop of each path length's loss: flat plateau, step, size, width, hold; order over seeds [2]
   transition_study       loss and mean prediction per length on a length-balanced set every few steps, several seeds [2]
   evaluation_curves      a run trained as usual, scored per label on its evaluation batch every few steps [2]
