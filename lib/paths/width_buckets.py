@@ -1,7 +1,7 @@
 """A training forward pass that skips most padding slots (chapter 2's transition study).
 
 A batch of graphs with up to n vertices is n edge slots wide, but a graph uses on average about
-half of them (9.0 of 16 tokens at up to 15 vertices, padding and query counted). The padding
+half of them (at up to 15 vertices, 9.0 of the 16 token slots on average, its query slot included). The padding
 slots are masked out of attention and the model reads only the last (query) slot, and it has no
 positional encodings, so a graph run on a prefix of its slots that holds all its edges, followed
 by its query slot, gives the same prediction as on all slots, up to float rounding.
