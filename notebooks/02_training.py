@@ -282,8 +282,9 @@ total_loss_figure(run.log, published_final_loss=PUBLISHED["final_loss"]).show()
 # fill it are left out), drawn from the same distribution. On a CPU each training batch of the
 # study runs in `study_width_buckets` chunks of graphs of similar width, each on the edge slots its
 # widest graph uses (`lib.paths.width_buckets`): the same function as on all slots, since padding
-# is masked, rounded differently, and faster (`benchmarks/bench_chapter_1_2_steps.py` measures
-# by how much).
+# is masked (`tests/test_paths_width_buckets.py` checks predictions and gradients), rounded
+# differently. It is there to save time on a CPU; `benchmarks/bench_chapter_1_2_steps.py` times
+# it against a step on all slots.
 #
 # A drop is dated by `lib.paths.phase_transitions.detect_drop`: the log-loss, smoothed by a
 # running median over `drop_smoothing` points, is taken at its steepest descent; the drop counts
