@@ -55,6 +55,7 @@ lib.paths      transformers trained on shortest paths (study 1, part 2)
   phase_transitions      the drop of each path length's loss: flat plateau, step, size, width, hold; order over seeds [2]
   transition_study       loss and mean prediction per length on a length-balanced set every few steps, several seeds [2]
   evaluation_curves      a run trained as usual, scored per label on its evaluation batch every few steps [2]
+  resumable_run          a main run that saves its whole state every few minutes and continues from it [2]
   constant_rival         a drop against one constant prediction for every graph not yet learned [2]
   drop_sensitivity       the detector and the rival rerun over a range of each setting; what holds at every one [2]
   transition_drops       the drops of every length in every seed: steps, spread, mean-label loss, the study's results entry, chance of the order [2]

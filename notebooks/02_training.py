@@ -67,6 +67,7 @@ drop_smoothing = 5  # points in the running median of each log-loss curve before
 drop_min_decades = 0.5  # smallest fall (decades of loss) that counts as a drop
 drop_max_width = 60  # most steps a drop may take (from 10% to 90% of its fall)
 cpu_threads = 1  # torch threads of the main run on the CPU (one: the study's workers train beside it)
+state_every_s = 0.0  # seconds between saves of the main run's whole state to results_dir/02_training_state.pt, from which a stopped run continues (tools/published.py); 0: no state, the weights are scored after the run
 
 # %% tags=["remove-output", "hide-input"]
 import math
@@ -102,6 +103,7 @@ from lib.paths.constant_rival import shares_of
 from lib.paths.evaluation_curves import start_scoring, train_keeping_weights
 from lib.paths.model import PathTransformer, PathTransformerConfig, count_parameters
 from lib.paths.sampler import sample_batch
+from lib.paths.resumable_run import train_resumably
 from lib.paths.training import save_training_run, start_training
 from lib.paths.transition_study import balanced_evaluation_set, start_transition_study
 
@@ -233,6 +235,10 @@ learning_rate_figure(training.lr_schedule).show()
 # started: at the defaults two busy processes on two cores, three for the 20 s or so of scoring.
 # Like the main run, which trains here on `cpu_threads` threads, each model and each scoring gets
 # the numbers it would get alone on one thread (on a GPU they all run here, after the main run).
+# A run that may be stopped before its end (`state_every_s` above 0: the published scale, run in
+# short GPU loans by `tools/published.py`) scores each copy as soon as it is made instead, and
+# saves its whole state every `state_every_s` seconds; the next run continues from it, with the
+# batches, updates and scores of a run that never stopped (`lib.paths.resumable_run`).
 
 # %%
 evaluation = balanced_evaluation_set(config.study.sampler, config.study_eval_per_length,
@@ -241,12 +247,17 @@ study = start_transition_study(config.study, config.study_seed_list, evaluation,
                                workers=config.study_workers, this_process_helps=True)
 
 # %%
-run = start_training(training)
-kept_weights = train_keeping_weights(run, training.log_every)
-scoring = start_scoring(run, kept_weights)  # in one more worker on a CPU, while ...
-curves = study.curves()  # ... this process trains the study's models no worker has started
-eval_curves = scoring.curves()
-del kept_weights, scoring  # the copies: about 200 MB at the defaults, 2 GB at the published scale
+if config.state_every_s > 0:
+    run, eval_curves = train_resumably(training, training.log_every, config.state_path,
+                                       save_every_s=config.state_every_s)
+    curves = study.curves()
+else:
+    run = start_training(training)
+    kept_weights = train_keeping_weights(run, training.log_every)
+    scoring = start_scoring(run, kept_weights)  # in one more worker on a CPU, while ...
+    curves = study.curves()  # ... this process trains the study's models no worker has started
+    eval_curves = scoring.curves()
+    del kept_weights, scoring  # the copies: about 200 MB at the defaults, 2 GB at the published scale
 checkpoint_path = f"{config.results_dir}/02_training_checkpoint.pt"
 save_training_run(run, checkpoint_path)
 summary = summarize_run(run, config.drop_settings, eval_curves)

@@ -11,7 +11,7 @@ import pytest
 from lib.book import verdict_rules as rules
 from lib.book.reproduced import (CHAPTERS, END_MARKER, PUBLISHED_STEPS, START_MARKER, VERDICT_WORDS, chapter_rows,
                                  keys_read, published_rows, reproduced_rows, reproduced_table, resolve, row_parts,
-                                 text_parts, with_table)
+                                 text_parts, waiting_rows, with_table)
 from lib.book.verdict_rules import RULES
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -274,8 +274,7 @@ def test_the_committed_index_holds_the_tables_the_committed_results_give():
     assert not any(r.get("smoke") for r in results.values()), "smoke results committed"
     page = (ROOT / "book" / "index.md").read_text()
     between = page.split(START_MARKER)[1].split(END_MARKER)[0]
-    at_study_scale = published_rows(results_table.published_steps(ROOT / "results" / "published"))
-    assert between.strip() == reproduced_table(reproduced_rows(results), False, at_study_scale).strip()
+    assert page == results_table.index_with_fresh_table(committed, page, ROOT / "results" / "published")
     assert between.count("| verdict | quantity | the study | this book |") == len(CHAPTERS)
 
 
@@ -586,3 +585,39 @@ def test_keys_read_are_the_top_level_keys_a_rendering_reads_that_the_results_hav
     read = keys_read("04_ambiguous_grokking", results)
     assert {"pairs", "published_comparisons", "intersection_sizes"} <= read <= results.keys()
     assert "seconds" not in read
+
+
+def test_a_row_only_a_step_still_to_run_can_judge_is_pending_with_its_step_and_device_time():
+    results = json.loads((ROOT / "notebooks" / "results" / "02_training.json").read_text())
+    waiting = waiting_rows({"02_training": results}, {"ch2_published": "about 37 GPU-minutes (basis); at step 400"})
+    # The final loss (not comparable here) waits; the drop rows, judged at this scale, do not.
+    assert list(waiting) == ["final loss of the trained transformer"]
+    table = reproduced_table(reproduced_rows({"02_training": results}), False, None, waiting)
+    assert "| **pending**: step ch2_published, about 37 GPU-minutes |" in table
+    assert ". At the study's scale: pending, waits for step ch2_published: about 37 GPU-minutes (basis); at step 400" \
+        in table
+    # A finished step's row replaces the waiting one.
+    record = {"device": "cuda (a GPU)", "wall_s": 9000.0, "date": "2026-11-27T02:09:19+00:00",
+              "code_fingerprint": "abc"}
+    done = published_rows({"ch2_published": (record, {**_first300({1: 55, 2: 85, 3: 90}), "final_loss": 0.002,
+                                                      "published": CH2_PUBLISHED})}, {"02_training": "abc"})
+    assert done["final loss of the trained transformer"].source.endswith("; the chapter's code of today")
+    table = reproduced_table(reproduced_rows({"02_training": results}), False, done, waiting)
+    assert "pending" not in table
+    changed = published_rows({"ch2_published": (record, {**_first300({1: 55, 2: 85, 3: 90}), "final_loss": 0.002,
+                                                         "published": CH2_PUBLISHED})}, {"02_training": "def"})
+    assert "earlier code of the chapter (fingerprint abc, today def)" in changed["final loss of the trained transformer"].source
+
+
+def test_the_steps_to_come_say_how_far_a_resumable_one_got(tmp_path):
+    partial = tmp_path / ".ch2_published.partial"
+    partial.mkdir()
+    (partial / "02_training_state.pt").write_bytes(b"")
+    (partial / "02_training_state_progress.json").write_text(json.dumps(
+        {"step": 2400, "total_steps": 9600, "seconds": 500.0, "device": "cuda", "saved": "2026-12-01T10:00:00Z"}))
+    (tmp_path / "ch2_first300").mkdir()
+    (tmp_path / "ch2_first300" / "step.json").write_text("{}")
+    waiting = results_table.steps_to_come(tmp_path)
+    assert "ch2_first300" not in waiting
+    assert waiting["ch2_published"].endswith("; at step 2,400 of 9,600 (saved 2026-12-01 on cuda)")
+    assert all(text for text in waiting.values())          # every step says what it needs

@@ -106,13 +106,19 @@ def test_the_plan_keeps_the_order_the_budget_and_what_a_step_reads():
     estimates = dict(zip(names, [100.0, 5000.0, 300.0, 200.0, None]))
     verdicts = published.plan(steps, set(), estimates, 600.0)
     assert verdicts["ch2_first300"] == "runs"
-    assert verdicts["ch2_published"].startswith("does not fit")
+    # The resumable step that does not fit runs as far as the rest of the budget goes.
+    assert verdicts["ch2_published"].startswith("runs as far as the 8 min 20 s left go")
     assert verdicts["ch3_published"] == "waits for ch2_published"
-    assert verdicts["ch4_s4_10k"] == "runs"          # a later step that fits still runs
+    assert verdicts["ch4_s4_10k"].startswith("does not fit")
     assert verdicts["ch4_s5_100"].startswith("no estimate")
+    verdicts = published.plan(steps, {"ch2_first300"}, estimates, 150.0)    # too little to start it
+    assert verdicts["ch2_published"].startswith("does not fit")
+    assert verdicts["ch4_s4_10k"] == "does not fit the 2 min 30 s left"
     verdicts = published.plan(steps, {"ch2_first300", "ch2_published"}, estimates, 600.0)
     assert verdicts["ch2_published"] == "done" and verdicts["ch3_published"] == "runs"
-    assert published.plan(steps, set(), estimates, 250.0)["ch4_s4_10k"].startswith("does not fit")
+    assert verdicts["ch4_s4_10k"] == "runs"          # a later step that fits still runs
+    assert published.plan(steps, {"ch2_first300", "ch2_published"}, estimates, 450.0)["ch4_s4_10k"] \
+        == "does not fit the 2 min 30 s left"
 
 
 @pytest.mark.parametrize("argv, message", [
@@ -169,3 +175,51 @@ def test_the_first_step_runs_in_smoke_mode_and_is_skipped_the_second_time(tmp_pa
     assert second.returncode == 0, second.stdout[-3000:] + second.stderr[-3000:]
     assert "ch2_first300: done" in second.stdout and "Finished now: nothing" in second.stdout
     assert json.loads((folder / "step.json").read_text()) == record
+
+
+#: Keys of chapter 2's results that time the run (they differ between any two runs).
+TIMING_KEYS = {"examples_per_second", "sampling_share", "seconds", "wall_s"}
+
+
+def without_timings(value):
+    if isinstance(value, dict):
+        return {k: without_timings(v) for k, v in value.items() if k not in TIMING_KEYS and "per_second" not in k}
+    if isinstance(value, list):
+        return [without_timings(v) for v in value]
+    return value
+
+
+@pytest.mark.notebook
+def test_a_resumable_step_stopped_mid_run_ends_with_the_numbers_of_an_unbroken_run(tmp_path, monkeypatch):
+    def run(out):
+        return published.main(["--smoke", "--budget-s", "600", "--device", "cpu", "--out", str(out),
+                               "--steps", "ch2_published"])
+
+    assert run(tmp_path / "unbroken") == 0
+    state = tmp_path / "broken" / ".ch2_published.partial" / "02_training_state.pt"
+    run_to_the_end = published.run_until
+
+    def stopped_mid_run(command, seconds, **popen):
+        """Run the step until its main run has saved step 30 or later (of 80), then stop it as
+        the budget would."""
+        process = subprocess.Popen(command, **popen)
+        while process.poll() is None and (published.read_progress(state) or {"step": 0})["step"] < 30:
+            time.sleep(0.05)
+        published.stop_tree(process)
+        return None
+
+    monkeypatch.setattr(published, "run_until", stopped_mid_run)
+    assert run(tmp_path / "broken") == 0
+    stopped_at = published.read_progress(state)["step"]
+    assert 30 <= stopped_at < 80, stopped_at
+    assert not (tmp_path / "broken" / "ch2_published").exists()
+    monkeypatch.setattr(published, "run_until", run_to_the_end)
+    assert run(tmp_path / "broken") == 0
+    folder = tmp_path / "broken" / "ch2_published"
+    record = json.loads((folder / "step.json").read_text())
+    assert [r["outcome"] for r in record["runs"]] == ["stopped", "done"]
+    assert record["runs"][1]["main_run_steps"] == [stopped_at, 80]
+    assert not state.parent.exists() and not list(folder.glob("*_state*"))
+    unbroken = json.loads((tmp_path / "unbroken" / "ch2_published" / "02_training.json").read_text())
+    broken = json.loads((folder / "02_training.json").read_text())
+    assert without_timings(broken) == without_timings(unbroken)

@@ -16,6 +16,21 @@ to resume. Chapter 3's step runs with the folder of chapter 2's published step a
 `results_dir`, where it finds that step's checkpoint; what it writes there is moved into its own
 folder when it finished.
 
+A resumable step (`Step.state_file`: ch2_published, 9,600 steps, longer than one GPU loan) is
+passed `state_every_s`, so its chapter saves its main run's whole state every `STATE_EVERY_S`
+seconds (`lib.paths.resumable_run`, about 11 MB at the published scale). When the budget ends
+while it runs, its partial folder is kept, with the state and `runs.json` (each run: device,
+machine, code fingerprint, wall time, the main run's steps from and to); commit that folder, and
+the same command, on any later GPU, continues from the saved step, with the numbers of a run that
+never stopped. It is started even when it cannot finish, as long as `MIN_RESUMED_S` of the budget
+is left, and it takes the rest of the budget. The command prints how far each such step got.
+
+On CUDA the command first runs `benchmarks/bench_published_step.py` (the study-scale step against
+the device's measured matrix-product throughput; its report goes to `--out/bench_step_<time>.json`).
+
+The last steps are CPU-feasible (`fixed_estimate`: their chapters have no probe): run them with
+`--device cpu --budget-s 30000` in the background.
+
 Before the work, every pending step's training loops are timed on the device for a few seconds
 (one to five training steps of the step's own model and batch, twenty epochs of each sweep at
 its seed count; `training_loops`, `estimate_step`), and its time is estimated as `OVERHEAD_S`
@@ -60,6 +75,7 @@ from papermill.iorw import read_yaml_file  # noqa: E402
 from lib.book.code_fingerprint import fingerprint, machine_description  # noqa: E402
 from lib.book.params import ParameterError, read_parameters_cell, validate_parameters  # noqa: E402
 from lib.chapters.registry import parameters_class  # noqa: E402
+from lib.paths.resumable_run import progress_path, read_progress  # noqa: E402
 
 NOTEBOOKS = ROOT / "notebooks"
 PUBLISHED = NOTEBOOKS / "published"
@@ -90,6 +106,13 @@ class Step:
     overrides: tuple[tuple[str, Any], ...] = ()  # parameters set on top of notebooks/published/NN.yaml
     label: str = ""                            # how step.json names a partial scale, e.g. "S4 10k only"
     reads_from: str | None = None              # the step whose folder is this step's results_dir
+    published_file: bool = True                # False: the chapter's defaults plus the overrides only
+    fixed_estimate: tuple[float, str] | None = None  # (seconds, basis): the estimate of a step
+                                                     # whose chapter has no probe (`training_loops`)
+    state_file: str | None = None              # resumable: the file in its folder from which a
+                                               # stopped run continues (`lib.paths.resumable_run`)
+    needs: str = ""                            # the device time it needs, in words, with its basis
+                                               # (the index names it beside the rows still to come)
 
     @property
     def source(self) -> Path:
@@ -104,6 +127,14 @@ class Step:
         return PUBLISHED / f"{self.chapter:02d}.yaml"
 
 
+#: Seconds between the saves of a resumable step's state (the last few minutes of a stopped run are
+#: trained again by the next one), and in a smoke run (every scoring: the tests stop it anywhere).
+STATE_EVERY_S = 120.0
+SMOKE_STATE_EVERY_S = 0.001
+#: The least budget a resumable step is started with when it cannot finish: the chapter's start
+#: and a first save.
+MIN_RESUMED_S = OVERHEAD_S + STATE_EVERY_S
+
 #: Chapter 4's sweeps other than the one a step is for, at the seed counts of the chapter's smoke
 #: run (the smallest the tests run it with) and their epochs unchanged; the Z35 sweep at the
 #: first of the authors' learning rates only.
@@ -115,14 +146,60 @@ STEPS = (
     Step("ch2_first300", 2, "chapter 2 at the study's scale for its first 300 steps: the loss of each "
          "path length over them (the published run's first phase, cut at step 300)",
          (("learning_rates", [5e-4]), ("phase_steps", [300]))),
-    Step("ch2_published", 2, "chapter 2 at the published scale (9,600 steps): the model chapters 3 and 7 read"),
+    Step("ch2_published", 2, "chapter 2 at the published scale (9,600 steps): the model chapters 3 and 7 read",
+         state_file="02_training_state.pt",
+         needs="about 37 GPU-minutes on one H200 (9,600 steps at the 0.212 s a step ch2_first300 measured there, "
+               "and the transition study's 3,000 steps at 0.029 s), in several GPU runs: it resumes"),
     Step("ch3_published", 3, "chapter 3 at the published scale, fine-tuning the model ch2_published trained",
-         reads_from="ch2_published"),
+         reads_from="ch2_published",
+         needs="about 75 GPU-minutes on one H200 after ch2_published (two more seeds pre-trained as long as "
+               "chapter 2's run, then 3 x 100 fine-tuning steps; from ch2_first300's measured step)"),
     Step("ch4_s4_10k", 4, "chapter 4's S4 sweeps of 10,000 seeds (with the bias, as published; the "
          "chapter also trains them without the bias and at the second weight decay), the other "
-         "sweeps at a few seeds", CH4_OTHER_SWEEPS_SMALL + (("s5_instances", 1),), label="S4 10k only"),
+         "sweeps at a few seeds", CH4_OTHER_SWEEPS_SMALL + (("s5_instances", 1),), label="S4 10k only",
+         needs="about 45 minutes of a 2-core CPU"),
     Step("ch4_s5_100", 4, "chapter 4's S5 sweep of 100 seeds at d = h = 128, the other sweeps at a few seeds",
          CH4_OTHER_SWEEPS_SMALL + (("s4_instances", 16),), label="S5 100 only"),
+    Step("ch4_z35_800", 4, "chapter 4's Z35 pair at the authors' 8 learning rates x 100 seeds, 5,000 epochs, the "
+         "other sweeps at a few seeds", tuple(item for item in CH4_OTHER_SWEEPS_SMALL if not item[0].startswith("z35_"))
+         + (("z35_book_instances", 2), ("s4_instances", 16), ("s5_instances", 1)), label="Z35 800 only",
+         needs="about 15 GPU-minutes on one H200 (8 x 5,000 epochs of 100 seeds at d = h = 128: ch4_s5_100's "
+               "measured 0.054 s an epoch of 100 S5 seeds, scaled by the intersections' sizes, 2,940 / 7,920; "
+               "not measured)"),
+    Step("ch5_measures_grid", 5, "chapter 5's measures along training on the study's grid: a checkpoint every 3 "
+         "epochs (667), LLC 5 chains x 3,000 steps, PAC-Bayes 100 / 1,000 draws (the rest at its defaults)",
+         (("measures_every", 3), ("measures_sparse_every", 3), ("measures_llc_chains", 5),
+          ("measures_llc_steps", 3000), ("pac_bayes_doubling_draws", 100), ("pac_bayes_bisection_draws", 1000)),
+         label="measures grid only", published_file=False,
+         fixed_estimate=(5400.0, "a guess for one H200, not measured: 667 checkpoints x 15,000 SGLD steps at "
+                                 "about 0.3 ms, and the PAC-Bayes searches"),
+         needs="about 60-120 GPU-minutes on one H200 (a guess, not measured: 667 checkpoints x 15,000 SGLD steps "
+               "at about 0.3 ms, and the PAC-Bayes searches)"),
+    Step("ch5_s5_llc", 5, "chapter 5's S5 LLC along training at the study's grid: 3 seeds, an estimate every 10 "
+         "epochs, 3 chains x 3,000 steps (the rest at its defaults)",
+         (("s5_seeds", 3), ("s5_every", 10), ("s5_llc_chains", 3), ("s5_llc_steps", 3000)),
+         label="S5 LLC only", published_file=False,
+         fixed_estimate=(3600.0, "a guess for one H200, not measured: 3 seeds x 200 snapshots x 9,000 SGLD steps "
+                                 "at about 0.3 ms"),
+         needs="about 30-60 GPU-minutes on one H200 (a guess, not measured: 3 seeds x 200 snapshots x 9,000 SGLD "
+               "steps at about 0.3 ms); its 3 seeds come from the chapter's seed stream, not one per outcome as "
+               "the authors chose theirs, so it gives a verdict only if they happen to cover the outcomes"),
+    # Steps a 2-core CPU finishes in an hour or two (issue 49): run them in the background with
+    # `--device cpu`, commit their folders like the GPU ones.
+    Step("ch6_flips_jacobian", 6, "chapter 6's argmax flips at the study's scale (up to 1,000 seeds of each "
+         "outcome of ch4_s4_10k's sweep with the bias, 3,000 epochs, snapshots every 5) and its sketched "
+         "training Jacobian over the authors' 4,000 steps (the rest of the chapter at its defaults)",
+         (("tv_per_outcome", 1000), ("sketch_steps", 4000)), label="flips and Jacobian sketch only",
+         reads_from="ch4_s4_10k", published_file=False,
+         fixed_estimate=(2700.0, "a guess for a 2-core CPU: the chapter's 11 min at defaults, about 1,600 "
+                                 "seeds retrained for 3,000 epochs, and the sketch's 8 min twice over"),
+         needs="about 45 minutes of a 2-core CPU (a guess)"),
+    Step("ch1_5000", 1, "chapter 1's study protocol at the study's length: the 5 draws of the damage "
+         "nearest the study's 0.403 retrained for 5,000 steps on both constructions",
+         (("study_draws", 5),), label="5 draws only",
+         fixed_estimate=(5400.0, "a guess for a 2-core CPU: 50,000 retraining steps at about 0.1 s "
+                                 "(the chapter's note), two at a time, and the chapter's 5 min"),
+         needs="about 90 minutes of a 2-core CPU (a guess)"),
 )
 STEP_NAMES = [step.name for step in STEPS]
 
@@ -137,7 +214,7 @@ def step_values(step: Step, *, device: str, smoke: bool, results_dir: str) -> di
     """What the step's chapter will see: its parameters cell's defaults, then the published YAML,
     the step's overrides, and device, results_dir and smoke, in papermill's order."""
     values = read_parameters_cell(step.source)
-    published = read_yaml_file(str(step.parameters_file)) or {}
+    published = (read_yaml_file(str(step.parameters_file)) or {}) if step.published_file else {}
     unknown = sorted((set(published) | {name for name, _ in step.overrides}) - set(values))
     if unknown:
         raise ParameterError(f"{step.parameters_file.relative_to(ROOT)} or step {step.name} sets "
@@ -177,9 +254,12 @@ def papermill_command(step: Step, notebook: Path, results_dir: Path, device: str
     command = [display_path(Path(sys.executable)), "-m", "papermill", "--no-progress-bar", "--log-level",
                "WARNING", "--cwd", "notebooks", "-k", "python3", display_path(notebook), display_path(notebook)]
     if not smoke:   # a smoke run keeps what it is passed (lib.book.params): it gets the smoke values only
-        command += ["-f", display_path(step.parameters_file)]
+        if step.published_file:
+            command += ["-f", display_path(step.parameters_file)]
         for name, value in step.overrides:
             command += ["-p", name, papermill_text(value)]
+    if step.state_file:     # passed to smoke runs too: the tests stop and resume one
+        command += ["-p", "state_every_s", str(SMOKE_STATE_EVERY_S if smoke else STATE_EVERY_S)]
     command += ["-p", "device", device, "-p", "results_dir", results]
     if smoke:
         command += ["-p", "smoke", "True"]
@@ -256,10 +336,11 @@ def _path_loop(what: str, units: int, config) -> Loop:
     return Loop(what, units, "step", key, lambda: seconds_per_training_step(config))
 
 
-def training_loops(step: Step, config, *, device: str, smoke: bool) -> list[Loop]:
-    """The loops that take a step's time, with their lengths, as its chapter runs them."""
+def training_loops(step: Step, config, *, device: str, smoke: bool, steps_done: int = 0) -> list[Loop]:
+    """The loops that take a step's time, with their lengths, as its chapter runs them (a resumed
+    main run: the `steps_done` its saved state holds left out)."""
     if step.chapter == 2:
-        return [_path_loop("main run", config.training.total_steps, config.training),
+        return [_path_loop("main run", config.training.total_steps - steps_done, config.training),
                 _path_loop("transition study", config.study_seeds * config.study_steps, config.study)]
     if step.chapter == 3:
         from lib.paths.finetuning import fallback_base_config, finetuning_config
@@ -297,15 +378,20 @@ class Estimate:
     basis: str      # the loops and their probed rates, in words
 
 
-def estimate_step(step: Step, config, *, device: str, smoke: bool, rates: dict[Hashable, float]) -> Estimate:
-    """OVERHEAD_S + SAFETY x (the step's loops at their probed rates); `rates` caches the probes."""
+def estimate_step(step: Step, config, *, device: str, smoke: bool, rates: dict[Hashable, float],
+                  steps_done: int = 0) -> Estimate:
+    """OVERHEAD_S + SAFETY x (the step's loops at their probed rates); `rates` caches the probes.
+    A step with a `fixed_estimate` (its chapter has no probe) takes that, times SAFETY."""
+    if step.fixed_estimate is not None:
+        seconds, basis = step.fixed_estimate
+        return Estimate(SAFETY * seconds, f"{SAFETY} x {duration(seconds)} ({basis})")
     cpu_threads = getattr(config, "cpu_threads", None)
     saved_threads = torch.get_num_threads()
     if cpu_threads and config.device.type == "cpu":
         torch.set_num_threads(cpu_threads)    # as the chapter does on a CPU
     try:
         parts, loop_seconds = [], 0.0
-        for loop in training_loops(step, config, device=device, smoke=smoke):
+        for loop in training_loops(step, config, device=device, smoke=smoke, steps_done=steps_done):
             if loop.units == 0:
                 continue
             if loop.key not in rates:
@@ -325,7 +411,8 @@ def estimate_step(step: Step, config, *, device: str, smoke: bool, rates: dict[H
 def plan(steps: list[Step], done: set[str], estimates: dict[str, float | None], budget_left: float) -> dict[str, str]:
     """What happens to each step, in order: "done", "runs", or why it does not run. A step runs
     when the one it reads from is done or runs before it, and its estimate fits what is left of
-    the budget after the steps before it that run."""
+    the budget after the steps before it that run; a resumable step (`Step.state_file`) that does
+    not fit runs as far as the rest of the budget goes when that is at least `MIN_RESUMED_S`."""
     verdicts, ready, left = {}, set(done), budget_left
     for step in steps:
         estimate = estimates.get(step.name)
@@ -335,6 +422,9 @@ def plan(steps: list[Step], done: set[str], estimates: dict[str, float | None], 
             verdicts[step.name] = f"waits for {step.reads_from}"
         elif estimate is None:
             verdicts[step.name] = "no estimate (see its probe above)"
+        elif estimate > left and step.state_file and left >= MIN_RESUMED_S:
+            verdicts[step.name] = f"runs as far as the {duration(left)} left go (it resumes: its state is kept)"
+            left = 0.0
         elif estimate > left:
             verdicts[step.name] = f"does not fit the {duration(left)} left"
         else:
@@ -408,10 +498,15 @@ def device_description(device: torch.device) -> str:
 def run_step(step: Step, out: Path, device: torch.device, smoke: bool, estimate: Estimate,
              seconds_left: float) -> str:
     """Execute one step into out/.<step>.partial and rename it to out/<step> when it finished;
-    returns "done", "failed" or "stopped" (over the budget: the partial folder is removed)."""
+    returns "done", "failed" or "stopped" (over the budget: the partial folder is removed, except
+    that of a resumable step that saved its state, which the next run continues: commit it).
+    Each run of a resumable step is listed in the partial folder's runs.json, then in step.json."""
     partial = out / f".{step.name}.partial"
-    shutil.rmtree(partial, ignore_errors=True)
-    partial.mkdir(parents=True)
+    state = partial / step.state_file if step.state_file else None
+    if not (state and state.exists()):
+        shutil.rmtree(partial, ignore_errors=True)
+    partial.mkdir(parents=True, exist_ok=True)
+    from_step = (read_progress(state) or {}).get("step", 0) if state else None
     # Chapter 3 reads chapter 2's checkpoint from its results_dir: the folder of the step that
     # wrote it. What the chapter adds there is moved into this step's folder afterwards.
     results_dir = out / step.reads_from if step.reads_from else partial
@@ -424,6 +519,22 @@ def run_step(step: Step, out: Path, device: torch.device, smoke: bool, estimate:
     status = run_until([sys.executable, *command[1:]], seconds_left - (time.monotonic() - started), cwd=ROOT)
     wall = time.monotonic() - started
     added = sorted(set(os.listdir(results_dir)) - before) if step.reads_from else []
+    runs = partial / "runs.json"
+    if state:
+        outcome = "stopped" if status is None else ("failed" if status else "done")
+        reached = (read_progress(state) or {}).get("step", 0)
+        past = json.loads(runs.read_text()) if runs.exists() else []
+        runs.write_text(json.dumps(past + [{
+            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "device": device_description(device), "machine": machine_description(),
+            "code_fingerprint": fingerprint(step.source, ROOT), "wall_s": round(time.monotonic() - started, 1),
+            "main_run_steps": [from_step, reached], "outcome": outcome}], indent=2) + "\n")
+    if status is None and state and state.exists():
+        progress = read_progress(state)
+        print(f"{step.name}: stopped after {duration(time.monotonic() - started)}, the budget being spent, at "
+              f"step {progress['step']:,} of {progress['total_steps']:,} of its main run; its state is in "
+              f"{display_path(partial)}/: commit it, and the same command continues from there.", flush=True)
+        return "stopped"
     if status is None or status != 0:
         for name in added:
             target = results_dir / name
@@ -462,6 +573,11 @@ def run_step(step: Step, out: Path, device: torch.device, smoke: bool, estimate:
         "machine": machine_description(),
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
     }
+    if state:   # the run's end is in the chapter's checkpoint: the state has done its work
+        record["runs"] = json.loads(runs.read_text())
+        record["wall_s"] = round(sum(run["wall_s"] for run in record["runs"]), 1)
+        for done_with in (runs, state, progress_path(state)):
+            done_with.unlink(missing_ok=True)
     (partial / "step.json").write_text(json.dumps(record, indent=2) + "\n")
     final = out / step.name
     shutil.rmtree(final, ignore_errors=True)     # an unfinished copy left by hand; a done step is never rerun
@@ -542,9 +658,24 @@ def main(argv: list[str] | None = None) -> int:
 
     print(f"Published-scale steps on {device_description(device)}, budget {duration(args.budget_s)}"
           f"{', smoke runs' if args.smoke else ''}; results in {display_path(out)}/.", flush=True)
+    steps_done = {}
     for step in steps:
         if step.name in done:
             print(f"  {step.name}: done ({display_path(results_file(out, step))} is there): skipped", flush=True)
+        elif step.state_file and (progress := read_progress(out / f".{step.name}.partial" / step.state_file)):
+            steps_done[step.name] = progress["step"]
+            print(f"  {step.name}: its main run is at step {progress['step']:,} of {progress['total_steps']:,} "
+                  f"(saved {progress['saved']} on {progress['device']}, after {duration(progress['seconds'])} "
+                  f"of training): it continues from there", flush=True)
+
+    # On a GPU, first the study-scale step against the device's matrix units (a minute or so of
+    # the budget): the report says which of TF32 and compilation would pay, for a later change.
+    if device.type == "cuda" and not args.smoke and pending:
+        sys.path.insert(0, str(ROOT / "benchmarks"))
+        import bench_published_step
+        out.mkdir(parents=True, exist_ok=True)
+        stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M")
+        bench_published_step.main(["--device", str(device), "--json", str(out / f"bench_step_{stamp}.json")])
 
     # The probe: each pending step's loops timed on the device.
     estimates: dict[str, Estimate | None] = {}
@@ -557,7 +688,7 @@ def main(argv: list[str] | None = None) -> int:
             continue
         try:
             estimates[step.name] = estimate_step(step, configs[step.name], device=str(device), smoke=args.smoke,
-                                                 rates=rates)
+                                                 rates=rates, steps_done=steps_done.get(step.name, 0))
             print(f"  {step.name}: estimate {duration(estimates[step.name].seconds)} = "
                   f"{estimates[step.name].basis} (probed in {duration(time.monotonic() - probe_started)})",
                   flush=True)
@@ -587,7 +718,7 @@ def main(argv: list[str] | None = None) -> int:
         if not ready or estimate is None:
             outcomes[step.name] = "not started" if estimate else "no estimate"
             continue
-        if estimate.seconds > left():
+        if estimate.seconds > left() and not (step.state_file and left() >= MIN_RESUMED_S):
             outcomes[step.name] = "not started"
             print(f"{step.name}: not started: its estimate, {duration(estimate.seconds)}, is more than the "
                   f"{duration(left())} left.", flush=True)

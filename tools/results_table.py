@@ -4,7 +4,9 @@ Reads every chapter's results JSON in `--results` (default results/), fills the 
 book/reproduced/<chapter>.yaml from them (`lib.book.reproduced`), adds the rows of the
 published-scale runs committed in `--published`
 (default results/published/, written by tools/published.py: one folder per finished step, with
-its step.json and its chapter's results JSON), and writes the table between the markers of
+its step.json and its chapter's results JSON; each row says whether its step ran the chapter's
+code of today), marks the rows of the steps still to run "pending", with the step, the device
+time it needs and how far a resumable one got, and writes the table between the markers of
 `--page` (default book/index.md). `make book` does not run this (it leaves the tracked files alone); its HTML
 build puts the fresh table into the built index page instead (`tools/build_book.py --results`).
 
@@ -16,12 +18,19 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
-from lib.book.reproduced import CHAPTERS, PUBLISHED_STEPS, published_rows, reproduced_rows, reproduced_table, with_table
+from lib.book.code_fingerprint import fingerprint
+from lib.book.reproduced import (CHAPTERS, PUBLISHED_STEPS, published_rows, reproduced_rows, reproduced_table,
+                                 waiting_rows, with_table)
+from lib.paths.resumable_run import read_progress
 
 ROOT = Path(__file__).resolve().parents[1]
 PUBLISHED = ROOT / "results" / "published"
+sys.path.insert(0, str(ROOT / "tools"))
+
+import published  # noqa: E402  (tools/published.py: the steps, their device time)
 
 
 def published_steps(folder: Path) -> dict[str, tuple[dict, dict]]:
@@ -39,6 +48,29 @@ def published_steps(folder: Path) -> dict[str, tuple[dict, dict]]:
     return steps
 
 
+def steps_to_come(folder: Path) -> dict[str, str]:
+    """The steps of `PUBLISHED_STEPS` not finished in `folder` -> the device time each needs
+    (`Step.needs`) and, for a resumable one that ran, how far its main run got."""
+    waiting = {}
+    for name in PUBLISHED_STEPS:
+        step = published.step_named(name)
+        if (folder / name / "step.json").exists():
+            continue
+        text = step.needs or "device time not estimated"
+        progress = read_progress(folder / f".{name}.partial" / step.state_file) if step.state_file else None
+        if progress:
+            text += (f"; at step {progress['step']:,} of {progress['total_steps']:,} (saved {progress['saved'][:10]} "
+                     f"on {progress['device']})")
+        waiting[name] = text
+    return waiting
+
+
+def chapter_fingerprints() -> dict[str, str]:
+    """Each chapter's code fingerprint today, by the name of its results JSON."""
+    return {name: fingerprint(ROOT / "notebooks" / f"{name}.py", ROOT) for name in CHAPTERS
+            if (ROOT / "notebooks" / f"{name}.py").exists()}
+
+
 def index_with_fresh_table(results_dir: Path, page: str, published_dir: Path = PUBLISHED) -> str | None:
     """`page` with the table built from the results JSON in `results_dir` and the published-scale
     steps in `published_dir`; None when there is no chapter results JSON."""
@@ -47,7 +79,9 @@ def index_with_fresh_table(results_dir: Path, page: str, published_dir: Path = P
     if not results:
         return None
     smoke = any(r.get("smoke") for r in results.values())
-    table = reproduced_table(reproduced_rows(results), smoke, published_rows(published_steps(published_dir)))
+    table = reproduced_table(reproduced_rows(results), smoke,
+                             published_rows(published_steps(published_dir), chapter_fingerprints()),
+                             waiting_rows(results, steps_to_come(published_dir)))
     return with_table(page, table)
 
 

@@ -313,10 +313,13 @@ class AtStudyScale:
     source: str
 
 
-def published_rows(steps: dict[str, tuple[dict, dict]]) -> dict[str, AtStudyScale]:
+def published_rows(steps: dict[str, tuple[dict, dict]], fingerprints: dict[str, str] | None = None
+                   ) -> dict[str, AtStudyScale]:
     """The rows at the study's scale by quantity, from finished steps (name -> (its step.json,
     its chapter's results JSON)); a later step of `PUBLISHED_STEPS` replaces an earlier one's row
-    of the same quantity (the full chapter-2 run replaces its first 300 steps)."""
+    of the same quantity (the full chapter-2 run replaces its first 300 steps). With
+    `fingerprints` (chapter -> its code fingerprint today), each row's source says whether its
+    step ran the chapter's code of today."""
     found = {}
     for step, (name, ids) in PUBLISHED_STEPS.items():
         if step not in steps:
@@ -324,17 +327,43 @@ def published_rows(steps: dict[str, tuple[dict, dict]]) -> dict[str, AtStudyScal
         record, results = steps[step]
         source = (f"`tools/published.py` step {step} on {record['device']}, {record['wall_s']:.0f} s, "
                   f"{record['date'][:10]}")
+        if fingerprints and name in fingerprints:
+            ran, today = record.get("code_fingerprint", "unknown"), fingerprints[name]
+            source += ("; the chapter's code of today" if ran == today else
+                       f"; earlier code of the chapter (fingerprint {ran[:8]}, today {today[:8]}): rerun the step "
+                       f"to judge today's")
         found.update({row.quantity: AtStudyScale(row, source) for row in chapter_rows(name, results, ids)})
     return found
 
 
-def reproduced_table(rows: list[Reproduced], smoke: bool, published: dict[str, AtStudyScale] | None = None) -> str:
+#: The verdict words of the rows that wait for a run at the study's scale to be judged.
+UNJUDGED_WORDS = ("not comparable", "too few events")
+
+
+def waiting_rows(results: dict[str, dict], waiting: dict[str, str]) -> dict[str, tuple[str, str]]:
+    """The rows of this run that only a step still to run can judge, by quantity: those with
+    the step's ids whose verdict is one of `UNJUDGED_WORDS`, each with (the step, what it needs),
+    for each step `waiting` names (step -> what it needs: device time, how far it got)."""
+    found = {}
+    for step, needs in waiting.items():
+        name, ids = PUBLISHED_STEPS[step]
+        if name in results:
+            for row in chapter_rows(name, results[name], ids):
+                if verdict_word(row.verdict) in UNJUDGED_WORDS:
+                    found.setdefault(row.quantity, (step, needs))
+    return found
+
+
+def reproduced_table(rows: list[Reproduced], smoke: bool, published: dict[str, AtStudyScale] | None = None,
+                     waiting: dict[str, tuple[str, str]] | None = None) -> str:
     """The index's tables, one per chapter: the short verdict word first (`verdict_word`), the
     quantity, the study's number and this book's, and, for a chapter with rows run at the study's
-    scale (`published_rows`), their verdict word and number in a fifth column; then, folded
-    under each table, every row's scale and full verdict. A warning line leads when the results
-    came from smoke runs."""
-    published = published or {}
+    scale (`published_rows`) or waiting for such a run (`waiting_rows`: quantity -> the step and
+    what it needs), their verdict word and number, or "pending", the step and its device time up to
+    its reasons, in a fifth column;
+    then, folded under each table, every row's scale and full verdict. A warning line leads when
+    the results came from smoke runs."""
+    published, waiting = published or {}, {q: w for q, w in (waiting or {}).items() if q not in (published or {})}
     parts = ["**These numbers come from smoke runs (tests), not from the book's defaults.**"] if smoke else []
     for chapter in sorted({r.chapter for r in rows} | {p.row.chapter for p in published.values()}):
         mine = [r for r in rows if r.chapter == chapter]
@@ -343,17 +372,20 @@ def reproduced_table(rows: list[Reproduced], smoke: bool, published: dict[str, A
                  for quantity, p in published.items()
                  if p.row.chapter == chapter and quantity not in {r.quantity for r in mine}]
         at_scale = [published.get(r.quantity) for r in mine]
+        to_come = [waiting.get(r.quantity) for r in mine]
         header = ["verdict", "quantity", "the study", "this book"]
         cells = [[f"**{verdict_word(r.verdict)}**", r.quantity, r.study, r.book] for r in mine]
-        if any(at_scale):
+        if any(at_scale) or any(to_come):
             header.append("at the study's scale")
-            for line, p in zip(cells, at_scale):
-                line.append(f"**{verdict_word(p.row.verdict)}**: {p.row.book}" if p else "")
+            for line, p, w in zip(cells, at_scale, to_come):
+                line.append(f"**{verdict_word(p.row.verdict)}**: {p.row.book}" if p else
+                            f"**{PENDING}**: step {w[0]}, {w[1].split(' (')[0]}" if w else "")
         parts.append(f"### {CHAPTER_TITLES.get(chapter, f'Chapter {chapter}')}")
         parts.append(markdown_table(header, cells))
         notes = "\n".join(f"{i}. *{r.quantity}* ({r.scale}): {r.verdict}"
-                          + (f". At the study's scale ({p.row.scale}; {p.source}): {p.row.verdict}" if p else "")
-                          for i, (r, p) in enumerate(zip(mine, at_scale), 1))
+                          + (f". At the study's scale ({p.row.scale}; {p.source}): {p.row.verdict}" if p else
+                             f". At the study's scale: {PENDING}, waits for step {w[0]}: {w[1]}" if w else "")
+                          for i, (r, p, w) in enumerate(zip(mine, at_scale, to_come), 1))
         parts.append(f"<details><summary>Scale and full verdict of each row</summary>\n\n{notes}\n\n</details>")
     return "\n\n".join(parts)
 
@@ -368,5 +400,6 @@ def with_table(page: str, table: str) -> str:
 
 
 __all__ = ["CHAPTERS", "CHAPTER_TITLES", "END_MARKER", "PENDING", "PUBLISHED_STEPS", "ROWS", "START_MARKER",
-           "VERDICT_WORDS", "AtStudyScale", "Reproduced", "chapter_rows", "published_rows", "reproduced_rows",
-           "reproduced_table", "resolve", "verdict_category", "verdict_word", "with_table"]
+           "UNJUDGED_WORDS", "VERDICT_WORDS", "AtStudyScale", "Reproduced", "chapter_rows", "published_rows",
+           "reproduced_rows", "reproduced_table", "resolve", "verdict_category", "verdict_word", "waiting_rows",
+           "with_table"]

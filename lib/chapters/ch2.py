@@ -76,6 +76,10 @@ class Chapter2Parameters(ChapterParameters):
     drop_max_width: int = parameter("most steps a drop may take (from 10% to 90% of its fall)", low=1)
     cpu_threads: int = parameter(
         "torch threads of the main run on the CPU (one: the study's workers train beside it)", low=1, high=256)
+    state_every_s: float = parameter(
+        "seconds between saves of the main run's whole state to results_dir/02_training_state.pt, from which "
+        "a stopped run continues (tools/published.py); 0: no state, the weights are scored after the run",
+        low=0.0)
 
     def check_consistency(self) -> None:
         if self.n_min > self.n_max:
@@ -88,6 +92,11 @@ class Chapter2Parameters(ChapterParameters):
         if self.study_eval_every > self.study_steps:
             raise ParameterError(f"Parameter `study_eval_every` must be at most `study_steps` "
                                  f"({self.study_steps}); got {self.study_eval_every}.")
+
+    @property
+    def state_path(self) -> str:
+        """Where the main run keeps its state when `state_every_s` is above 0."""
+        return f"{self.results_dir}/02_training_state.pt"
 
     @property
     def training(self) -> PathTrainingConfig:
