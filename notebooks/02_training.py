@@ -127,7 +127,9 @@ print(f"device: {training.device}; main run: graphs of {training.n_min}..{traini
 # on fresh data, 3.14e8 examples in all), and reports a final loss of 0.001623 after about three
 # hours on one GPU. To rerun it that way: `papermill 02_training.ipynb out.ipynb -f published/02.yaml`
 # (the parameters in `notebooks/published/02.yaml`; `make published` runs it on a GPU, its first
-# 300 steps first). The transition study can take the published model and
+# 300 steps first, then the whole run in as many GPU loans as it takes: with `-p state_every_s 120`
+# the main run saves its whole state every two minutes and a stopped run continues from it). The
+# transition study can take the published model and
 # batch the same way (`-p study_batch_size 32768`; its depth is `n_layers`).
 # ```
 
