@@ -62,7 +62,8 @@ notebooks: venv
 	  cp results/$$(basename $${nb%.ipynb}).json notebooks/results/ || exit 1; \
 	done
 	$(BIN)/python tools/record_fingerprints.py $(NOTEBOOKS)
-	$(BIN)/python tools/results_table.py
+	$(BIN)/python tools/results_table.py --results notebooks/results
+	$(BIN)/python tools/readme_findings.py
 
 # The HTML book (Sphinx with MyST-NB, offline; tools/build_book.py) from the copies in $(EXECUTED)
 # when `make execute` made them, else from the committed notebooks.

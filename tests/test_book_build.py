@@ -41,6 +41,7 @@ def test_make_notebooks_is_the_explicit_way_to_refresh_the_committed_ones():
     assert "tools/sync_notebooks.py notebooks/01_handcrafted_bfs.py" in commands
     assert "executing $nb in place" in commands
     assert "tools/results_table.py" in commands                # then the index page's table
+    assert "tools/readme_findings.py" in commands              # and the README's findings
 
 
 TINY_BOOK = {
