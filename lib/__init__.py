@@ -129,6 +129,11 @@ lib.grokking   ambiguous grokking of finite groups (study 2)
   transplant_both_ways   the transplant protocol in both directions with every ungrokking criterion [6]
   authors_scale_jacobian  the Jacobian run at the authors' scale: seeds screened, one read, finite checks, spread, eps, overflow [6]
   jacobian_claims        that run's rows, growth per seed, overflow, and the study's two claims as booleans with evidence [6]
+  characters             irreducible characters from a Cayley table (Burnside), real isotypic projectors, chi(x y z^-1) [8]
+  irrep_readout          Chughtai et al.'s readout: shares of the weights in each irrep, key irreps, restricted and excluded loss [8]
+  coset_readout          subgroups from a table, Stander et al.'s within-coset variance of each neuron, profile-matched random functions [8]
+  pair_irreps            a batch of models read under both groups of a pair: irreps, shared cells, restriction, cosets [8]
+  irrep_trajectory       the irrep profile along training: settle epochs, held-out AUC of the outcome at every snapshot [8]
 lib.chapters   glue of each chapter: parameters, runs wired to the study packages, tables, figures
   registry               a chapter's parameters class, found from its notebook's name (tests, tools)
   sweep_parameters       the parameters chapters 4-6 share: sweep backend; fallback sweep, grok threshold declared once

@@ -155,7 +155,8 @@ def test_bad_input_stops_with_one_sentence_before_any_work(repo, tmp_path):
 def test_the_dependency_map_names_real_chapters_and_what_they_read():
     stems = {path.stem: path for path in (ROOT / "notebooks").glob("[0-9][0-9]_*.py")}
     readers = {"03_finetuning_generalization": "ensure_base_model", "07_learned_circuit": "ensure_base_model",
-               "05_complexity": "load_s4_sweep", "06_determination": "load_s4_sweep"}
+               "05_complexity": "load_s4_sweep", "06_determination": "load_s4_sweep",
+               "08_representations": "load_s4_sweep"}
     assert set(execute_chapters.DEPENDENCIES) == set(readers)
     for chapter, (upstream, files) in execute_chapters.DEPENDENCIES.items():
         assert chapter in stems and upstream in stems and upstream < chapter

@@ -58,6 +58,8 @@ DEPENDENCIES: dict[str, tuple[str, tuple[str, ...]]] = {
     # notebooks/06_*.py: load_s4_sweep(config) and load_s4_sweep(config, with_bias=True), which
     # reads S4_BIAS_SWEEP_FILE too.
     "06_determination": ("04_ambiguous_grokking", (S4_SWEEP_FILE, S4_BIAS_SWEEP_FILE)),
+    # notebooks/08_*.py: lib.chapters.ch8.seeds_of_the_pair calls load_s4_sweep(config), the same file.
+    "08_representations": ("04_ambiguous_grokking", (S4_SWEEP_FILE,)),
 }
 
 REPRODUCE_HINT = "make reproduce"
