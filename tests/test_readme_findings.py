@@ -37,7 +37,7 @@ def test_every_number_in_the_template_is_a_citation():
 
 def test_a_missing_run_or_key_is_one_sentence(tmp_path):
     (tmp_path / "02_training.json").write_text(json.dumps({"recorded": {"a.b": {"text": "7"}}}))
-    assert readme_findings.render("x {{02_training:a.b}} y", tmp_path, tmp_path) == "x 7 y"
+    assert readme_findings.render("- x {{02_training:a.b}}\n  y", tmp_path, tmp_path) == "- x 7 y\n"
     with pytest.raises(SystemExit, match=r"^tools/readme_findings.md cites 02_training:a.c, which that run did not "
                                          r"record\.$"):
         readme_findings.render("{{02_training:a.c}}", tmp_path, tmp_path)

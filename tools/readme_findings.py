@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import textwrap
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -52,7 +53,14 @@ def render(template: str, results_dir: Path, published_dir: Path) -> str:
             raise SystemExit(f"tools/readme_findings.md cites {source}:{key}, which that run did not record.")
         return cache[source][key]["text"]
 
-    return CITATION.sub(text, template)
+    return reflow(CITATION.sub(text, template))
+
+
+def reflow(text: str, width: int = 100) -> str:
+    """Each "- " item of `text` refilled to `width` columns, its later lines indented by two."""
+    items = re.split(r"\n(?=- )", text.strip())
+    return "\n".join(textwrap.fill(" ".join(item.split()), width, subsequent_indent="  ", break_long_words=False,
+                                    break_on_hyphens=False) for item in items) + "\n"
 
 
 def with_findings(readme: str, findings: str) -> str:
