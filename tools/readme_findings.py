@@ -20,6 +20,8 @@ import re
 import textwrap
 from pathlib import Path
 
+from lib.book.reproduced import between_markers
+
 ROOT = Path(__file__).resolve().parents[1]
 TEMPLATE = ROOT / "tools" / "readme_findings.md"
 README = ROOT / "README.md"
@@ -65,11 +67,7 @@ def reflow(text: str, width: int = 100) -> str:
 
 def with_findings(readme: str, findings: str) -> str:
     """`readme` with the text between the findings markers replaced by `findings`."""
-    if readme.count(START) != 1 or readme.count(END) != 1:
-        raise SystemExit(f"README.md must hold one {START!r} line and one {END!r} line.")
-    head, rest = readme.split(START)
-    _, tail = rest.split(END)
-    return f"{head}{START}\n{findings.strip()}\n{END}{tail}"
+    return between_markers(readme, START, END, f"\n{findings.strip()}\n")
 
 
 def main(argv: list[str] | None = None) -> None:

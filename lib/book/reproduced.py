@@ -390,16 +390,22 @@ def reproduced_table(rows: list[Reproduced], smoke: bool, published: dict[str, A
     return "\n\n".join(parts)
 
 
+def between_markers(page: str, start: str, end: str, text: str) -> str:
+    """`page` with what lies between its one `start` line and its one `end` line replaced by
+    `text` (the index's table here, the README's findings in tools/readme_findings.py)."""
+    if page.count(start) != 1 or page.count(end) != 1:
+        raise ValueError(f"the page must hold one {start!r} line and one {end!r} line.")
+    head, rest = page.split(start)
+    _, tail = rest.split(end)
+    return f"{head}{start}{text}{end}{tail}"
+
+
 def with_table(page: str, table: str) -> str:
     """`page` (the index's markdown) with the text between the markers replaced by `table`."""
-    if page.count(START_MARKER) != 1 or page.count(END_MARKER) != 1:
-        raise ValueError(f"the page must hold one {START_MARKER!r} line and one {END_MARKER!r} line.")
-    head, rest = page.split(START_MARKER)
-    _, tail = rest.split(END_MARKER)
-    return f"{head}{START_MARKER}\n\n{table}\n\n{END_MARKER}{tail}"
+    return between_markers(page, START_MARKER, END_MARKER, f"\n\n{table}\n\n")
 
 
 __all__ = ["CHAPTERS", "CHAPTER_TITLES", "END_MARKER", "PENDING", "PUBLISHED_STEPS", "ROWS", "START_MARKER",
-           "UNJUDGED_WORDS", "VERDICT_WORDS", "AtStudyScale", "Reproduced", "chapter_rows", "published_rows",
+           "UNJUDGED_WORDS", "VERDICT_WORDS", "AtStudyScale", "Reproduced", "between_markers", "chapter_rows", "published_rows",
            "reproduced_rows", "reproduced_table", "resolve", "verdict_category", "verdict_word", "waiting_rows",
            "with_table"]
