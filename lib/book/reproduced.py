@@ -406,6 +406,6 @@ def with_table(page: str, table: str) -> str:
 
 
 __all__ = ["CHAPTERS", "CHAPTER_TITLES", "END_MARKER", "PENDING", "PUBLISHED_STEPS", "ROWS", "START_MARKER",
-           "UNJUDGED_WORDS", "VERDICT_WORDS", "AtStudyScale", "Reproduced", "between_markers", "chapter_rows", "published_rows",
-           "reproduced_rows", "reproduced_table", "resolve", "verdict_category", "verdict_word", "waiting_rows",
-           "with_table"]
+           "UNJUDGED_WORDS", "VERDICT_WORDS", "AtStudyScale", "Reproduced", "between_markers", "chapter_rows",
+           "published_rows", "reproduced_rows", "reproduced_table", "resolve", "verdict_category", "verdict_word",
+           "waiting_rows", "with_table"]
