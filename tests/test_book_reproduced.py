@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from lib.book import verdict_rules as rules
-from lib.book.reproduced import (CHAPTERS, END_MARKER, PUBLISHED_STEPS, START_MARKER, VERDICT_WORDS, chapter_rows,
-                                 keys_read, published_rows, reproduced_rows, reproduced_table, resolve, row_parts,
-                                 text_parts, waiting_rows, with_table)
+from lib.book.reproduced import (CHAPTERS, END_MARKER, PUBLISHED_STEPS, START_MARKER, UNJUDGED_WORDS, VERDICT_WORDS,
+                                 chapter_rows, keys_read, published_rows, reproduced_rows, reproduced_table, resolve,
+                                 row_parts, text_parts, verdict_word, waiting_rows, with_table)
 from lib.book.verdict_rules import RULES
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -603,7 +603,10 @@ def test_a_row_only_a_step_still_to_run_can_judge_is_pending_with_its_step_and_d
                                                       "published": CH2_PUBLISHED})}, {"02_training": "abc"})
     assert done["final loss of the trained transformer"].source.endswith("; the chapter's code of today")
     table = reproduced_table(reproduced_rows({"02_training": results}), False, done, waiting)
-    assert "pending" not in table
+    judged = verdict_word(done["final loss of the trained transformer"].row.verdict)
+    assert f"| **{judged}**: " in table
+    # It waits still only where the finished step could not judge it either.
+    assert ("**pending**: step ch2_published" in table) == (judged in UNJUDGED_WORDS)
     changed = published_rows({"ch2_published": (record, {**_first300({1: 55, 2: 85, 3: 90}), "final_loss": 0.002,
                                                          "published": CH2_PUBLISHED})}, {"02_training": "def"})
     assert "earlier code of the chapter (fingerprint abc, today def)" in changed["final loss of the trained transformer"].source

@@ -184,6 +184,14 @@ STEPS = (
          needs="about 30-60 GPU-minutes on one H200 (a guess, not measured: 3 seeds x 200 snapshots x 9,000 SGLD "
                "steps at about 0.3 ms); its 3 seeds come from the chapter's seed stream, not one per outcome as "
                "the authors chose theirs, so it gives a verdict only if they happen to cover the outcomes"),
+    Step("ch6_jacobian_all_directions", 6, "chapter 6's training Jacobian over the authors' 4,000 steps pushed "
+         "through all 4,376 directions, so that its singular values are all read, not bounded (the rest of the "
+         "chapter at its defaults)", (("sketch_steps", 4000), ("sketch_directions", 4376)),
+         label="Jacobian, all directions", published_file=False,
+         fixed_estimate=(3600.0, "a guess for one H200, not measured: 137 times the 32 directions ch6_flips_jacobian "
+                                 "pushed through 4,000 steps in part of its 20 min on a 2-core CPU"),
+         needs="about 60 GPU-minutes on one H200 (a guess, not measured: 137 times the 32 directions of "
+               "ch6_flips_jacobian's sketch)"),
     # Steps a 2-core CPU finishes in an hour or two (issue 49): run them in the background with
     # `--device cpu`, commit their folders like the GPU ones.
     Step("ch6_flips_jacobian", 6, "chapter 6's argmax flips at the study's scale (up to 1,000 seeds of each "

@@ -363,7 +363,10 @@ def reproduced_table(rows: list[Reproduced], smoke: bool, published: dict[str, A
     its reasons, in a fifth column;
     then, folded under each table, every row's scale and full verdict. A warning line leads when
     the results came from smoke runs."""
-    published, waiting = published or {}, {q: w for q, w in (waiting or {}).items() if q not in (published or {})}
+    published = published or {}
+    # A row judged at the study's scale still waits when that verdict is one of UNJUDGED_WORDS.
+    waiting = {q: w for q, w in (waiting or {}).items()
+               if q not in published or verdict_word(published[q].row.verdict) in UNJUDGED_WORDS}
     parts = ["**These numbers come from smoke runs (tests), not from the book's defaults.**"] if smoke else []
     for chapter in sorted({r.chapter for r in rows} | {p.row.chapter for p in published.values()}):
         mine = [r for r in rows if r.chapter == chapter]
@@ -378,13 +381,15 @@ def reproduced_table(rows: list[Reproduced], smoke: bool, published: dict[str, A
         if any(at_scale) or any(to_come):
             header.append("at the study's scale")
             for line, p, w in zip(cells, at_scale, to_come):
-                line.append(f"**{verdict_word(p.row.verdict)}**: {p.row.book}" if p else
-                            f"**{PENDING}**: step {w[0]}, {w[1].split(' (')[0]}" if w else "")
+                pending = f"**{PENDING}**: step {w[0]}, {w[1].split(' (')[0]}" if w else ""
+                line.append(f"**{verdict_word(p.row.verdict)}**: {p.row.book}" + (f"; {pending}" if w else "")
+                            if p else pending)
         parts.append(f"### {CHAPTER_TITLES.get(chapter, f'Chapter {chapter}')}")
         parts.append(markdown_table(header, cells))
         notes = "\n".join(f"{i}. *{r.quantity}* ({r.scale}): {r.verdict}"
-                          + (f". At the study's scale ({p.row.scale}; {p.source}): {p.row.verdict}" if p else
-                             f". At the study's scale: {PENDING}, waits for step {w[0]}: {w[1]}" if w else "")
+                          + (f". At the study's scale ({p.row.scale}; {p.source}): {p.row.verdict}" if p else "")
+                          + ("" if not w else f"; then {PENDING}, waits for step {w[0]}: {w[1]}" if p else
+                             f". At the study's scale: {PENDING}, waits for step {w[0]}: {w[1]}")
                           for i, (r, p, w) in enumerate(zip(mine, at_scale, to_come), 1))
         parts.append(f"<details><summary>Scale and full verdict of each row</summary>\n\n{notes}\n\n</details>")
     return "\n\n".join(parts)
