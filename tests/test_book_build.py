@@ -49,7 +49,8 @@ TINY_BOOK = {
                 "    - file: pages/index.md\n    - file: pages/01_tags.ipynb\n",
     "refs.bib": "@misc{knuth1984, author = {Knuth, Donald}, title = {Literate Programming}, year = 1984}\n",
     "pages/index.md": "# Tiny\n\nAs {cite:t}`knuth1984` says, see {eq}`eq-energy` and the note.[^n]\n\n"
-                      "$$E = m c^2$$ (eq-energy)\n\n[^n]: A footnote.\n",
+                      "$$E = m c^2$$ (eq-energy)\n\n[^n]: A footnote.\n\n1. *Tags.* Chapter 1 tags its cells; "
+                      "`chapter 1` in code stays.\n",
 }
 
 
@@ -58,6 +59,9 @@ def tagged_notebook() -> nbformat.NotebookNode:
                                                                  "display_name": "Python 3"},
                                                   "language_info": {"name": "python"}})
     notebook.cells.append(nbformat.v4.new_markdown_cell("# Tags\n\nBack to {eq}`eq-energy`."))
+    checked = nbformat.v4.new_code_cell("# NBVAL_CHECK_OUTPUT\nprint('checked source')")
+    checked.outputs = [nbformat.v4.new_output("stream", name="stdout", text="checked output\n")]
+    notebook.cells.append(checked)
     cells = [("plain", []), ("no-output", ["remove-output"]), ("no-input", ["remove-input"]),
              ("gone", ["remove-cell"])]
     for name, tags in cells:
@@ -116,6 +120,49 @@ def test_the_build_honours_remove_output_input_and_cell_tags(tiny_book):
     assert "Run this chapter live." in body and "notebooks/01_tags.ipynb" in body and "notebooks/01_tags.py" in body
 
 
+def test_the_pages_link_the_chapters_they_mention_and_code_cells_lose_nbvals_markers(tiny_book):
+    pages = tiny_book[0]
+    # the index's list of chapters and its mention of chapter 1 link to its page; code is left
+    assert re.search(r'<a class="reference internal" href="01_tags.html"><span class="std std-doc"><em>Tags\.</em>',
+                     pages["index"])
+    assert re.search(r'href="01_tags.html"><span class="std std-doc">Chapter 1</span></a> tags its cells', pages["index"])
+    # nbval's marker is a test's, not the reader's; the cell and its output stay
+    body = pages["01_tags"]
+    assert "NBVAL_CHECK_OUTPUT" not in body and "checked source" in body and "checked output" in body
+    # the page's tip links the set-up page when the book has one, and promises panels only where
+    # the chapter has a live one (this one has)
+    assert build_book.PANELS_HINT.split("(")[0].strip("; ") in " ".join(body.split())
+
+
+def test_chapter_mentions_become_links_outside_code_math_and_links():
+    chapters = {2: "02_b.ipynb", 3: "03_c.ipynb", 4: "04_d.ipynb", 5: "05_e.ipynb", 6: "06_f.ipynb"}
+    link = build_book.link_chapters
+    assert link("Chapter 2's model", chapters) == "[Chapter 2](02_b.ipynb)'s model"
+    assert link("chapters 5 and 6 read chapter 4's sweeps", chapters) == \
+        "chapters [5](05_e.ipynb) and [6](06_f.ipynb) read [chapter 4](04_d.ipynb)'s sweeps"
+    assert link("chapters\n4-6", chapters) == "chapters\n[4](04_d.ipynb)-[6](06_f.ipynb)"
+    assert link("in chapter 3", chapters, own=3) == "in chapter 3"                 # the page's own
+    assert link("chapter 9 and chapter 2.5", chapters) == "chapter 9 and chapter 2.5"
+    for kept in ("`chapter 2`", "$chapter 2$", "[chapter 2](elsewhere.md)", "<!-- chapter 2 -->",
+                 "```\nchapter 2\n```", "{{ chapter 2 }}"):
+        assert link(kept, chapters) == kept, kept
+    assert link("```{tip}\nsee chapter 2\n```", chapters) == "```{tip}\nsee [chapter 2](02_b.ipynb)\n```"
+    assert build_book.link_chapter_list("2. *Training.* More.\n9. *Not one.*", chapters) == \
+        "2. [*Training.*](02_b.ipynb) More.\n9. *Not one.*"
+
+
+def test_the_tip_promises_live_panels_only_to_chapters_that_have_one(tmp_path):
+    notebook = tagged_notebook()
+    nbformat.write(notebook, tmp_path / "01_tags.ipynb")
+    assert build_book.has_live_panel(nbformat.read(tmp_path / "01_tags.ipynb", as_version=4))
+    notebook.cells = [cell for cell in notebook.cells if "show_panel" not in cell.source]
+    nbformat.write(notebook, tmp_path / "01_bar_only.ipynb")
+    build_book.staged_chapter(tmp_path / "01_bar_only.ipynb", tmp_path / "staged.ipynb")
+    hint = nbformat.read(tmp_path / "staged.ipynb", as_version=4).cells[1].source
+    assert "Run this chapter live" in hint and "panel" not in hint and "slider" not in hint
+    assert "[the set-up page](setup.md)" in hint
+
+
 def test_markdown_cites_recorded_numbers_and_the_page_shows_their_text(tiny_book):
     """A `{{key}}` of a markdown cell becomes the text its record gave; the record's own output
     (key = text, for the reader of the .ipynb) is not on the page."""
@@ -164,8 +211,15 @@ def test_the_real_book_builds_without_warnings_from_the_committed_notebooks(tmp_
     assert {"index", "references", "search", *(p.stem for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))} <= names
     references = (html.parent / "references.html").read_text()
     assert "Kramár" in references                       # Kram\'ar in references.bib, decoded
-    # The two reproduced studies link to where they are published.
+    # The two reproduced studies link to where they are published, and to the authors' code.
     assert "lesswrong.com/posts/oRKemL989qyQ6KZTB" in references and "github.com/awestover" in references
+    assert 'href="https://github.com/LouisYRYJ/Finite-groups"' in references
+    # The index's list of chapters links every chapter from the text, not only from the sidebar.
+    index = (html.parent / "index.html").read_text()
+    article = index[index.index('<article'):]
+    for chapter in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"):
+        assert f'href="{chapter.stem}.html"' in article, chapter.stem
+    assert "NBVAL_" not in "".join(path.read_text() for path in html.parent.glob("0*.html"))
     # Every chapter hides its parameters and imports behind a toggle (MyST-NB's hide-input tag).
     for chapter in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"):
         assert (html.parent / f"{chapter.stem}.html").read_text().count("tag_hide-input") >= 2, chapter.stem

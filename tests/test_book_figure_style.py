@@ -108,3 +108,106 @@ def test_a_legend_of_many_grouped_series_lists_one_entry_per_group_and_keeps_eac
     assert styled[1]["hovertemplate"].startswith("length 1, seed 1<br>")
     few = restyle({"data": data[:5], "layout": {}})["data"]              # a short legend is left as it is
     assert [t["name"] for t in few] == [t["name"] for t in data[:5]]
+
+
+# --- Colours in the theme's two modes --------------------------------------------------------
+
+from lib.book import figure_style as style  # noqa: E402
+
+#: Machado, Oliveira and Fernandes (2009), severity 1, on linear RGB: how a protanope and a
+#: deuteranope see a colour.
+CVD = {"protanopia": ((0.152286, 1.052583, -0.204868), (0.114503, 0.786281, 0.099216),
+                      (-0.003882, -0.048116, 1.051998)),
+       "deuteranopia": ((0.367322, 0.860646, -0.227968), (0.280085, 0.672501, 0.047413),
+                        (-0.011820, 0.042940, 0.968881))}
+
+
+def seen_by(rgb, kind):
+    linear = [style._linear(v) for v in rgb]
+    return tuple(style._gamma(min(1.0, max(0.0, sum(m * v for m, v in zip(row, linear))))) for row in CVD[kind])
+
+
+def delta_e(a, b):
+    return math.dist(style.lab(a), style.lab(b))
+
+
+def rgb(colour):
+    return style.parse_colour(colour)[0]
+
+
+def test_each_modes_colour_sequence_reads_on_its_page_and_stays_apart_for_colour_blind_readers():
+    for k, mode in enumerate(style.MODES):
+        page = rgb(style.BACKGROUND[mode])
+        colours = [rgb(variants[k]) for variants in style.PALETTE.values()] + [rgb(style.INK[mode])]
+        assert all(style.contrast(c, page) >= 3 for c in colours), mode
+        for i in range(len(colours)):
+            for j in range(i + 1, len(colours)):
+                assert delta_e(colours[i], colours[j]) >= 15, (mode, i, j)
+                for kind in CVD:
+                    assert delta_e(seen_by(colours[i], kind), seen_by(colours[j], kind)) >= 9, (mode, kind, i, j)
+
+
+def test_a_chapters_colours_are_mapped_onto_each_mode_and_series_stay_apart():
+    from plotly.colors import sample_colorscale
+    ordered = sample_colorscale("Viridis", [0.9 * i / 4 for i in range(5)])     # lib.book.plotting.ordered_colours
+    data = [{"type": "scatter", "name": f"length {i + 1}", "x": [0], "y": [i], "line": {"color": c}}
+            for i, c in enumerate(ordered)]
+    data += [{"type": "scatter", "name": "all labels", "x": [0], "y": [9], "line": {"color": "black"}},
+             {"type": "bar", "name": "rerun", "x": [0], "y": [1], "marker": {"color": "#E69F00"}}]
+    figure = {"data": data, "layout": {"shapes": [{"type": "rect", "line": {"color": "white"}}],
+                                       "annotations": [{"text": "training sizes", "font": {"color": "white"}}]}}
+    styled = restyle(figure)
+    colours = styled["layout"]["meta"][style.META_KEY]
+    for mode in style.MODES:
+        page = rgb(style.BACKGROUND[mode])
+        drawn = {}
+        for attribute, indices, values in colours[mode]["data"]:
+            drawn.update({i: v for i, v in zip(indices, values)})
+        assert len(drawn) == len(data)
+        assert all(style.contrast(rgb(c), page) >= 3 for c in drawn.values()), (mode, drawn)
+        assert min(delta_e(rgb(a), rgb(b)) for i, a in drawn.items() for j, b in drawn.items() if i < j) >= 12
+        assert colours[mode]["layout"]["font.color"] == style.INK[mode]
+        assert colours[mode]["layout"]["shapes[0].line.color"] == style.series_colour(style.HIGHLIGHT[mode], mode)
+        assert style.contrast(rgb(colours[mode]["layout"]["annotations[0].font.color"]), page) >= 3
+    # black is the theme's text colour; the figure itself is staged in light mode
+    assert colours["dark"]["data"][0][2][5] == style.INK["dark"] and styled["data"][5]["line"]["color"] == style.INK["light"]
+    assert styled["data"][0]["line"]["color"] == colours["light"]["data"][0][2][0]
+    assert restyle(styled) == styled
+
+
+def test_the_dark_template_recolours_plotlys_navy_marks_and_white_bar_outlines():
+    template = {"layout": {"shapedefaults": {"line": {"color": "#2a3f5f"}}, "colorway": ["#636efa"]},
+                "data": {"bar": [{"error_y": {"color": "#2a3f5f"}, "marker": {"line": {"color": "white"}}}]}}
+    changes = dict((tuple(path), value) for path, value in
+                   style.mode_colours({"data": [], "layout": {"template": template}}, "dark")["template"])
+    page = rgb(style.BACKGROUND["dark"])
+    assert style.contrast(rgb(changes[("layout", "shapedefaults", "line", "color")]), page) >= 3
+    assert style.contrast(rgb(changes[("data", "bar", 0, "error_y", "color")]), page) >= 3
+    assert changes[("data", "bar", 0, "marker", "line", "color")] == style.BACKGROUND["dark"]
+    assert changes[("layout", "colorway")][0] == style.PALETTE["#0072b2"][1]
+
+
+def test_a_colour_scale_with_a_white_end_turns_dark_in_dark_mode_and_others_are_left():
+    blues = [[0.0, "rgb(247,251,255)"], [0.5, "rgb(107,174,214)"], [1.0, "rgb(8,48,107)"]]
+    dark = style.scale_colours(blues, "dark")
+    assert [s[0] for s in dark] == [0.0, 0.5, 1.0]
+    assert style.contrast(rgb(dark[0][1]), rgb(style.BACKGROUND["dark"])) < 1.6        # zero: near the page
+    assert style.lab(rgb(dark[-1][1]))[0] > 70                                         # the most: light
+    assert style.scale_colours(blues, "light") == blues
+    viridis = [[0.0, "#440154"], [1.0, "#fde725"]]
+    assert style.scale_colours(viridis, "dark") == viridis
+    figure = restyle({"data": [{"type": "heatmap", "z": [[0, 1]], "colorscale": blues}], "layout": {}})
+    assert figure["layout"]["meta"][style.META_KEY]["dark"]["data"] == [["colorscale", [0], [dark]]]
+
+
+def test_points_coloured_by_a_scale_keep_their_contrast_with_the_page_in_both_modes():
+    from plotly.colors import get_colorscale
+    viridis = get_colorscale("Viridis")
+    for mode in style.MODES:
+        scale = style.points_scale(viridis, mode)
+        assert scale[0][0] == 0 and scale[-1][0] == 1
+        assert all(style.contrast(rgb(c), rgb(style.BACKGROUND[mode])) >= style.MIN_CONTRAST[mode] - 0.05
+                   for _, c in scale), mode
+    trace = {"type": "scatter", "x": [0, 1], "y": [0, 1], "marker": {"color": [0, 1], "colorscale": viridis}}
+    dark = style.mode_colours({"data": [trace], "layout": {}}, "dark")["data"]
+    assert dark == [["marker.colorscale", [0], [style.points_scale(viridis, "dark")]]]

@@ -38,8 +38,13 @@ CHROMIUM_ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-q
 
 @pytest.fixture(scope="module")
 def book_url(tmp_path_factory):
+    """The book built from this checkout, served on localhost; with BOOK_HTML set, the book built
+    before in that folder instead (say an older commit's, to see which checks fail on it)."""
     folder = tmp_path_factory.mktemp("book")
-    build_book.build(folder / "html", stage=folder / "stage")
+    if os.environ.get("BOOK_HTML"):
+        shutil.copytree(os.environ["BOOK_HTML"], folder / "html")
+    else:
+        build_book.build(folder / "html", stage=folder / "stage")
 
     class QuietHandler(http.server.SimpleHTTPRequestHandler):
         def log_message(self, *args):
@@ -88,7 +93,7 @@ def open_page(browser, book_url, name, width="desktop"):
             if response.status >= 400 else None)
     page.on("request", lambda request: None if request.url.startswith((book_url + "/", "data:", "blob:"))
             else problems.append(f"request outside the site: {request.url}"))
-    page.goto(f"{book_url}/{name}", wait_until="load")
+    page.goto(f"{book_url}/{name}", wait_until="load", timeout=120_000)   # a long chapter on a busy machine
     page.wait_for_function(FIGURES_DRAWN, timeout=60_000)
     page.evaluate(MATH_TYPESET)
     # the figure script (tools/sphinx/_static/plotly-figures.js) lays every figure out for the width
@@ -216,6 +221,114 @@ DARK_DEFECTS = """() => {
 
 DARK_MODE = """() => { document.documentElement.dataset.theme = 'dark'; localStorage.setItem('theme', 'dark'); }"""
 
+#: Colour arithmetic for the checks below: a CSS colour as [r, g, b, a] (0 to 1), WCAG's relative
+#: luminance and contrast ratio, CIELAB and the distance of two colours in it (CIE76 delta E).
+COLOUR_HELPERS = """
+    const canvas = document.createElement('canvas').getContext('2d');
+    const rgba = text => { canvas.clearRect(0, 0, 1, 1); canvas.fillStyle = '#000'; canvas.fillStyle = text;
+        canvas.fillRect(0, 0, 1, 1); return [...canvas.getImageData(0, 0, 1, 1).data].map(v => v / 255); };
+    const linear = v => v <= 0.04045 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4;
+    const luminance = ([r, g, b]) => 0.2126 * linear(r) + 0.7152 * linear(g) + 0.0722 * linear(b);
+    const contrast = (a, b) => { const [lo, hi] = [luminance(a), luminance(b)].sort((x, y) => x - y);
+        return (hi + 0.05) / (lo + 0.05); };
+    const lab = ([r, g, b]) => {
+        const [R, G, B] = [r, g, b].map(linear);
+        const f = t => t > 216 / 24389 ? Math.cbrt(t) : (24389 / 27 * t + 16) / 116;
+        const x = f((0.4124 * R + 0.3576 * G + 0.1805 * B) / 0.95047), y = f(0.2126 * R + 0.7152 * G + 0.0722 * B),
+              z = f((0.0193 * R + 0.1192 * G + 0.9505 * B) / 1.08883);
+        return [116 * y - 16, 500 * (x - y), 200 * (y - z)]; };
+    const deltaE = (a, b) => Math.hypot(...lab(a).map((v, i) => v - lab(b)[i]));
+    const page = rgba(getComputedStyle(document.body).backgroundColor);
+"""
+
+#: The defects of the colours a reader sees in the page's current mode (one string each,
+#: "<figure>: <defect>"): a series (a legend entry: its line, or its markers or bars) whose
+#: colour has a contrast under 3:1 with the page (WCAG's least for graphics); two series drawn
+#: alike (same kind of mark and dash) in colours the figure sets apart (not one colour for both,
+#: as for seeds of one outcome) that lie closer than `SERIES_APART` in CIELAB (half that in a
+#: figure of more series than the book's eight colours: an ordered gradient), or that lie
+#: closer than that here though they were apart in the mode checked before (`apart`, the pairs
+#: this check returned then); an error bar, a shape's line or an annotation's own text colour
+#: under 3:1 on the page; and in dark mode a heatmap whose colour scale ends in white (white
+#: blocks on the dark page). Returns {defects, apart}.
+SERIES_APART = 12
+COLOUR_DEFECTS = """(before) => {""" + COLOUR_HELPERS + """
+    const dark = document.documentElement.dataset.theme === 'dark', defects = [], apart = [];
+    [...document.querySelectorAll('.plotly-graph-div')].forEach((div, index) => {
+        const title = div.layout.title && (div.layout.title.text || div.layout.title);
+        const name = `figure ${index + 1}` + (typeof title === 'string' && title
+            ? ` ("${title.replace(/<[^>]*>/g, ' ').slice(0, 50)}")` : '');
+        const series = [];
+        div._fullData.forEach(t => {
+            if (t.visible !== true) return;
+            const lines = /^scatter/.test(t.type) && (t.mode || '').includes('lines');
+            const colour = lines ? (t.line || {}).color
+                : ['bar', 'histogram', 'box', 'violin', 'waterfall'].includes(t.type) || /^scatter/.test(t.type)
+                ? (t.marker || {}).color : null;
+            for (const bar of [t.error_x, t.error_y])
+                if (bar && bar.visible && typeof bar.color === 'string' && contrast(rgba(bar.color), page) < 3)
+                    defects.push(`${name}: error bars of "${t.name}" at ${contrast(rgba(bar.color), page).toFixed(1)}:1 on the page (${bar.color})`);
+            if (typeof colour !== 'string' || t.showlegend === false || !t.name) return;
+            const look = lines ? `line ${(t.line || {}).dash || 'solid'}` : `${t.type} ${(t.marker || {}).symbol || ''}`;
+            series.push({name: t.name, colour, look, rgb: rgba(colour)});
+        });
+        series.forEach(s => { const ratio = contrast(s.rgb, page);
+            if (ratio < 3) defects.push(`${name}: series "${s.name}" at ${ratio.toFixed(1)}:1 on the page (${s.colour})`); });
+        const least = series.length > 8 ? SERIES_APART / 2 : SERIES_APART;
+        for (let i = 0; i < series.length; i++) for (let j = i + 1; j < series.length; j++) {
+            const [a, b] = [series[i], series[j]], distance = deltaE(a.rgb, b.rgb), pair = `${index}|${a.name}|${b.name}`;
+            if (a.look !== b.look || a.name === b.name) continue;
+            if (distance >= least) apart.push(pair);
+            else if (distance >= 1 || before.includes(pair))
+                defects.push(`${name}: series "${a.name}" and "${b.name}" drawn alike (${a.colour}, ${b.colour}: delta E ${distance.toFixed(0)})`); }
+        (div._fullLayout.shapes || []).forEach((shape, k) => {
+            const line = shape.line || {};
+            if (shape.visible !== false && line.width > 0 && typeof line.color === 'string' && rgba(line.color)[3] > 0.5
+                && contrast(rgba(line.color), page) < 3)
+                defects.push(`${name}: shape ${k + 1}'s line at ${contrast(rgba(line.color), page).toFixed(1)}:1 on the page (${line.color})`); });
+        (div.layout.annotations || []).forEach(note => {
+            const colour = (note.font || {}).color;
+            if (typeof colour === 'string' && contrast(rgba(colour), page) < 3)
+                defects.push(`${name}: annotation "${String(note.text).slice(0, 30)}" at ${contrast(rgba(colour), page).toFixed(1)}:1 on the page (${colour})`); });
+        if (dark) div._fullData.forEach(t => {
+            const scale = t.colorscale || (t.marker || {}).colorscale
+                || (t.coloraxis && (div._fullLayout[t.coloraxis] || {}).colorscale);
+            if (!Array.isArray(scale) || !['heatmap', 'contour', 'histogram2d'].includes(t.type)) return;
+            const white = c => { const [L, a, b] = lab(rgba(c)); return L > 90 && Math.hypot(a, b) < 12; };
+            if (white(scale[0][1]) || white(scale[scale.length - 1][1]))
+                defects.push(`${name}: a heatmap whose colour scale ends in white on the dark page`); });
+    });
+    return {defects: [...new Set(defects)], apart}; }""".replace("SERIES_APART", str(SERIES_APART))
+
+#: Each table of the page wider than the column it stands in whose extra width cannot be
+#: reached or is not shown: no box that scrolls sideways around it within the column, or a
+#: box that scrolls with no visible cue (tables.js's fade on the side with more table).
+TABLE_DEFECTS = """() => {
+    const article = document.querySelector('article.bd-article'), column = article.getBoundingClientRect();
+    const defects = [];
+    for (const table of article.querySelectorAll('table')) {
+        if (!table.getClientRects().length) continue;
+        let box = null;
+        for (let e = table; e && e !== article; e = e.parentElement)
+            if (['auto', 'scroll'].includes(getComputedStyle(e).overflowX)) { box = e; break; }
+        const text = table.textContent.trim().replace(/\\s+/g, ' ').slice(0, 40);
+        if (!box) {
+            if (table.getBoundingClientRect().right > column.right + 1) defects.push(`table "${text}" runs past the column`);
+            continue; }
+        if (box.scrollWidth <= box.clientWidth + 1) continue;
+        const style = getComputedStyle(box), mask = style.maskImage || style.webkitMaskImage || 'none';
+        if (!(box.classList.contains('book-more-right') || box.classList.contains('book-more-left')) || mask === 'none')
+            defects.push(`table "${text}" is cut at the column's edge (${box.scrollWidth} px in ${box.clientWidth}) with no visible cue that it scrolls`);
+    }
+    return defects; }"""
+
+#: Each cell of a table shown with a label of its own (CSS ::before text, as the index's tables
+#: have on a phone) and nothing after the label.
+EMPTY_LABELS = """() => [...document.querySelectorAll('article td, article th')].filter(cell => {
+    const label = getComputedStyle(cell, '::before').content;
+    return cell.getClientRects().length && label && !['none', 'normal', '""'].includes(label) && !cell.textContent.trim();
+}).map(cell => `an empty cell labelled ${getComputedStyle(cell, '::before').content}`)"""
+
 
 OVERFLOWING = """() => {
     const right = document.querySelector('article.bd-article').getBoundingClientRect().right + 1;
@@ -258,19 +371,24 @@ def test_nothing_overflows_its_column_and_every_figure_keeps_its_legend_and_text
     """After a normal load (no full-page screenshot, which resizes the page): nothing runs past the
     column; no figure's legend squeezes its plot, lies outside the figure's visible box or scrolls,
     lists an entry twice; no two texts of a figure overlap, none is cut by its edge or lies over a
-    plot area (FIGURE_DEFECTS); and at the desk's width in the theme's dark mode (set as its toggle
-    sets it) no figure is a white box and its text is readable (DARK_DEFECTS). One page load for
-    all: the figure checks add no load of their own."""
+    plot area (FIGURE_DEFECTS); no table is cut at the column's edge without a visible cue that it
+    scrolls (TABLE_DEFECTS) and no cell shows a label with nothing after it (EMPTY_LABELS); and at
+    the desk's width, in the light mode and then in the theme's dark mode (set as its toggle sets
+    it), every series, error bar and mark stands out from the page and series drawn alike differ
+    in colour (COLOUR_DEFECTS), and in dark mode no figure is a white box and its text is readable
+    (DARK_DEFECTS). One page load for all: the checks add no load of their own."""
     page, problems = open_page(browser, book_url, name, width)
     assert page.evaluate(OVERFLOWING) == []
     assert page.evaluate(SQUEEZED_PLOTS) == []
     if width == "phone":   # the sidebar folds away: the text takes the screen's width
         assert page.locator("article.bd-article").bounding_box()["width"] > 0.85 * WIDTHS["phone"]
-    defects = page.evaluate(FIGURE_DEFECTS)
+    defects = page.evaluate(FIGURE_DEFECTS) + page.evaluate(TABLE_DEFECTS) + page.evaluate(EMPTY_LABELS)
     if width == "desktop":
+        light = page.evaluate(COLOUR_DEFECTS, [])
         page.evaluate(DARK_MODE)
         page.wait_for_function("() => document.documentElement.dataset.figuresFitted === 'true'", timeout=60_000)
-        defects += page.evaluate(DARK_DEFECTS)
+        dark = page.evaluate(COLOUR_DEFECTS, light["apart"])
+        defects += light["defects"] + page.evaluate(DARK_DEFECTS) + [f"dark mode: {d}" for d in dark["defects"]]
     assert not defects, "\n".join(defects)
     assert not problems, problems
     page.close()

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import shutil
 import subprocess
 import time
@@ -27,7 +28,7 @@ from sphinx.cmd.build import build_main
 import results_table  # a sibling script in tools/ (run as `python tools/build_book.py`)
 from lib.book.figure_style import restyle
 from lib.book.record import UnknownKey, resolve_notebook
-from lib.book.sphinx_outputs import PLOTLY_MIME
+from lib.book.sphinx_outputs import PLOTLY_MIME, WIDGET_STATE_MIME, WIDGET_VIEW_MIME
 
 ROOT = Path(__file__).resolve().parents[1]
 SPHINX_CONF = ROOT / "tools" / "sphinx"
@@ -45,14 +46,121 @@ def executed_copy(source: Path, notebooks: Path | None) -> Path:
     return source
 
 
-#: The note each chapter page opens with: how to run it live and where its source is.
-LAUNCH_HINT = ("```{{tip}}\n**Run this chapter live.** In a clone of the book's repository: `make venv`, then "
-               "`.venv/bin/jupyter lab notebooks/{name}.ipynb` (as root, add `--allow-root`); the sliders then "
-               "redraw in the live kernel. The download button above gives this notebook with its outputs; its "
-               "source is `notebooks/{name}.py`, and `book/setup.md` says how to rerun it at another scale.\n```")
+#: The note each chapter page opens with: how to run it live and where its source is. `{panels}`
+#: says what the live kernel adds: the chapter's live panels where it has some (`PANELS_HINT`),
+#: else nothing is promised; `{setup}` is the set-up page, linked; `{clone}` the repository.
+LAUNCH_HINT = ("```{{tip}}\n**Run this chapter live.** In {clone}: `make venv`, then "
+               "`.venv/bin/jupyter lab notebooks/{name}.ipynb` (as root, add `--allow-root`), and run all its "
+               "cells{panels}. The download button above gives this notebook with its outputs; its source is "
+               "`notebooks/{name}.py`, and {setup} says how to rerun it at another scale.\n```")
+PANELS_HINT = ("; its interactive panels (where this page says that a control appears in a live kernel) "
+               "then recompute in the kernel")
+SETUP_PAGE = "setup.md"
+
+#: A mention of chapters in prose: "chapter 2", "Chapter 4's", "chapters 5 and 6", "chapters 4-6",
+#: "chapters 2, 5 and 7" (the numbers are group 3).
+CHAPTER_MENTION = re.compile(r"\b([Cc]hapters?)(\s+)(\d+(?:(?:\s*(?:,|,?\s+and|,?\s+or|-|–|--)\s*)\d+)*)(?![\d.]*\d)")
+#: What a mention inside is left alone: fenced code, code spans and roles, math, links,
+#: HTML tags and comments, targets and `{{key}}` placeholders.
+_PROTECTED = re.compile(r"(?ms)^(?P<fence>`{3,}|~{3,}|:{3,})(?P<info>[^\n]*)\n.*?^(?P=fence)[ \t]*$"
+                        r"|`+[^`]*`+|\$\$.*?\$\$|\$[^$\n]+\$|!?\[[^\]\n]*\]\([^)\n]*\)|<!--.*?-->|<[^>\n]+>"
+                        r"|^\([^)\n]*\)=[ \t]*$|\{\{.*?\}\}")
+#: Fenced directives whose body is prose (linked inside); any other fence is code or data.
+_PROSE_DIRECTIVES = re.compile(r"^\{(?:note|tip|hint|important|warning|caution|attention|danger|error|seealso|"
+                               r"admonition|dropdown|margin|sidebar|topic|epigraph|pull-quote)\}")
 
 
-def staged_chapter(notebook: Path, target: Path) -> None:
+def link_chapters(text: str, chapters: dict[int, str], own: int | None = None) -> str:
+    """Markdown `text` with each mention of a chapter ("chapter 2", "chapters 5 and 6") linked to
+    that chapter's page by file name (`chapters`: number -> staged file name), except the page's
+    own chapter `own` and mentions in code, math, links, HTML and directives other than prose
+    admonitions (whose bodies are linked too)."""
+    def mention(match: re.Match) -> str:
+        word, space, numbers = match.groups()
+        parts = re.split(r"(\d+)", numbers)
+        if not any(int(n) in chapters and int(n) != own for n in parts[1::2]):
+            return match.group(0)
+        if len(parts) == 3:           # one chapter: the whole mention is the link
+            return f"[{word}{space}{numbers}]({chapters[int(numbers)]})"
+        out = [word, space]
+        for k, part in enumerate(parts):
+            linked = k % 2 == 1 and int(part) in chapters and int(part) != own
+            out.append(f"[{part}]({chapters[int(part)]})" if linked else part)
+        return "".join(out)
+
+    out, position = [], 0
+    for match in _PROTECTED.finditer(text):
+        out.append(CHAPTER_MENTION.sub(mention, text[position:match.start()]))
+        block = match.group(0)
+        if match.group("fence") and _PROSE_DIRECTIVES.match(match.group("info").strip()):
+            first = block.index("\n") + 1
+            last = block.rstrip().rindex("\n") + 1
+            block = block[:first] + link_chapters(block[first:last], chapters, own) + block[last:]
+        out.append(block)
+        position = match.end()
+    out.append(CHAPTER_MENTION.sub(mention, text[position:]))
+    return "".join(out)
+
+
+#: An item of the index's list of chapters: its number, then its title in emphasis.
+_CHAPTER_ITEM = re.compile(r"(?m)^(?P<indent>[ \t]*)(?P<number>\d+)\.(?P<space>[ \t]+)\*(?P<title>[^*\n]+)\*")
+
+
+def link_chapter_list(text: str, chapters: dict[int, str]) -> str:
+    """The root page's list of chapters with each chapter's title (the emphasised words that open
+    the item numbered as the chapter) linked to its page."""
+    def item(match: re.Match) -> str:
+        number = int(match.group("number"))
+        if number not in chapters:
+            return match.group(0)
+        return (f"{match.group('indent')}{number}.{match.group('space')}"
+                f"[*{match.group('title')}*]({chapters[number]})")
+    return _CHAPTER_ITEM.sub(item, text)
+
+
+#: A line of a code cell that only marks the cell for nbval (`# NBVAL_CHECK_OUTPUT`): a test's
+#: marker, not code a reader needs.
+_NBVAL_MARKER = re.compile(r"(?m)^[ \t]*#[ \t]*NBVAL_[A-Z_]+[ \t]*\n?")
+
+
+def has_live_panel(content: dict) -> bool:
+    """Whether notebook `content` shows an ipywidgets panel (a saved widget view that is not
+    tqdm's progress bar, a box holding a FloatProgress)."""
+    state = content.get("metadata", {}).get("widgets", {}).get(WIDGET_STATE_MIME, {}).get("state", {})
+    for cell in content["cells"]:
+        for output in cell.get("outputs", []):
+            view = output.get("data", {}).get(WIDGET_VIEW_MIME)
+            if not view:
+                continue
+            children = state.get(view.get("model_id", ""), {}).get("state", {}).get("children", [])
+            if not any(state.get(str(c).removeprefix("IPY_MODEL_"), {}).get("model_name") == "FloatProgressModel"
+                       for c in children):
+                return True
+    return False
+
+
+def repository_url(root: Path = ROOT) -> str | None:
+    """The book's own repository: myst.yml's `project.github`, CITATION.cff's top-level
+    `repository-code`, or pyproject.toml's [project.urls] Repository / Source (None when none
+    of them gives one)."""
+    config = yaml.safe_load((root / "myst.yml").read_text())["project"]
+    if config.get("github"):
+        return str(config["github"])
+    citation = root / "CITATION.cff"
+    if citation.exists() and (url := (yaml.safe_load(citation.read_text()) or {}).get("repository-code")):
+        return str(url)
+    pyproject = root / "pyproject.toml"
+    if pyproject.exists():
+        import tomllib
+        urls = tomllib.loads(pyproject.read_text()).get("project", {}).get("urls", {})
+        for key in ("Repository", "Source", "repository", "source"):
+            if urls.get(key):
+                return str(urls[key])
+    return None
+
+
+def staged_chapter(notebook: Path, target: Path, chapters: dict[int, str] | None = None,
+                   setup: str | None = SETUP_PAGE, repository: str | None = None) -> None:
     """Copy chapter `notebook` to `target` with `LAUNCH_HINT` as a markdown cell after its title
     cell, its parameters cell's input hidden behind a toggle (MyST-NB's hide-input; the source
     keeps the tag list `["parameters"]`, the one `lib.book.params.read_parameters_cell` reads) and
@@ -60,21 +168,34 @@ def staged_chapter(notebook: Path, target: Path) -> None:
     presentation, applied here so that it reaches outputs executed before it existed), and every
     `{{key}}` of its markdown cells replaced by the text its `lib.book.record.Record` calls
     recorded (their display bundles dropped: the prose shows the values). A key no call recorded
-    stops the staging with one sentence naming it."""
+    stops the staging with one sentence naming it. Each mention of another chapter in its
+    markdown (`chapters`: number -> staged file name) becomes a link to that chapter's page, and
+    nbval's marker lines (`# NBVAL_CHECK_OUTPUT`) leave the code cells."""
     content = json.loads(notebook.read_text())
     try:
         resolve_notebook(content, where=notebook.name)
     except UnknownKey as error:
         raise SystemExit(str(error)) from None
+    own = int(m.group(1)) if (m := re.match(r"(\d+)_", notebook.name)) else None
     for cell in content["cells"]:
         tags = cell.get("metadata", {}).get("tags", [])
         if "parameters" in tags and "hide-input" not in tags:
             tags.append("hide-input")
+        if cell.get("cell_type") == "code":
+            source = "".join(cell.get("source", ""))
+            if _NBVAL_MARKER.search(source):
+                cell["source"] = _NBVAL_MARKER.sub("", source)
+        if cell.get("cell_type") == "markdown" and chapters:
+            cell["source"] = link_chapters("".join(cell.get("source", "")), chapters, own)
         for output in cell.get("outputs", []):
             if PLOTLY_MIME in output.get("data", {}):
                 output["data"][PLOTLY_MIME] = restyle(output["data"][PLOTLY_MIME])
     hint = {"cell_type": "markdown", "id": "launch-hint", "metadata": {},
-            "source": LAUNCH_HINT.format(name=notebook.stem)}
+            "source": LAUNCH_HINT.format(
+                name=notebook.stem, panels=PANELS_HINT if has_live_panel(content) else "",
+                setup=f"[the set-up page]({setup})" if setup else "the set-up page (`book/setup.md`)",
+                clone=f"a clone of the book's repository, <{repository}>" if repository
+                else "a clone of the book's repository")}
     content["cells"].insert(1, hint)
     target.write_text(json.dumps(content, indent=1))
 
@@ -82,8 +203,9 @@ def staged_chapter(notebook: Path, target: Path) -> None:
 def stage_sources(src: Path, notebooks: Path | None, index_text: str | None, root: Path = ROOT) -> None:
     """Fill `src` with what Sphinx reads: conf.py, `root`'s myst.yml, every toc page under its file
     name (chapters from their executed copies where present, each with `LAUNCH_HINT` after its
-    title; the first page's text replaced by `index_text` when given), the bibliography and the
-    references page."""
+    title; the first page's text replaced by `index_text` when given, its list of chapters
+    linked), the bibliography and the references page. Every mention of a chapter in the pages'
+    prose links to that chapter (`link_chapters`)."""
     config = yaml.safe_load((root / "myst.yml").read_text())["project"]
     if src.exists():
         shutil.rmtree(src)
@@ -93,15 +215,20 @@ def stage_sources(src: Path, notebooks: Path | None, index_text: str | None, roo
     names = [Path(entry["file"]).name for entry in config["toc"]]
     if len(set(names)) != len(names):
         raise SystemExit(f"two pages of myst.yml's toc share a file name: {names}")
+    chapters = {int(m.group(1)): name for name in names
+                if name.endswith(".ipynb") and (m := re.match(r"(\d+)_", name))}
+    setup = SETUP_PAGE if SETUP_PAGE in names else None
+    repository = repository_url(root)
     for position, entry in enumerate(config["toc"]):
         source = root / entry["file"]
         target = src / source.name
-        if position == 0 and index_text is not None:
-            target.write_text(index_text)
-        elif source.suffix == ".ipynb":
-            staged_chapter(executed_copy(source, notebooks), target)
-        else:
-            shutil.copy(source, target)
+        if source.suffix == ".ipynb":
+            staged_chapter(executed_copy(source, notebooks), target, chapters, setup, repository)
+            continue
+        text = index_text if position == 0 and index_text is not None else source.read_text()
+        if position == 0:
+            text = link_chapter_list(text, chapters)
+        target.write_text(link_chapters(text, chapters))
     for bib in config.get("bibliography", []):
         shutil.copy(root / bib, src / Path(bib).name)
     (src / "references.md").write_text(REFERENCES_PAGE)

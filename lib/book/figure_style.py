@@ -13,6 +13,24 @@ titles' height, widens the gaps between subplots until their labels no longer ov
 sets the text colour of the theme's light or dark mode (pydata-sphinx-theme's
 `html[data-theme]`), again each time the reader resizes the window or toggles the theme.
 
+Colours, one plotly template per mode (`mode_colours`): the figure's template gets the mode's
+colour sequence (`PALETTE`: Okabe-Ito's hues, each in a variant that keeps a contrast of at
+least 3:1 with that mode's page and that stays apart from the others for colour-blind readers)
+and marks of the mode's colours (error bars, default shape lines, arrows); every colour a
+chapter set explicitly is mapped onto the mode: an Okabe-Ito colour onto its variant, a colour
+sampled from Viridis for an ordered series (`lib.book.plotting.ordered_colours`) onto the part
+of Viridis that reads on that page, black onto the theme's text colour, a white line or label
+(drawn for a heatmap on a white page) onto the highlight colour, any other colour made just
+dark (light mode) or light (dark mode) enough; a heatmap's colour scale whose low or high end
+is near white is turned, in dark mode, into one whose near-white end is near the page's dark
+background. The figure is staged in light mode, and both modes' colours ride along in
+`layout.meta.bookColours` for the page script to apply.
+
+The module runs over 400 lines because the two modes' colours (the palette, the mapping of a
+chapter's colours onto each mode, the heatmap scales) must be decided together with the layout
+repairs that read them, in the one pass `restyle` makes over a figure; splitting them would
+spread one figure's style over two modules that each need the other.
+
 Why at staging and not in the chapters' figure code (`lib/book/plotting.py`, `lib/chapters`):
 the style is presentation, not a result. It must follow the reader's theme and width, which
 only render time knows, and it must reach the outputs of chapters executed before it existed:
@@ -55,7 +73,359 @@ TRANSPARENT = "rgba(0, 0, 0, 0)"
 #: The `name` that marks an annotation as a subplot title (the page wraps it to its subplot).
 SUBPLOT_TITLE = "book-subplot-title"
 
+# --- Colours in the theme's two modes --------------------------------------------------------
+
+MODES = ("light", "dark")
+#: The page's background in each mode of sphinx-book-theme.
+BACKGROUND = {"light": "#ffffff", "dark": "#121212"}
+#: The theme's text colour in each mode (what the page script gives a figure's text).
+INK = {"light": TEXT_COLOUR, "dark": "#d8dde4"}
+#: The least contrast of a line, marker or bar with the page (WCAG asks 3:1 of graphics).
+MIN_CONTRAST = {"light": 3.2, "dark": 4.0}
+#: The book's colour sequence: Okabe-Ito's hues (the colours the chapters use, key), each as
+#: (light mode, dark mode). Light mode darkens the ones under 3:1 on white (orange, sky blue,
+#: reddish purple) and gives yellow's place to indigo, so that orange, vermillion and yellow do
+#: not merge for a protanope once darkened; dark mode lightens blue (3.6:1 on the dark page).
+PALETTE = {
+    "#0072b2": ("#0072B2", "#2F86C8"),   # blue
+    "#d55e00": ("#D55E00", "#D55E00"),   # vermillion
+    "#009e73": ("#009E73", "#009E73"),   # bluish green
+    "#cc79a7": ("#B8579A", "#CC79A7"),   # reddish purple
+    "#e69f00": ("#8C5A00", "#E69F00"),   # orange
+    "#56b4e9": ("#3A95C8", "#7CC7F2"),   # sky blue
+    "#f0e442": ("#4B3B9A", "#F0E442"),   # yellow
+}
+#: What a white mark (a line or label drawn white for a dark heatmap under it) becomes on the
+#: page: vermillion, which stands out from white, from the dark page and from Viridis.
+HIGHLIGHT = {"light": "#D55E00", "dark": "#E8743A"}
+#: The part of Viridis an ordered series is drawn from in each mode (Viridis's dark end is
+#: under 3:1 on the dark page, its yellow end under 3:1 on white); the chapters sample
+#: [0, 0.9] of it (`lib.book.plotting.ordered_colours`), which is stretched onto this range.
+VIRIDIS_RANGE = {"light": (0.0, 0.57), "dark": (0.42, 1.0)}
+VIRIDIS_SAMPLED = 0.9
+_NAMED = {"black": "#000000", "white": "#ffffff", "grey": "#808080", "gray": "#808080",
+          "darkgrey": "#a9a9a9", "darkgray": "#a9a9a9", "lightgrey": "#d3d3d3", "lightgray": "#d3d3d3",
+          "dimgrey": "#696969", "dimgray": "#696969", "silver": "#c0c0c0", "red": "#ff0000",
+          "blue": "#0000ff", "green": "#008000", "orange": "#ffa500", "purple": "#800080"}
+_RGB = re.compile(r"^rgba?\(\s*([\d.]+)\s*,\s*([\d.]+)\s*,\s*([\d.]+)\s*(?:,\s*([\d.]+)\s*)?\)$")
+
+
+def parse_colour(colour: Any) -> tuple[tuple[float, float, float], float] | None:
+    """(r, g, b) in [0, 1] and alpha of a CSS colour string plotly accepts, None if not one."""
+    if not isinstance(colour, str):
+        return None
+    text = _NAMED.get(colour.strip().lower(), colour.strip().lower())
+    if re.fullmatch(r"#[0-9a-f]{3}", text):
+        text = "#" + "".join(c * 2 for c in text[1:])
+    if re.fullmatch(r"#[0-9a-f]{6}", text):
+        return tuple(int(text[i:i + 2], 16) / 255 for i in (1, 3, 5)), 1.0
+    if m := _RGB.match(text):
+        alpha = float(m.group(4)) if m.group(4) is not None else 1.0
+        return tuple(min(255.0, float(m.group(i))) / 255 for i in (1, 2, 3)), alpha
+    return None
+
+
+def _hex(rgb: tuple[float, float, float], alpha: float = 1.0) -> str:
+    r, g, b = (round(min(1.0, max(0.0, v)) * 255) for v in rgb)
+    return f"#{r:02x}{g:02x}{b:02x}" if alpha >= 1 else f"rgba({r}, {g}, {b}, {alpha:g})"
+
+
+def _linear(v: float) -> float:
+    return v / 12.92 if v <= 0.04045 else ((v + 0.055) / 1.055) ** 2.4
+
+
+def _gamma(v: float) -> float:
+    return 12.92 * v if v <= 0.0031308 else 1.055 * v ** (1 / 2.4) - 0.055
+
+
+def luminance(rgb: tuple[float, float, float]) -> float:
+    """WCAG's relative luminance of an sRGB colour."""
+    r, g, b = (_linear(v) for v in rgb)
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def contrast(a: tuple[float, float, float], b: tuple[float, float, float]) -> float:
+    """WCAG's contrast ratio of two colours (1 to 21)."""
+    la, lb = sorted((luminance(a), luminance(b)))
+    return (lb + 0.05) / (la + 0.05)
+
+
+def lab(rgb: tuple[float, float, float]) -> tuple[float, float, float]:
+    """CIELAB (D65) of an sRGB colour."""
+    r, g, b = (_linear(v) for v in rgb)
+    xyz = ((0.4124 * r + 0.3576 * g + 0.1805 * b) / 0.95047, 0.2126 * r + 0.7152 * g + 0.0722 * b,
+           (0.0193 * r + 0.1192 * g + 0.9505 * b) / 1.08883)
+    fx, fy, fz = (t ** (1 / 3) if t > 216 / 24389 else (24389 / 27 * t + 16) / 116 for t in xyz)
+    return 116 * fy - 16, 500 * (fx - fy), 200 * (fy - fz)
+
+
+def _from_lab(lightness: float, a: float, b: float) -> tuple[float, float, float] | None:
+    fy = (lightness + 16) / 116
+    fx, fz = fy + a / 500, fy - b / 200
+    x, y, z = ((t ** 3 if t ** 3 > 216 / 24389 else (116 * t - 16) * 27 / 24389) for t in (fx, fy, fz))
+    x, z = x * 0.95047, z * 1.08883
+    linear = (3.2406 * x - 1.5372 * y - 0.4986 * z, -0.9689 * x + 1.8758 * y + 0.0415 * z,
+              0.0557 * x - 0.2040 * y + 1.0570 * z)
+    if any(v < -1e-4 or v > 1 + 1e-4 for v in linear):
+        return None
+    return tuple(_gamma(min(1.0, max(0.0, v))) for v in linear)
+
+
+def with_lightness(rgb: tuple[float, float, float], lightness: float) -> tuple[float, float, float]:
+    """`rgb` at CIELAB lightness `lightness`, its hue kept and its chroma cut to what sRGB holds."""
+    _, a, b = lab(rgb)
+    for step in range(51):
+        out = _from_lab(lightness, a * (1 - step / 50), b * (1 - step / 50))
+        if out is not None:
+            return out
+    return _from_lab(lightness, 0, 0) or rgb
+
+
+def _readable(rgb: tuple[float, float, float], mode: str) -> tuple[float, float, float]:
+    """`rgb` made just dark enough (light mode) or light enough (dark mode) to reach the mode's
+    `MIN_CONTRAST` with the page, its hue kept."""
+    page = parse_colour(BACKGROUND[mode])[0]
+    lightness, step = lab(rgb)[0], (-1 if mode == "light" else 1)
+    out = rgb
+    while contrast(out, page) < MIN_CONTRAST[mode] and 0 < lightness < 100:
+        lightness += step
+        out = with_lightness(rgb, lightness)
+    return out
+
+
+def _viridis() -> list[tuple[float, float, float]]:
+    from plotly.colors import sample_colorscale, unlabel_rgb
+    samples = sample_colorscale("Viridis", [i / 1000 for i in range(1001)])
+    return [tuple(v / 255 for v in unlabel_rgb(c)) for c in samples]
+
+
+_VIRIDIS: list[tuple[float, float, float]] = []
+
+
+def viridis_position(rgb: tuple[float, float, float]) -> float | None:
+    """Where on Viridis (0 to 1) colour `rgb` lies, None when it is not a Viridis colour."""
+    if not _VIRIDIS:
+        _VIRIDIS.extend(_viridis())
+    best = min(range(len(_VIRIDIS)), key=lambda i: sum((a - b) ** 2 for a, b in zip(_VIRIDIS[i], rgb)))
+    return best / 1000 if max(abs(a - b) for a, b in zip(_VIRIDIS[best], rgb)) <= 2.5 / 255 else None
+
+
+def series_colour(colour: Any, mode: str, *, mark: bool = False) -> Any:
+    """Colour `colour` of a line, marker, bar or mark, as the book draws it in `mode` ("light" or
+    "dark"); anything that is not a colour string is returned as it is. `mark`: a shape's line or
+    an annotation's text, where white (meant to stand out from a dark heatmap) becomes `HIGHLIGHT`."""
+    parsed = parse_colour(colour)
+    if parsed is None:
+        return colour
+    rgb, alpha = parsed
+    key = _hex(rgb)
+    if key in PALETTE:
+        return _hex(parse_colour(PALETTE[key][MODES.index(mode)])[0], alpha)
+    if (t := viridis_position(rgb)) is not None:
+        low, high = VIRIDIS_RANGE[mode]
+        if not _VIRIDIS:
+            _VIRIDIS.extend(_viridis())
+        position = low + (high - low) * min(1.0, t / VIRIDIS_SAMPLED)
+        return _hex(_VIRIDIS[round(position * 1000)], alpha)
+    lightness, a, b = lab(rgb)
+    if math.hypot(a, b) < 10:                       # a grey
+        if lightness < 20:
+            return _hex(parse_colour(INK[mode])[0], alpha)
+        if lightness > 90:
+            return _hex(parse_colour(HIGHLIGHT[mode])[0], alpha) if mark else colour
+        if mode == "dark":                          # greys keep their order, mirrored
+            rgb = with_lightness(rgb, 100 - lightness)
+    return _hex(_readable(rgb, mode), alpha)
+
+
+def _scale_at(scale: list, position: float) -> tuple[float, float, float]:
+    """The colour of plotly colour scale `scale` at `position` (0 to 1), interpolated in sRGB as
+    plotly does."""
+    stops = [(float(p), parse_colour(c)[0]) for p, c in scale]
+    for (p0, c0), (p1, c1) in zip(stops, stops[1:]):
+        if p0 <= position <= p1:
+            w = 0 if p1 == p0 else (position - p0) / (p1 - p0)
+            return tuple(a + w * (b - a) for a, b in zip(c0, c1))
+    return stops[0][1] if position < stops[0][0] else stops[-1][1]
+
+
+def points_scale(scale: Any, mode: str) -> Any:
+    """The colour scale of markers coloured by value (points on the page, not cells of a
+    heatmap) as the book draws it in `mode`: the part of the scale whose colours keep the mode's
+    `MIN_CONTRAST` with the page, stretched over the whole range (Viridis loses its dark end on
+    the dark page and its yellow end on white), so that no point vanishes into the page."""
+    if not isinstance(scale, list) or len(scale) < 2 or not all(
+            isinstance(s, (list, tuple)) and len(s) == 2 and parse_colour(s[1]) for s in scale):
+        return scale
+    page = parse_colour(BACKGROUND[mode])[0]
+    readable = [i / 100 for i in range(101) if contrast(_scale_at(scale, i / 100), page) >= MIN_CONTRAST[mode]]
+    if not readable or (readable[0] == 0 and readable[-1] == 1 and len(readable) == 101):
+        return scale
+    runs, run = [], [readable[0]]          # the longest run of readable positions
+    for a, b in zip(readable, readable[1:]):
+        if b - a > 0.015:
+            runs.append(run)
+            run = []
+        run.append(b)
+    runs.append(run)
+    low, high = max(((r[0], r[-1]) for r in runs), key=lambda r: r[1] - r[0])
+    return [[i / 10, _hex(_scale_at(scale, low + (high - low) * i / 10))] for i in range(11)]
+
+
+def _near_white(rgb: tuple[float, float, float]) -> bool:
+    lightness, a, b = lab(rgb)
+    return lightness > 90 and math.hypot(a, b) < 12
+
+
+def scale_colours(scale: Any, mode: str) -> Any:
+    """A heatmap's colour scale (plotly's [[position, colour], ...]) as the book draws it in
+    `mode`: in dark mode a scale with a near-white end (Blues, Oranges, grey to a colour) has
+    its lightness turned over, so that its white end lies near the dark page and its darkest
+    colour becomes its lightest, hues kept; other scales (Viridis, Inferno) are left."""
+    if mode == "light" or not isinstance(scale, list) or len(scale) < 2 \
+            or not all(isinstance(s, (list, tuple)) and len(s) == 2 for s in scale):
+        return scale
+    ends = [parse_colour(scale[0][1]), parse_colour(scale[-1][1])]
+    if not any(end is not None and _near_white(end[0]) for end in ends):
+        return scale
+    out = []
+    for position, colour in scale:
+        parsed = parse_colour(colour)
+        if parsed is None:
+            return scale
+        rgb, alpha = parsed
+        out.append([position, _hex(with_lightness(rgb, 14 + 0.8 * (100 - lab(rgb)[0])), alpha)])
+    return out
+
 _AXIS = re.compile(r"^(x|y)axis(\d*)$")
+
+
+#: A trace's colours that the modes map (paths into the trace), and its colour scales.
+_TRACE_COLOURS = (("line", "color"), ("marker", "color"), ("marker", "line", "color"), ("error_x", "color"),
+                  ("error_y", "color"), ("fillcolor",))
+_TRACE_SCALES = (("colorscale",), ("marker", "colorscale"))
+#: Where `layout.meta` carries both modes' colours for the page script.
+META_KEY = "bookColours"
+
+
+def _get(obj: Any, path: tuple[str, ...]) -> Any:
+    for key in path:
+        if not isinstance(obj, dict) or key not in obj:
+            return None
+        obj = obj[key]
+    return obj
+
+
+def _set(obj: dict[str, Any], path: tuple[str, ...], value: Any) -> None:
+    for key in path[:-1]:
+        obj = obj.setdefault(key, {})
+    obj[path[-1]] = value
+
+
+def _colour_value(value: Any, mode: str, mark: bool = False) -> Any:
+    if isinstance(value, list):
+        return [series_colour(v, mode, mark=mark) for v in value]
+    return series_colour(value, mode, mark=mark)
+
+
+def _template_colours(template: dict[str, Any], mode: str) -> list[tuple[tuple[Any, ...], Any]]:
+    """The mode's template, as changes to the figure's own: its colour sequence, its text colour,
+    the colour of marks drawn with plotly's defaults (shape lines, annotation arrows, error
+    bars), and bar outlines in the page's colour."""
+    changes: list[tuple[tuple[Any, ...], Any]] = [
+        (("layout", "colorway"), [variants[MODES.index(mode)] for variants in PALETTE.values()]),
+        (("layout", "font", "color"), INK[mode])]
+    layout = template.get("layout", {})
+    for path in (("shapedefaults", "line", "color"), ("annotationdefaults", "arrowcolor")):
+        if isinstance(_get(layout, path), str):
+            changes.append((("layout", *path), series_colour(_get(layout, path), mode)))
+    for kind, entries in (template.get("data") or {}).items():
+        for k, entry in enumerate(entries if isinstance(entries, list) else []):
+            for path in (("error_x", "color"), ("error_y", "color")):
+                if isinstance(_get(entry, path), str):
+                    changes.append((("data", kind, k, *path), series_colour(_get(entry, path), mode)))
+            outline = _get(entry, ("marker", "line", "color"))
+            if isinstance(outline, str) and parse_colour(outline) and _near_white(parse_colour(outline)[0]):
+                changes.append((("data", kind, k, "marker", "line", "color"), BACKGROUND[mode]))
+    return changes
+
+
+def mode_colours(figure: dict[str, Any], mode: str) -> dict[str, Any]:
+    """What figure JSON `figure` (its colours as the chapter set them) needs to be drawn in the
+    theme's `mode`: {"template": [[path, value], ...] (changes to its template), "layout":
+    {plotly attribute string: value} (for `Plotly.relayout`), "data": [[attribute, [trace
+    indices], [values]], ...] (for `Plotly.restyle`)}."""
+    layout = figure.get("layout", {})
+    out: dict[str, Any] = {"template": [[list(path), value] for path, value in
+                                        _template_colours(layout.get("template") or {}, mode)],
+                           "layout": {"font.color": INK[mode]}, "data": []}
+    for k, shape in enumerate(layout.get("shapes") or []):
+        for path in (("line", "color"), ("fillcolor",)):
+            if isinstance(_get(shape, path), str):
+                out["layout"][f"shapes[{k}]." + ".".join(path)] = series_colour(_get(shape, path), mode,
+                                                                                mark=path[0] == "line")
+    for k, note in enumerate(layout.get("annotations") or []):
+        for path, mark in ((("font", "color"), True), (("arrowcolor",), False)):
+            if isinstance(_get(note, path), str):
+                out["layout"][f"annotations[{k}]." + ".".join(path)] = series_colour(_get(note, path), mode, mark=mark)
+    for key, value in layout.items():
+        if key.startswith("coloraxis") and isinstance(value, dict) and isinstance(value.get("colorscale"), list):
+            out["layout"][f"{key}.colorscale"] = scale_colours(value["colorscale"], mode)
+    groups: dict[str, tuple[list[int], list[Any]]] = {}
+    for i, trace in enumerate(figure.get("data", [])):
+        for path in _TRACE_COLOURS:
+            value = _get(trace, path)
+            if isinstance(value, str) or isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+                indices, values = groups.setdefault(".".join(path), ([], []))
+                indices.append(i)
+                values.append(_colour_value(value, mode))
+        for path in _TRACE_SCALES:
+            value = _get(trace, path)
+            if isinstance(value, list):
+                indices, values = groups.setdefault(".".join(path), ([], []))
+                indices.append(i)
+                points = path[0] == "marker" and str(trace.get("type", "scatter")).startswith("scatter")
+                values.append(points_scale(value, mode) if points else scale_colours(value, mode))
+    out["data"] = [[attribute, indices, values] for attribute, (indices, values) in groups.items()]
+    return out
+
+
+def _apply_colours(figure: dict[str, Any], colours: dict[str, Any]) -> None:
+    """Write `mode_colours`' answer into figure JSON `figure` (as the page would draw it)."""
+    layout = figure.setdefault("layout", {})
+    template = layout.get("template")
+    for path, value in colours["template"]:
+        if isinstance(template, dict):
+            target: Any = template
+            for key in path[:-1]:
+                target = target[key] if isinstance(key, int) else target.setdefault(key, {})
+            target[path[-1]] = value
+    for attribute, value in colours["layout"].items():
+        target = layout
+        parts = re.findall(r"(\w+)(?:\[(\d+)\])?", attribute)
+        for n, (key, index) in enumerate(parts):
+            last = n == len(parts) - 1
+            if index:
+                target = target[key][int(index)]
+            elif last:
+                target[key] = value
+            else:
+                target = target.setdefault(key, {})
+    for attribute, indices, values in colours["data"]:
+        for i, value in zip(indices, values):
+            _set(figure["data"][i], tuple(attribute.split(".")), value)
+
+
+def _colours_for_modes(figure: dict[str, Any]) -> None:
+    """Stage `figure` in light mode and keep both modes' colours in `layout.meta` (once: a
+    figure that has them is left, so that staging twice changes nothing)."""
+    layout = figure.setdefault("layout", {})
+    meta = layout.get("meta")
+    if meta is not None and not isinstance(meta, dict) or isinstance(meta, dict) and META_KEY in meta:
+        return
+    colours = {mode: mode_colours(figure, mode) for mode in MODES}
+    _apply_colours(figure, colours["light"])
+    layout["meta"] = {**(meta or {}), META_KEY: colours}
 
 
 def _axes(layout: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -215,6 +585,7 @@ def restyle(figure: dict[str, Any]) -> dict[str, Any]:
     _linear_ranges_on_log_axes(figure)
     _hline_labels_on_log_axes(layout)
     layout.update(paper_bgcolor=TRANSPARENT, plot_bgcolor=TRANSPARENT)
+    _colours_for_modes(figure)
     layout["font"] = {**layout.get("font", {}), "family": FONT_FAMILY, "size": FONT_SIZE, "color": TEXT_COLOUR}
     title = layout.get("title", {})
     if isinstance(title, str):
@@ -256,4 +627,4 @@ def restyle(figure: dict[str, Any]) -> dict[str, Any]:
     return figure
 
 
-__all__ = ["SUBPLOT_TITLE", "restyle"]
+__all__ = ["MODES", "SUBPLOT_TITLE", "mode_colours", "restyle", "series_colour"]

@@ -8,9 +8,11 @@ read time (pages, then the chapters numbered, then the references), so there is 
 table of contents to keep in step. Sphinx never executes a notebook (`nb_execution_mode`).
 """
 
+import re
 from pathlib import Path
 
 import yaml
+from docutils import nodes
 
 HERE = Path(__file__).resolve().parent
 PROJECT = yaml.safe_load((HERE / "myst.yml").read_text())["project"]
@@ -48,7 +50,7 @@ html_theme = "sphinx_book_theme"
 html_static_path = ["_static"]
 html_css_files = ["book.css"]
 html_favicon = "_static/favicon.svg"  # (else browsers ask for /favicon.ico, which is not there)
-html_js_files = [("plotly-figures.js", {"defer": "defer"})]
+html_js_files = [("plotly-figures.js", {"defer": "defer"}), ("tables.js", {"defer": "defer"})]
 html_context = {"default_mode": "auto"}   # light or dark as the reader's system is
 html_theme_options = {
     "home_page_in_toc": False,              # the book's title above the list already leads home
@@ -56,6 +58,16 @@ html_theme_options = {
     "use_download_button": True,
     "use_fullscreen_button": False,
 }
+#: The book's repository (myst.yml's `project.github`, MyST's own field): with one, the theme
+#: shows its repository button and its launch buttons (Binder, Colab) on the chapters, which
+#: sit in notebooks/ there. Without one (the case now: no page, CITATION.cff or pyproject.toml
+#: names the book's repository) there is nothing for them to point at, and they stay off.
+REPOSITORY = PROJECT.get("github")
+if REPOSITORY:
+    html_theme_options.update(repository_url=REPOSITORY, use_repository_button=True, path_to_docs="notebooks",
+                              launch_buttons={"binderhub_url": "https://mybinder.org",
+                                              "colab_url": "https://colab.research.google.com",
+                                              "notebook_interface": "jupyterlab"})
 html_show_sourcelink = False
 html_last_updated_fmt = None
 
@@ -73,5 +85,26 @@ def add_toc(app, docname: str, source: list[str]) -> None:
                   + toctree(["references"]))
 
 
+#: A web address written out in a bibliography entry's note ("the authors' code: https://...").
+BARE_URL = re.compile(r"https?://[^\s<>()]+[^\s<>().,;:]")
+
+
+def link_bare_urls(app, doctree, docname: str) -> None:
+    """Make each web address written out in a bibliography entry (a note's URL, which pybtex's
+    style prints as text) a link, as the entry's own `url` field is."""
+    for citation in list(doctree.findall(nodes.citation)):
+        for text in list(citation.findall(nodes.Text)):
+            if isinstance(text.parent, (nodes.reference, nodes.literal)) or not BARE_URL.search(text.astext()):
+                continue
+            parts, position, value = [], 0, text.astext()
+            for match in BARE_URL.finditer(value):
+                parts += [nodes.Text(value[position:match.start()]),
+                          nodes.reference(match.group(), match.group(), refuri=match.group(), classes=["external"])]
+                position = match.end()
+            parts.append(nodes.Text(value[position:]))
+            text.parent.replace(text, parts)
+
+
 def setup(app):
     app.connect("source-read", add_toc)
+    app.connect("doctree-resolved", link_bare_urls)

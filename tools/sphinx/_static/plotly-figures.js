@@ -12,8 +12,11 @@
      that reaches past the figure's edge gets margin;
    - the legend goes below everything else and the figure, and its box on the page, grow by its
      height, so that the plot keeps the height it was drawn with;
-   - text and near-black lines take the theme's colours (pydata-sphinx-theme's
-     html[data-theme="dark"]).
+   - the figure takes the colours of the theme's mode (pydata-sphinx-theme's
+     html[data-theme="dark"]): one plotly template per mode (its colour sequence, its text and
+     mark colours) and every colour the chapter set mapped onto that mode, both as
+     lib/book/figure_style.py staged them in layout.meta.bookColours (the staged figure is
+     drawn in light mode); nothing is recoloured here by a rule of its own.
 
    When it is done with every figure of the page it sets html[data-figures-fitted]
    (tests/test_browser.py waits for it). */
@@ -21,8 +24,8 @@
   'use strict';
   var SUBPLOT_TITLE = 'book-subplot-title';
   var GAP = 6;              // px kept between text boxes that were made to not overlap
-  var TEXT = {light: '#222832', dark: '#d8dde4'};
-  var DARK_INK = '#c9ced6'; // what near-black lines and marks become in the dark theme
+  var TEXT = {light: '#222832', dark: '#d8dde4'};   // (when a figure carries no colours of its own)
+  var STAGED_MODE = 'light';                          // the mode figure_style.py stages a figure in
   var FITS = 6;             // rounds of measuring and moving
 
   var measure = document.createElement('canvas').getContext('2d');
@@ -48,16 +51,6 @@
       if (current) out.push(current);
       return out.join('<br>');
     }).join('<br>');
-  }
-
-  function luminance(colour) {
-    measure.fillStyle = '#010203'; measure.fillStyle = colour;
-    var hex = measure.fillStyle, m = /^#([0-9a-f]{2})([0-9a-f]{2})([0-9a-f]{2})$/i.exec(hex);
-    if (!m) return 1;   // rgba(...) with alpha: leave it
-    return (0.2126 * parseInt(m[1], 16) + 0.7152 * parseInt(m[2], 16) + 0.0722 * parseInt(m[3], 16)) / 255;
-  }
-  function ink(colour, mode) {   // a near-black colour, for the theme
-    return mode === 'dark' && typeof colour === 'string' && luminance(colour) < 0.3 ? DARK_INK : colour;
   }
 
   function axisIds(layout) {
@@ -257,33 +250,29 @@
     return bottom;
   }
 
+  /* The figure in the colours of `mode`: its template changed as staged for the mode, then the
+     layout's and the traces' own colours (layout.meta.bookColours[mode], written by
+     lib/book/figure_style.py: {template: [[path, value]], layout: {attribute: value},
+     data: [[attribute, [trace indices], [values]]]}). */
+  function setPath(target, path, value) {
+    path.slice(0, -1).forEach(function (key) {
+      if (target[key] === undefined || target[key] === null) target[key] = typeof key === 'number' ? [] : {};
+      target = target[key];
+    });
+    target[path[path.length - 1]] = value;
+  }
   function colours(div, mode) {
-    var base = div._book, update = {'font.color': TEXT[mode]};
-    (base.layout.shapes || []).forEach(function (shape, k) {
-      if (shape.line && shape.line.color) update['shapes[' + k + '].line.color'] = ink(shape.line.color, mode);
-    });
-    (base.layout.annotations || []).forEach(function (note, k) {
-      if (note.font && note.font.color) update['annotations[' + k + '].font.color'] = ink(note.font.color, mode);
-    });
-    var lines = [], markers = [], outlines = [], indices = [];
-    base.data.forEach(function (trace, i) {
-      var line = (trace.line || {}).color, marker = (trace.marker || {}).color,
-          outline = ((trace.marker || {}).line || {}).color;
-      if ([line, marker, outline].some(function (c) { return typeof c === 'string' && luminance(c) < 0.3; })) {
-        indices.push(i);
-        lines.push(typeof line === 'string' ? ink(line, mode) : line);
-        markers.push(typeof marker === 'string' ? ink(marker, mode) : marker);
-        outlines.push(typeof outline === 'string' ? ink(outline, mode) : outline);
-      }
-    });
+    var book = div._book, staged = book.colours && book.colours[mode];
+    if (!staged) return Plotly.relayout(div, {'font.color': TEXT[mode]});
+    if (book.mode === mode) return Promise.resolve();
+    var template = clone(book.template) || {};
+    staged.template.forEach(function (change) { setPath(template, change[0], change[1]); });
+    var update = Object.assign({template: template}, staged.layout);
     var done = Plotly.relayout(div, update);
-    if (indices.length) {
-      done = done.then(function () {
-        return Plotly.restyle(div, {'line.color': lines, 'marker.color': markers.map(function (m) { return m === undefined ? null : m; }),
-                                    'marker.line.color': outlines.map(function (m) { return m === undefined ? null : m; })}, indices);
-      });
-    }
-    return done;
+    staged.data.forEach(function (group) {
+      done = done.then(function () { var u = {}; u[group[0]] = group[2]; return Plotly.restyle(div, u, group[1]); });
+    });
+    return done.then(function () { book.mode = mode; });
   }
 
   /* Subplots in columns too narrow for their labels (under NARROW_CELL px each) as a grid of as
@@ -341,15 +330,15 @@
   function fit(div) {
     if (!div._fullLayout || !div.layout) return Promise.resolve();
     if (!div._book) div._book = {layout: clone(div.layout), data: div.data.map(function (t) {
-      return {name: t.name, line: clone(t.line), marker: clone(t.marker),
-              x: Array.isArray(t.x) && Array.isArray(t.x[0]) ? clone(t.x) : t.x}; })};
+      return {name: t.name, x: Array.isArray(t.x) && Array.isArray(t.x[0]) ? clone(t.x) : t.x}; }),
+      template: clone(div.layout.template), colours: (div.layout.meta || {}).bookColours, mode: STAGED_MODE};
     var base = div._book.layout, full = div._fullLayout, mode = theme();
     var W = div.clientWidth, family = (base.font || {}).family || 'sans-serif';
     var margin = base.margin || {}, mt = margin.t || 60, mb = margin.b || 50, ml = margin.l || 60, mr = margin.r || 20;
     var height = base.height || 450, plotH = height - mt - mb;
     // the width the plots get: what the current drawing gives them (automargins included), scaled to this width
     var plotW = Math.min(W - ml - mr, full._size.w * W / Math.max(1, full.width));
-    var update = {'font.color': TEXT[mode]};
+    var update = {};
     div._bookAdded = 0; div._bookColumns = 0;
     var flow = reflowed(base, plotW, plotH);
     if (flow) { plotH = flow.plotH; base = flow.layout; }
