@@ -157,7 +157,7 @@ STEPS = (
     Step("ch4_s4_10k", 4, "chapter 4's S4 sweeps of 10,000 seeds (with the bias, as published; the "
          "chapter also trains them without the bias and at the second weight decay), the other "
          "sweeps at a few seeds", CH4_OTHER_SWEEPS_SMALL + (("s5_instances", 1),), label="S4 10k only",
-         needs="about 45 minutes of a 2-core CPU"),
+         needs="70 minutes of a 2-core CPU shared with other jobs (measured, 2026-11-29)"),
     Step("ch4_s5_100", 4, "chapter 4's S5 sweep of 100 seeds at d = h = 128, the other sweeps at a few seeds",
          CH4_OTHER_SWEEPS_SMALL + (("s4_instances", 16),), label="S5 100 only"),
     Step("ch4_z35_800", 4, "chapter 4's Z35 pair at the authors' 8 learning rates x 100 seeds, 5,000 epochs, the "
@@ -199,9 +199,8 @@ STEPS = (
          "training Jacobian over the authors' 4,000 steps (the rest of the chapter at its defaults)",
          (("tv_per_outcome", 1000), ("sketch_steps", 4000)), label="flips and Jacobian sketch only",
          reads_from="ch4_s4_10k", published_file=False,
-         fixed_estimate=(2700.0, "a guess for a 2-core CPU: the chapter's 11 min at defaults, about 1,600 "
-                                 "seeds retrained for 3,000 epochs, and the sketch's 8 min twice over"),
-         needs="about 45 minutes of a 2-core CPU (a guess)"),
+         fixed_estimate=(1230.0, "its wall time on a 2-core CPU shared with other jobs, 2026-11-29"),
+         needs="21 minutes of a 2-core CPU (measured, 2026-11-29)"),
     Step("ch1_5000", 1, "chapter 1's study protocol at the study's length: the 5 draws of the damage "
          "nearest the study's 0.403 retrained for 5,000 steps on both constructions",
          (("study_draws", 5),), label="5 draws only",
