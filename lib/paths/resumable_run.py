@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -60,7 +61,11 @@ def save_state(run: TrainingRun, scores: list[tuple[int, tuple]], state_path: st
     save_checkpoint(state_path, state)
     progress = {"step": run.step, "total_steps": run.config.total_steps, "seconds": round(run.seconds, 1),
                 "device": run.config.device, "saved": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
-    progress_path(state_path).write_text(json.dumps(progress, indent=2) + "\n")
+    # Written whole or not at all: `tools/published.py` and the tests read it while the run goes on.
+    path = progress_path(state_path)
+    partial = path.with_name(path.name + ".partial")
+    partial.write_text(json.dumps(progress, indent=2) + "\n")
+    os.replace(partial, path)
 
 
 def load_state(state_path: str | Path, config: PathTrainingConfig) -> tuple[TrainingRun, list[tuple[int, tuple]]]:
