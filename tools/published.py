@@ -528,6 +528,10 @@ def run_step(step: Step, out: Path, device: torch.device, smoke: bool, estimate:
     added = sorted(set(os.listdir(results_dir)) - before) if step.reads_from else []
     runs = partial / "runs.json"
     if state:
+        # A save the stop cut short leaves its temporary file (lib.book.results.save_checkpoint,
+        # lib.paths.resumable_run.save_state): the state itself is the last whole one.
+        for leftover in [*partial.glob(f".{step.state_file}.*.tmp"), *partial.glob("*_progress.json.partial")]:
+            leftover.unlink()
         outcome = "stopped" if status is None else ("failed" if status else "done")
         reached = (read_progress(state) or {}).get("step", 0)
         past = json.loads(runs.read_text()) if runs.exists() else []
