@@ -204,9 +204,8 @@ STEPS = (
     Step("ch1_5000", 1, "chapter 1's study protocol at the study's length: the 5 draws of the damage "
          "nearest the study's 0.403 retrained for 5,000 steps on both constructions",
          (("study_draws", 5),), label="5 draws only",
-         fixed_estimate=(5400.0, "a guess for a 2-core CPU: 50,000 retraining steps at about 0.1 s "
-                                 "(the chapter's note), two at a time, and the chapter's 5 min"),
-         needs="about 90 minutes of a 2-core CPU (a guess)"),
+         fixed_estimate=(8081.0, "its wall time on a 2-core CPU shared with other jobs, 2026-11-29"),
+         needs="2 h 15 min of a 2-core CPU shared with other jobs (measured, 2026-11-29)"),
 )
 STEP_NAMES = [step.name for step in STEPS]
 
