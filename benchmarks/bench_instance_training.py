@@ -26,7 +26,8 @@ import torch
 
 from lib.grokking.pairs import make_pair
 from lib.grokking.sweeps import intersection_training_set, pair_evaluations
-from lib.grokking.training import SweepConfig, evaluate_instances, train_instances, train_single
+from lib.grokking.reference_training import train_single
+from lib.grokking.training import SweepConfig, evaluate_instances, train_instances
 from lib.grokking.mlp import MLPConfig, init_instances, init_single
 from timing import Timing, medians, timed
 
