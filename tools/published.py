@@ -111,8 +111,18 @@ class Step:
                                                      # whose chapter has no probe (`training_loops`)
     state_file: str | None = None              # resumable: the file in its folder from which a
                                                # stopped run continues (`lib.paths.resumable_run`)
-    needs: str = ""                            # the device time it needs, in words, with its basis
-                                               # (the index names it beside the rows still to come)
+    needs: str = ""                            # the device time it needs, in words, with its basis,
+                                               # where `fixed_estimate` does not say it
+
+    @property
+    def device_time(self) -> str:
+        """The device time the step needs, with its basis: what the index names beside the rows
+        still to come."""
+        if self.needs:
+            return self.needs
+        if self.fixed_estimate:
+            return f"about {duration(self.fixed_estimate[0])} ({self.fixed_estimate[1]})"
+        return "device time not estimated"
 
     @property
     def source(self) -> Path:
@@ -172,26 +182,21 @@ STEPS = (
           ("measures_llc_steps", 3000), ("pac_bayes_doubling_draws", 100), ("pac_bayes_bisection_draws", 1000)),
          label="measures grid only", published_file=False,
          fixed_estimate=(5400.0, "a guess for one H200, not measured: 667 checkpoints x 15,000 SGLD steps at "
-                                 "about 0.3 ms, and the PAC-Bayes searches"),
-         needs="about 60-120 GPU-minutes on one H200 (a guess, not measured: 667 checkpoints x 15,000 SGLD steps "
-               "at about 0.3 ms, and the PAC-Bayes searches)"),
+                                 "about 0.3 ms, and the PAC-Bayes searches")),
     Step("ch5_s5_llc", 5, "chapter 5's S5 LLC along training at the study's grid: 3 seeds, an estimate every 10 "
-         "epochs, 3 chains x 3,000 steps (the rest at its defaults)",
+         "epochs, 3 chains x 3,000 steps (the rest at its defaults); the seeds come from the chapter's seed "
+         "stream, not one per outcome as the authors chose theirs, so it gives a verdict only if they happen "
+         "to cover the outcomes",
          (("s5_seeds", 3), ("s5_every", 10), ("s5_llc_chains", 3), ("s5_llc_steps", 3000)),
          label="S5 LLC only", published_file=False,
          fixed_estimate=(3600.0, "a guess for one H200, not measured: 3 seeds x 200 snapshots x 9,000 SGLD steps "
-                                 "at about 0.3 ms"),
-         needs="about 30-60 GPU-minutes on one H200 (a guess, not measured: 3 seeds x 200 snapshots x 9,000 SGLD "
-               "steps at about 0.3 ms); its 3 seeds come from the chapter's seed stream, not one per outcome as "
-               "the authors chose theirs, so it gives a verdict only if they happen to cover the outcomes"),
+                                 "at about 0.3 ms")),
     Step("ch6_jacobian_all_directions", 6, "chapter 6's training Jacobian over the authors' 4,000 steps pushed "
          "through all 4,376 directions, so that its singular values are all read, not bounded (the rest of the "
          "chapter at its defaults)", (("sketch_steps", 4000), ("sketch_directions", 4376)),
          label="Jacobian, all directions", published_file=False,
          fixed_estimate=(3600.0, "a guess for one H200, not measured: 137 times the 32 directions ch6_flips_jacobian "
-                                 "pushed through 4,000 steps in part of its 20 min on a 2-core CPU"),
-         needs="about 60 GPU-minutes on one H200 (a guess, not measured: 137 times the 32 directions of "
-               "ch6_flips_jacobian's sketch)"),
+                                 "pushed through 4,000 steps in part of its 20 min on a 2-core CPU")),
     # Steps a 2-core CPU finishes in an hour or two (issue 49): run them in the background with
     # `--device cpu`, commit their folders like the GPU ones.
     Step("ch6_flips_jacobian", 6, "chapter 6's argmax flips at the study's scale (up to 1,000 seeds of each "
@@ -199,13 +204,11 @@ STEPS = (
          "training Jacobian over the authors' 4,000 steps (the rest of the chapter at its defaults)",
          (("tv_per_outcome", 1000), ("sketch_steps", 4000)), label="flips and Jacobian sketch only",
          reads_from="ch4_s4_10k", published_file=False,
-         fixed_estimate=(1230.0, "its wall time on a 2-core CPU shared with other jobs, 2026-11-29"),
-         needs="21 minutes of a 2-core CPU (measured, 2026-11-29)"),
+         fixed_estimate=(1230.0, "its wall time on a 2-core CPU shared with other jobs, 2026-11-29")),
     Step("ch1_5000", 1, "chapter 1's study protocol at the study's length: the 5 draws of the damage "
          "nearest the study's 0.403 retrained for 5,000 steps on both constructions",
          (("study_draws", 5),), label="5 draws only",
-         fixed_estimate=(8081.0, "its wall time on a 2-core CPU shared with other jobs, 2026-11-29"),
-         needs="2 h 15 min of a 2-core CPU shared with other jobs (measured, 2026-11-29)"),
+         fixed_estimate=(8081.0, "its wall time on a 2-core CPU shared with other jobs, 2026-11-29")),
 )
 STEP_NAMES = [step.name for step in STEPS]
 

@@ -50,13 +50,13 @@ def published_steps(folder: Path) -> dict[str, tuple[dict, dict]]:
 
 def steps_to_come(folder: Path) -> dict[str, str]:
     """The steps of `PUBLISHED_STEPS` not finished in `folder` -> the device time each needs
-    (`Step.needs`) and, for a resumable one that ran, how far its main run got."""
+    (`Step.device_time`) and, for a resumable one that ran, how far its main run got."""
     waiting = {}
     for name in PUBLISHED_STEPS:
         step = published.step_named(name)
         if (folder / name / "step.json").exists():
             continue
-        text = step.needs or "device time not estimated"
+        text = step.device_time
         progress = read_progress(folder / f".{name}.partial" / step.state_file) if step.state_file else None
         if progress:
             text += (f"; at step {progress['step']:,} of {progress['total_steps']:,} (saved {progress['saved'][:10]} "
