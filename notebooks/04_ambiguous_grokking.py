@@ -547,7 +547,7 @@ results = {
 results["recorded"] = record.results()
 check_results(results)
 path = write_results(config.results_dir, "04_ambiguous_grokking", results)
-print(f"results written to {path}; sweeps saved: {sorted(saved.values())}")
+print(f"results written to {path.name}; sweeps saved: {sorted(saved.values())}")
 print("all checks passed")
 
 # %% [markdown]

@@ -89,13 +89,19 @@ SUMMARIES = [
 def test_outcome_fractions_bars_carry_fractions_and_interval_widths():
     fig = outcome_fractions_figure(SUMMARIES, {"b": {"fraction_g1": 0.02}})
     g1, g1_published, g2 = fig.data
-    assert list(g1.x) == ["A", "B"] and same(g1.y, [0.3, 0.0]) and same(g2.y, [0.1, 0.5])
+    # Horizontal bars: one row per sweep, the fractions along x.
+    assert g1.orientation == "h" and g2.orientation == "h"
+    assert list(g1.y) == ["A", "B"] and same(g1.x, [0.3, 0.0]) and same(g2.x, [0.1, 0.5])
     # Error bars reach exactly from the interval's low to its high end.
-    assert g1.error_y.array == pytest.approx([0.1, 0.07]) and g1.error_y.arrayminus == pytest.approx([0.08, 0.0])
-    assert g2.error_y.array == pytest.approx([0.08, 0.13]) and g2.error_y.arrayminus == pytest.approx([0.05, 0.13])
+    assert g1.error_x.array == pytest.approx([0.1, 0.07]) and g1.error_x.arrayminus == pytest.approx([0.08, 0.0])
+    assert g2.error_x.array == pytest.approx([0.08, 0.13]) and g2.error_x.arrayminus == pytest.approx([0.05, 0.13])
+    # Every sweep is named by a tick of its own (none thinned out at phone width), first at the top.
+    assert list(fig.layout.yaxis.tickvals) == ["A", "B"] == list(fig.layout.yaxis.ticktext)
+    assert fig.layout.yaxis.tickmode == "array" and fig.layout.yaxis.autorange == "reversed"
     assert [list(c) for c in g1.customdata] == [["S4", "A4xZ2", 100, "2e-5"], ["Z100", "Z50xZ2", 50, "2e-4"]]
     # Published values only where given: a diamond for B's G1, none for G2.
-    assert g1_published.name == "grokked G1, published" and list(g1_published.y) == [None, 0.02]
+    assert g1_published.name == "grokked G1, published" and list(g1_published.x) == [None, 0.02]
+    assert list(g1_published.y) == ["A", "B"]
     assert [t.name for t in outcome_fractions_figure(SUMMARIES).data] == ["grokked G1", "grokked G2"]
 
 
@@ -114,6 +120,9 @@ def test_training_curves_show_each_chosen_instance_in_its_own_column():
         assert [t.xaxis for t in traces] == [f"x{col + 1 if col else ''}"] * 3 + [f"x{col + 3}"]
         assert all(t.showlegend == (col == 0) for t in traces)
     assert [a.text for a in fig.layout.annotations] == ["grokked Z4", "did not fit"]
+    # Every panel names its quantity (on a phone the panels stand one under another).
+    y_titles = {key: fig.layout[key].title.text for key in ("yaxis", "yaxis2", "yaxis3", "yaxis4")}
+    assert y_titles == {"yaxis": "accuracy", "yaxis2": "accuracy", "yaxis3": "loss", "yaxis4": "loss"}
 
 
 def test_class_balance_shows_the_share_of_each_label():

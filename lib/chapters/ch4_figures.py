@@ -88,7 +88,10 @@ def sweep_label(summary: Mapping) -> str:
 
 def outcome_fractions_figure(summaries: Sequence[Mapping], published: Mapping[str, Mapping[str, float]]
                              | None = None) -> go.Figure:
-    """Bars of the fraction of instances that grokked G1, G2 or neither, per pair, with 95% CIs.
+    """Horizontal bars of the fraction of instances that grokked G1 or G2, per sweep, with 95% CIs.
+
+    One row per sweep, first sweep at the top, every sweep's name drawn as a tick label (horizontal
+    bars keep all of them readable at phone width, where vertical bars lost most of their labels).
 
     Args:
         summaries: one dict per sweep as written by `lib.grokking.sweeps.sweep_summary`, with
@@ -107,19 +110,22 @@ def outcome_fractions_figure(summaries: Sequence[Mapping], published: Mapping[st
         lows = [s[key] - s[f"ci_{outcome}"][0] for s in summaries]
         highs = [s[f"ci_{outcome}"][1] - s[key] for s in summaries]
         fig.add_trace(go.Bar(
-            x=names, y=values, name=label, marker_color=colour,
-            error_y={"type": "data", "symmetric": False, "array": highs, "arrayminus": lows},
+            y=names, x=values, name=label, marker_color=colour, orientation="h",
+            error_x={"type": "data", "symmetric": False, "array": highs, "arrayminus": lows},
             customdata=[[s["g1"], s["g2"], s["n_instances"], short_scientific(s["weight_decay"])] for s in summaries],
-            hovertemplate="%{x}<br>" + label + ": %{y:.4f}<br>G1=%{customdata[0]}, "
+            hovertemplate="%{y}<br>" + label + ": %{x:.4f}<br>G1=%{customdata[0]}, "
                           "G2=%{customdata[1]}<br>%{customdata[2]} instances, wd %{customdata[3]}<extra></extra>"))
         pub = [published.get(k, {}).get(key) for k in keys]
         if any(v is not None for v in pub):
-            fig.add_trace(go.Scatter(x=names, y=pub, mode="markers", name=f"{label}, published",
+            fig.add_trace(go.Scatter(y=names, x=pub, mode="markers", name=f"{label}, published",
                                      marker={"symbol": "diamond", "size": 11, "color": colour,
                                              "line": {"color": "black", "width": 1}}))
     fig.update_layout(barmode="group")
-    fig.update_yaxes(title_text="fraction of instances (95% Wilson interval)", rangemode="tozero")
-    return finish(fig, "Which group do the instances grok?", height=430)
+    fig.update_xaxes(title_text="fraction of instances (95% Wilson interval)", rangemode="tozero")
+    # every sweep named, in the order given, the first at the top
+    fig.update_yaxes(tickmode="array", tickvals=names, ticktext=names, autorange="reversed",
+                     categoryorder="array", categoryarray=names)
+    return finish(fig, "Which group do the instances grok?", height=max(300, 120 + 44 * len(names)))
 
 
 def training_curves_figure(result: SweepResult, instances: Mapping[str, int], g1: str, g2: str) -> go.Figure:
@@ -132,7 +138,7 @@ def training_curves_figure(result: SweepResult, instances: Mapping[str, int], g1
     """
     titles = list(instances)
     fig = make_subplots(rows=2, cols=len(titles), shared_xaxes=True, row_heights=[0.65, 0.35],
-                        vertical_spacing=0.08, horizontal_spacing=0.05, subplot_titles=titles)
+                        vertical_spacing=0.08, horizontal_spacing=0.07, subplot_titles=titles)
     epochs = result.log_epochs.tolist()
     lines = [("train_acc", "train (intersection)", PALETTE[2], "solid"),
              ("acc_g1", f"all pairs vs {g1}", PALETTE[0], "solid"),
@@ -146,8 +152,9 @@ def training_curves_figure(result: SweepResult, instances: Mapping[str, int], g1
         fig.add_trace(go.Scatter(x=epochs, y=result.metrics["train_loss"][:, i].tolist(),
                                  name="training loss", legendgroup="loss", showlegend=col == 1,
                                  line={"color": PALETTE[7]}), row=2, col=col)
-        fig.update_yaxes(range=[0, 1.02], row=1, col=col, title_text="accuracy" if col == 1 else None)
-        fig.update_yaxes(type="log", row=2, col=col, title_text="train loss" if col == 1 else None)
+        # every panel names its quantity: on a phone the panels stand one under another
+        fig.update_yaxes(range=[0, 1.02], row=1, col=col, title_text="accuracy")
+        fig.update_yaxes(type="log", row=2, col=col, title_text="loss")
         fig.update_xaxes(title_text="epoch", row=2, col=col)
     return finish(fig, f"{result.info.get('pair', '')}: typical instances of each outcome", height=520)
 
