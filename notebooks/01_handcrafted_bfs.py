@@ -571,7 +571,7 @@ results = {
 results["recorded"] = record.results()
 check_results(results)
 path = write_results(config.results_dir, "01_handcrafted_bfs", results)
-print(f"wrote {path}")
+print(f"wrote {path.name}")
 
 # %% [markdown]
 # ## Summary and open questions

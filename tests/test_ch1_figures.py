@@ -165,8 +165,17 @@ def test_damage_distribution_figure_plots_the_share_at_or_below_and_every_draw_b
     assert everything.x[0] == 1e-6                                       # an MSE of 0 is floored for the log axis
     strip = [trace for trace in fig.data if trace.mode == "markers"]
     assert [trace.name for trace in strip] == list(lists)
-    assert list(strip[3].x[1]) == ["L1", "L2"] and list(strip[0].x[1]) == ["v1", "v2"]
-    assert "percentile 33.3" in fig.layout.annotations[-1].text       # 4 of 12 draws at or below 0.403
+    assert list(strip[3].y) == ["answer key L1", "answer key L2"] and list(strip[0].y) == ["reach key v1", "reach key v2"]
+    assert same(strip[1].x, [1e-6, 1e-6]) and same(strip[5].x, [40.0, 40.0])
+    # Every matrix is a tick of its own, in the order of the weight lists (none thinned out).
+    matrices = [f"{name} {'v' if name.startswith('reach') else 'L'}{i}" for name in lists for i in (1, 2)]
+    assert fig.layout.yaxis2.tickmode == "array" and list(fig.layout.yaxis2.tickvals) == matrices
+    # The study's value is named in the legend, with its percentile (4 of 12 draws at or below 0.403);
+    # the only annotations are the two subplot titles (nothing written over the data).
+    study = [trace for trace in fig.data if trace.name.startswith("the study")]
+    assert [trace.name for trace in study] == ["the study: 0.403 (percentile 33.3)"]
+    assert [a.text for a in fig.layout.annotations] == ["share of draws at or below an MSE",
+                                                        "every draw, by the matrix it hit"]
     assert strip[3].hovertext[1].startswith("answer key, matrix 2,")   # the list and the matrix hit
 
 
@@ -181,3 +190,6 @@ def test_study_protocol_figure_shows_each_draw_absolute_and_relative_with_the_st
     assert np.allclose(lines[3].y, [1.0, 0.95])
     study = [trace for trace in fig.data if trace.mode == "markers"]
     assert same(study[0].y, [0.403, 0.335]) and len(study) == 3        # absolute on the study's panel only
+    # Every panel has its own short y title (a phone loses a title shared with the panel beside it).
+    assert [fig.layout[k].title.text for k in ("yaxis", "yaxis2", "yaxis3", "yaxis4")] == [
+        "held-out MSE", "held-out MSE", "MSE / MSE after damage", "MSE / MSE after damage"]

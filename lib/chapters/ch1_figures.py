@@ -3,7 +3,6 @@ study's damage distribution."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import ipywidgets as widgets
@@ -192,17 +191,27 @@ def study_protocol_figure(records: dict[str, list[dict]]) -> go.Figure:
                                      marker={"symbol": "x", "size": 11, "color": "black"},
                                      name="the study (one draw, training-batch loss)", legendgroup="study",
                                      showlegend=column == 1 and row == 1), row=row, col=column)
-        fig.update_xaxes(title_text="Adam step (lr 1e-6, fresh batch of 512)", row=2, col=column)
-    fig.update_yaxes(title_text="held-out MSE", type="log", row=1, col=1)
-    fig.update_yaxes(title_text="MSE / MSE right after the damage", row=2, col=1)
+        fig.update_xaxes(title_text="Adam step (lr 1e-6, batch 512)", row=2, col=column)
+        # every panel names its quantity, briefly: on a phone a panel's neighbour may not be beside it
+        fig.update_yaxes(title_text="held-out MSE", type="log", row=1, col=column)
+        fig.update_yaxes(title_text="MSE / MSE after damage", row=2, col=column)
     return finish(fig, "The study's damage and retraining on both constructions", height=720)
 
 
 def damage_distribution_figure(records: list[dict], target: float) -> go.Figure:
-    """The study's damage over every matrix (chapter 1): left, the share of draws at or below each
-    MSE right after the damage (all draws, and per weight list) with the study's value marked;
-    right, every draw by the matrix it hit, so one sees which matrices reach the study's value."""
-    fig = make_subplots(rows=1, cols=2, column_widths=[0.42, 0.58], horizontal_spacing=0.08,
+    """The study's damage over every matrix (chapter 1): top, the share of draws at or below each
+    MSE right after the damage (all draws, and per weight list); below, on the same MSE axis, every
+    draw in the row of the matrix it hit (every matrix named by a tick of its own), so one sees
+    which matrices reach the study's value. The study's value is a dashed line through both,
+    named with its percentile in the legend (no note over the data)."""
+    matrices = []      # the rows of the lower panel, one per matrix, in the order of the weight lists
+    for name in WEIGHT_LISTS:
+        for index in sorted({r["index"] for r in records if r["weight_list"] == name}):
+            matrices.append(f"{name} {'v' if name.startswith('reach') else 'L'}{index + 1}")
+    row_px, top_px, gap_px = 14, 260, 80
+    plot_px = top_px + gap_px + row_px * max(len(matrices), 1)
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[top_px, row_px * max(len(matrices), 1)],
+                        vertical_spacing=gap_px / plot_px,
                         subplot_titles=["share of draws at or below an MSE", "every draw, by the matrix it hit"])
     floor = 1e-6
 
@@ -218,20 +227,24 @@ def damage_distribution_figure(records: list[dict], target: float) -> go.Figure:
         x, y = ecdf(r["mse"] for r in mine)
         fig.add_trace(go.Scatter(x=x, y=y, mode="lines", line={"color": colour, "shape": "hv"}, name=name,
                                  legendgroup=name), row=1, col=1)
-        labels = [f"{'v' if name.startswith('reach') else 'L'}{r['index'] + 1}" for r in mine]
+        labels = [f"{name} {'v' if name.startswith('reach') else 'L'}{r['index'] + 1}" for r in mine]
         fig.add_trace(go.Scatter(
-            x=[[name] * len(mine), labels], y=[max(r["mse"], floor) for r in mine], mode="markers",
+            x=[max(r["mse"], floor) for r in mine], y=labels, mode="markers",
             marker={"color": colour, "size": 6, "opacity": 0.7}, name=name, legendgroup=name, showlegend=False,
             hovertext=[f"{r['weight_list']}, {r['matrix']}, noise draw {r['noise_draw'] + 1}: MSE {r['mse']:.3g}"
                        for r in mine],
-            hoverinfo="text"), row=1, col=2)
+            hoverinfo="text"), row=2, col=1)
     share = sum(r["mse"] <= target for r in records) / len(records)
-    fig.add_vline(x=target, line={"color": "grey", "dash": "dash"}, row=1, col=1)
-    fig.add_hline(y=target, line={"color": "grey", "dash": "dash"}, row=1, col=2)
-    fig.add_annotation(x=math.log10(target), y=share, text=f"the study: {target:g} (percentile {100 * share:.1f})",
-                       showarrow=True, ax=60, ay=-40, row=1, col=1)
-    fig.update_xaxes(type="log", title_text="held-out MSE right after the damage", row=1, col=1)
+    # the study's value: a dashed line through both panels, named in the legend
+    fig.add_trace(go.Scatter(x=[target, target], y=[0, 1.02], mode="lines", line={"color": "grey", "dash": "dash"},
+                             name=f"the study: {target:g} (percentile {100 * share:.1f})", legendgroup="study",
+                             hoverinfo="skip"), row=1, col=1)
+    fig.add_vline(x=target, line={"color": "grey", "dash": "dash"}, row=2, col=1)
+    fig.update_xaxes(type="log")
+    fig.update_xaxes(title_text="held-out MSE right after the damage", row=2, col=1)
     fig.update_yaxes(title_text="share of draws", range=[0, 1.02], row=1, col=1)
-    fig.update_yaxes(type="log", title_text="held-out MSE right after the damage", row=1, col=2)
-    fig.update_xaxes(tickangle=-90, tickfont={"size": 9}, row=1, col=2)
-    return finish(fig, "The study's damage over every matrix: MSE right after the damage", height=520)
+    fig.update_yaxes(title_text="matrix hit", type="category", tickmode="array", tickvals=matrices,
+                     ticktext=matrices, categoryorder="array", categoryarray=matrices,
+                     range=[len(matrices) - 0.5, -0.5],     # the first matrix at the top, no empty rows
+                     tickfont={"size": 10}, row=2, col=1)
+    return finish(fig, "The study's damage over every matrix: MSE right after the damage", height=plot_px + 110)
