@@ -60,7 +60,7 @@ jacobian_steps = 80  # full-batch Adam steps of its training (the authors: 4,000
 jacobian_segment = 20  # steps per segment of the composed Jacobian (the authors: 100)
 jacobian_weight_decay = 2e-4  # weight decay of that training (the authors: 2e-4)
 jacobian_train_fraction = 0.584  # share of S4's table it trains on, drawn at random (the authors: 0.584)
-sketch_dim = 32  # width (d = h) of the MLP whose training Jacobian is read through products (the authors: 32)
+sketch_dim = 32  # width (embedding and hidden alike) of the MLP whose training Jacobian is read through products (the authors: 32)
 sketch_steps = 2000  # its full-batch Adam steps (the authors: 4,000)
 sketch_segment = 100  # steps per segment of its composition (the authors: 100)
 sketch_directions = 32  # random directions pushed through its training: the randomized SVD reads the largest this many singular values
@@ -156,7 +156,7 @@ result = sweep.result
 groups = outcome_groups(result, config.grok_threshold)
 counts = {name: int((groups == code).sum()) for code, name in enumerate(GROUPS)}
 epochs = result.training_config.epochs
-print(f"S4 sweep: {sweep.source}" + (f" ({sweep.path})" if sweep.path else "")
+print(f"S4 sweep: {sweep.source}" + (f" ({sweep.file_name})" if sweep.path else "")
       + f", {result.n_instances} seeds, {epochs} epochs; outcomes: {counts}")
 
 # %% [markdown]
@@ -264,7 +264,7 @@ tv_bias = flip_study(config, with_bias.result,
                      choose_per_outcome(bias_groups, config.tv_per_outcome, torch.Generator().manual_seed(config.seed + 8)))
 seconds["total_variation_with_bias"] = time.perf_counter() - started
 tv_bias_rows = total_variation_rows(tv_bias, torch.Generator().manual_seed(config.seed + 9))
-print(f"S4 sweep with the bias: {with_bias.source}" + (f" ({with_bias.path})" if with_bias.path else "")
+print(f"S4 sweep with the bias: {with_bias.source}" + (f" ({with_bias.file_name})" if with_bias.path else "")
       + f"; retrained seeds match it: {tv_bias.same_outcome}")
 assert tv_bias.same_outcome, "retraining did not retrace the sweep with the bias"
 display(Markdown(total_variation_table(tv_bias_rows)))
@@ -449,8 +449,7 @@ display(Markdown(growth_table(sketch_facts["growth_by_seed"])))
 
 # %%
 for entry in sketch_facts["growth_by_eps"]:
-    print(f"Adam eps {entry['eps']:g}:")
-    display(Markdown(growth_table(entry["rows"])))
+    display(Markdown(f"At Adam eps {entry['eps']:g}:\n\n{growth_table(entry['rows'])}"))
 overflow = sketch_facts["overflow"]
 if overflow:
     print(f"seed {overflow['seed']} run {overflow['steps']} steps (groks at step {overflow['grok_step']}): float64 bound "
@@ -662,4 +661,4 @@ results = {
 results["recorded"] = record.results()
 check_results(results)
 path = write_results(config.results_dir, "06_determination", results)
-print(f"results written to {path}")
+print(f"results written to {path.name}")

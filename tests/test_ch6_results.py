@@ -9,7 +9,8 @@ import torch
 
 from lib.chapters.ch6_results import (
     check_results, decision_comparison_rows, decision_leads, decision_rows, decision_table, flip_comparison_table, flips_ordered,
-    jacobian_summary, median, total_variation_rows, transplant_rows, transplant_table, transplant_verdict,
+    jacobian_summary, median, total_variation_rows, total_variation_table, transplant_rows, transplant_table,
+    transplant_verdict,
 )
 from lib.grokking.early_prediction import EarlyPrediction
 from lib.grokking.jacobian_claims import claim_checks
@@ -65,6 +66,14 @@ def test_total_variation_rows_group_memorizers_and_failures_as_neither():
     # Only the seed that fits the training set counts for the training-set columns.
     assert neither["fitted_at_window_start"] == 1 and neither["train_tv_max_fitted"] == 6.0
     assert neither["train_flips_max_fitted"] == 0.0
+
+
+def test_total_variation_table_says_when_an_outcome_has_no_interval():
+    rows = total_variation_rows(hand_made_total_variation())
+    rows[0].update(authors_flip_rate_low=float("nan"), authors_flip_rate_high=float("nan"))   # one seed: no bootstrap
+    table = total_variation_table(rows)
+    assert "nan" not in table and "| none (too few seeds) |" in table
+    assert f"| {rows[1]['authors_flip_rate_low']:.2g} to {rows[1]['authors_flip_rate_high']:.2g} |" in table
 
 
 def hand_made_transplant() -> TransplantStudy:

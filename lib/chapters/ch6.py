@@ -107,7 +107,7 @@ class Chapter6Parameters(SweepChapterParameters):
     jacobian_train_fraction: float = parameter(
         "share of S4's table it trains on, drawn at random (the authors: 0.584)", low=0.0, high=1.0,
         low_inclusive=False)
-    sketch_dim: int = parameter("width (d = h) of the MLP whose training Jacobian is read through products "
+    sketch_dim: int = parameter("width (embedding and hidden alike) of the MLP whose training Jacobian is read through products "
                                 "(the authors: 32)", low=1, high=512, smoke=at_most(2))
     sketch_steps: int = parameter("its full-batch Adam steps (the authors: 4,000)", low=1, high=100_000,
                                   smoke=at_most(6))

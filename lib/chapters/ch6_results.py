@@ -7,6 +7,7 @@ tables and as the entries of the chapter's results JSON, which the notebook asse
 
 from __future__ import annotations
 
+import math
 import statistics
 
 import torch
@@ -110,12 +111,17 @@ def total_variation_table(rows: list[dict]) -> str:
     def shown(value):
         return "-" if value is None else value
 
+    def interval(low, high):   # a bootstrap of one seed has none
+        if low is None or high is None or not (math.isfinite(low) and math.isfinite(high)):
+            return "none (too few seeds)"
+        return f"{low:.2g} to {high:.2g}"
+
     return markdown_table(
         ["outcome", "seeds", "flips, authors' definition (mean)", "95% interval", "seeds that flip",
          "published", "flips, book's (mean)", "seeds that flip (book's)", "test TV (mean)",
          "training-set flips (max)"],
         [[r["group"], r["count"], r["authors_flip_rate_mean"],
-          f"{r['authors_flip_rate_low']:.2g} to {r['authors_flip_rate_high']:.2g}", r["seeds_flipping_authors"],
+          interval(r["authors_flip_rate_low"], r["authors_flip_rate_high"]), r["seeds_flipping_authors"],
           r["published_flip_rate"], r["test_flip_rate_mean"], r["seeds_flipping_book"], r["test_tv_mean"],
           shown(r["train_flips_max_fitted"])] for r in rows])
 

@@ -43,6 +43,11 @@ class S4Sweep:
     path: str | None
     seconds: float
 
+    @property
+    def file_name(self) -> str | None:
+        """The loaded file's name without its folder (what a page prints); None when trained here."""
+        return Path(self.path).name if self.path else None
+
 
 class FallbackSweepParameters(Protocol):
     """The parameters `load_s4_sweep` reads (chapters 5 and 6 both have them)."""
