@@ -55,7 +55,7 @@ fallback_epochs = 2000  # epochs of that sweep (the study: 2,000)
 trajectory_every = 200  # epochs between the snapshots at which one seed per outcome is measured over training
 measures_epochs = 2000  # epochs of the S5 model whose measures are followed over training (the study: 2,000)
 measures_train_fraction = 0.4  # share of S5's table it trains on (the study: 0.4)
-measures_dim = 128  # its embedding and hidden width d = h (the study: 128)
+measures_dim = 128  # its embedding and hidden width, the two alike (the study: 128)
 measures_every = 3  # epochs between its checkpoints, where the cheap measures are computed (the study: 3)
 measures_sparse_every = 150  # epochs between the checkpoints where the PAC-Bayes sharpness and the LLC are computed too, a multiple of measures_every (the study: 3)
 measures_llc_chains = 2  # SGLD chains per sparse checkpoint (the study: 5)
@@ -64,7 +64,7 @@ pac_bayes_doubling_draws = 10  # noise draws per doubling step of the PAC-Bayes 
 pac_bayes_bisection_draws = 20  # noise draws per bisection step of the PAC-Bayes sigma search (the study: 1,000)
 grok_threshold = 0.999  # accuracy on a group's full table that counts as grokking it
 s5_seeds = 1  # S5 vs A5 x Z2 seeds whose LLC is followed along training
-s5_dim = 128  # their embedding and hidden width d = h (the study: 128)
+s5_dim = 128  # their embedding and hidden width, the two alike (the study: 128)
 s5_epochs = 2000  # their epochs (the study: 2,000)
 s5_snapshots = [80, 2000]  # epochs at which their LLC is estimated, with the last epoch (published: every 10)
 s5_every = 0  # epochs between further snapshots on a regular grid, 0 for none (published: 10)
@@ -120,7 +120,10 @@ seed_everything(config.seed)
 configure_notebook_rendering()
 seconds = {}
 record = Record()  # the numbers the prose cites as {{key}}; they also go to the results JSON
-print(config.sgld)
+sgld = config.sgld
+print(f"SGLD: step size {sgld.step_size:g}, n * beta {sgld.n_beta:g}, localization {sgld.localization:g}, "
+      f"{sgld.chains} chains of {sgld.steps:,} steps, the first {sgld.burn_in:.0%} of each left out as burn-in, "
+      + ("full batch" if sgld.batch_size is None else f"batches of {sgld.batch_size}"))
 
 # %% [markdown]
 # ## The published scale
@@ -190,7 +193,7 @@ sweep = load_s4_sweep(config)
 result = sweep.result
 groups = outcome_groups(result, config.grok_threshold)
 counts = {name: int((groups == code).sum()) for code, name in enumerate(GROUPS)}
-print(f"S4 sweep: {sweep.source}" + (f" ({sweep.path})" if sweep.path else ""))
+print(f"S4 sweep: {sweep.source}" + (f" ({sweep.file_name})" if sweep.path else ""))
 chosen = choose_seeds(groups, config.neither_sample, torch.Generator().manual_seed(config.seed))
 record("sweep.source", {"checkpoint": "loaded from chapter 4's file", "trained": "trained here"}.get(sweep.source, sweep.source))
 record("sweep.seeds", result.n_instances, ",")
@@ -601,7 +604,7 @@ results = {
 results["recorded"] = record.results()
 check_results(results)
 path = write_results(config.results_dir, "05_complexity", results)
-print(f"results written to {path}")
+print(f"results written to {path.name}")
 
 # %% [markdown]
 # ## Summary

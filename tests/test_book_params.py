@@ -115,6 +115,20 @@ def test_each_chapter_declares_exactly_its_parameters_cell(notebook):
     assert config.smoke is False and smoke.smoke is True
 
 
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.stem)
+def test_papermill_reads_every_line_of_each_parameters_cell(notebook, caplog):
+    """papermill (`--help-notebook`, and the parameters it reports when it runs a chapter) skips a
+    line with more than one "=", with a warning: a help with "=" in it (its comment) would be one."""
+    import jupytext
+    from papermill.translators import PythonTranslator
+
+    cell = next(c for c in jupytext.read(notebook).cells if "parameters" in c.metadata.get("tags", []))
+    with caplog.at_level("WARNING", logger="papermill"):
+        found = PythonTranslator.inspect(cell)
+    assert not [r.getMessage() for r in caplog.records if "Unable to parse" in r.getMessage()]
+    assert [p.name for p in found] == [f.name for f in dataclasses.fields(parameters_class(notebook))]
+
+
 def test_a_results_dir_that_can_be_made_is_checked_and_nothing_is_left(tmp_path):
     nested = tmp_path / "a" / "b" / "results"
     assert check_writable_directory("results_dir", str(nested)) == str(nested)

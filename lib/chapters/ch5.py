@@ -67,7 +67,7 @@ class Chapter5Parameters(SweepChapterParameters):
         high=1_000_000, smoke=at_most(30))
     measures_train_fraction: float = parameter("share of S5's table it trains on (the study: 0.4)",
                                                low=0.0, high=1.0, low_inclusive=False)
-    measures_dim: int = parameter("its embedding and hidden width d = h (the study: 128)", low=1,
+    measures_dim: int = parameter("its embedding and hidden width, the two alike (the study: 128)", low=1,
                                   high=4096, smoke=at_most(16))
     measures_every: int = parameter(
         "epochs between its checkpoints, where the cheap measures are computed (the study: 3)", low=1,
@@ -88,7 +88,7 @@ class Chapter5Parameters(SweepChapterParameters):
     grok_threshold: float = SweepChapterParameters.shared("grok_threshold")
     s5_seeds: int = parameter("S5 vs A5 x Z2 seeds whose LLC is followed along training", low=1,
                               high=10_000, smoke=at_most(1))
-    s5_dim: int = parameter("their embedding and hidden width d = h (the study: 128)", low=1,
+    s5_dim: int = parameter("their embedding and hidden width, the two alike (the study: 128)", low=1,
                             high=4096, smoke=at_most(8))
     s5_epochs: int = parameter("their epochs (the study: 2,000)", low=1, high=1_000_000,
                                smoke=at_most(20))
