@@ -505,26 +505,35 @@ outcome_fractions_figure([runs[key].summary for key in pair_keys(runs)], publish
 check_findings(intersections, outcomes, subsamples)
 found = findings(outcomes, subsamples)
 for name, finding in found.items():
-    record(f"findings.{name}", verdict(finding["holds"], yes="holds", no="does not hold"))
-    record(f"findings.{name}_events", finding["events"], "d")
+    record(f"findings.{name}", finding["word"])
+    record(f"findings.{name}_exceptions", finding["exceptions"], "d")
     record(f"findings.{name}_seeds", finding["seeds"], ",")
+    if finding["bound"] is not None:
+        record(f"findings.{name}_bound", finding["bound"], ".0%")
 
 # %% [markdown]
+# Each finding's word comes from the book's one verdict rule (`lib.book.verdict`, the index's
+# legend): a "never" or "every" with no exception is *consistent* while its seeds are too few to
+# bound the exceptions' rate below 5% (the bound is the upper end of the 95% interval with none
+# seen), *reproduced* once they do, and *differs* at the first exception; the S4 order is
+# *reproduced* when the three Wilson intervals of each S4 sweep lie wholly in the study's order,
+# *too few events* when neighbours overlap.
+#
 # - every seed trained on a whole intersection fits its training set:
-#   **{{findings.every_seed_fits}}** in this run ({{findings.every_seed_fits_events}} events among
+#   **{{findings.every_seed_fits}}** ({{findings.every_seed_fits_exceptions}} exceptions among
 #   {{findings.every_seed_fits_seeds}} seeds)
-# - no seed groks the semidirect product of the Z48 pair: **{{findings.z48_no_semidirect}}** in
-#   this run ({{findings.z48_no_semidirect_events}} events among
+# - no seed groks the semidirect product of the Z48 pair: **{{findings.z48_no_semidirect}}**
+#   ({{findings.z48_no_semidirect_exceptions}} exceptions among
 #   {{findings.z48_no_semidirect_seeds}} seeds)
 # - grokking S4 is rarer than memorizing and more common than grokking A4 x Z2 (every S4 sweep):
-#   **{{findings.s4_order}}** in this run ({{findings.s4_order_events}} events among
+#   **{{findings.s4_order}}** ({{findings.s4_order_exceptions}} sweeps out of order, among
 #   {{findings.s4_order_seeds}} seeds)
-# - no seed groks either group of the Z100 pair: **{{findings.z100_no_grokking}}** in this run
-#   ({{findings.z100_no_grokking_events}} events among {{findings.z100_no_grokking_seeds}} seeds)
+# - no seed groks either group of the Z100 pair: **{{findings.z100_no_grokking}}**
+#   ({{findings.z100_no_grokking_exceptions}} exceptions among {{findings.z100_no_grokking_seeds}}
+#   seeds)
 # - every seed trained on 60% of the S5 intersection completes it to 99%:
-#   **{{findings.s5_subsample_completes}}** in this run
-#   ({{findings.s5_subsample_completes_events}} events among
-#   {{findings.s5_subsample_completes_seeds}} seeds)
+#   **{{findings.s5_subsample_completes}}** ({{findings.s5_subsample_completes_exceptions}}
+#   exceptions among {{findings.s5_subsample_completes_seeds}} seeds)
 
 # %% tags=["remove-output"]
 saved = save_experiments(runs, config)

@@ -80,7 +80,8 @@ from lib.grokking.early_prediction import early_prediction
 from lib.grokking.irrep_readout import irrep_profile, overlap_dimensions, project_embeddings
 from lib.grokking.irrep_trajectory import auc_over_epochs, profiles_over_training, settle_epochs
 from lib.grokking.mlp import init_instances
-from lib.grokking.outcomes import first_epoch_at_or_above, wilson_interval
+from lib.book.statistics import wilson_interval
+from lib.grokking.outcomes import first_epoch_at_or_above
 from lib.grokking.pair_irreps import pair_irreps, read_cosets, read_seeds, restrict_to_key
 from lib.grokking.pairs import make_pair
 from lib.grokking.study import S4_MODEL_NO_BIAS, S4_PAIR

@@ -7,11 +7,12 @@ import pytest
 import torch
 
 from lib.bfs.damage_distribution import (
-    Share, damage_distribution, every_damage, nearest_draws, quantile_summary, share_at_or_below, wilson_interval,
+    Share, damage_distribution, every_damage, nearest_draws, quantile_summary, share_at_or_below,
 )
 from lib.bfs.graphs import sample_seed_graphs
 from lib.bfs.seed_construction import StudyConstruction
 from lib.bfs.study_damage import WEIGHT_LISTS, Damage, HeldOut, held_out_set, study_protocol_draw
+from lib.book.statistics import wilson_interval
 
 
 class ReadsOnlyTheAnswerKeys(StudyConstruction):

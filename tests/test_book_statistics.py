@@ -6,7 +6,8 @@ import pytest
 import torch
 
 from lib.book.statistics import (
-    average_ranks, bootstrap, mean_estimate, pearson, roc_auc, spearman,
+    average_ranks, bootstrap, mean_estimate, pearson, roc_auc, spearman, trials_to_bound, wilson_interval,
+    zero_event_upper,
 )
 
 
@@ -63,3 +64,33 @@ def test_bootstrap_of_no_rows_is_nan_not_an_error():
     empty = torch.zeros(0, dtype=torch.float64)
     estimate = bootstrap(roc_auc, empty, empty.bool(), resamples=10, generator=torch.Generator())
     assert all(math.isnan(v) for v in (estimate.value, estimate.low, estimate.high))
+
+
+# Wilson's interval: the one every chapter and the index use.
+
+@pytest.mark.parametrize("n", [1, 2, 7, 20, 60, 480, 10_000])
+def test_wilson_interval_is_exact_at_both_ends_and_holds_its_share(n):
+    """At 0 events the lower end is exactly 0 and at n of n the upper end exactly 1 (the closed
+    form leaves 3e-17 and 0.9999999999999999 there, which put a share outside its own interval:
+    chapter 1's check stopped the README's small rerun on it)."""
+    assert wilson_interval(0, n)[0] == 0.0 and wilson_interval(n, n)[1] == 1.0
+    for k in range(n + 1) if n <= 60 else (0, 1, n // 2, n - 1, n):
+        low, high = wilson_interval(k, n)
+        assert 0.0 <= low <= k / n <= high <= 1.0
+
+
+def test_wilson_interval_known_values_and_bad_counts():
+    # R: binom::binom.wilson(3, 8) -> 0.1368443, 0.6942576.
+    assert wilson_interval(3, 8) == pytest.approx((0.1368443, 0.6942576), abs=1e-7)
+    assert wilson_interval(0, 0) == (0.0, 1.0)
+    assert zero_event_upper(4) == pytest.approx(3.8415 / 7.8415, abs=1e-4)
+    with pytest.raises(ValueError):
+        wilson_interval(3, 2)
+    with pytest.raises(ValueError):
+        wilson_interval(-1, 2)
+
+
+def test_trials_to_bound_is_the_fewest_zero_event_trials_below_the_rate():
+    for rate in (0.5, 0.1, 0.05, 0.01):
+        n = trials_to_bound(rate)
+        assert zero_event_upper(n) < rate <= zero_event_upper(n - 1)

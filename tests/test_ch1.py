@@ -182,3 +182,24 @@ def test_a_draw_without_effect_is_not_shown_as_a_recovery():
     mark_recovered(records, recovered_below=0.05)
     assert records[0]["recovered"] is False
     assert perturbation_table(records).splitlines()[2].endswith("| no effect |")
+
+
+def test_the_retrained_draws_are_counted_by_matrix_and_their_repair_split_in_two():
+    """Draws that repeat a matrix count once (their median), and the draws that repair almost
+    completely are named by matrix (chapter 1's bimodal recovery)."""
+    from lib.bfs.protocol_judgement import REPAIRED_BELOW, judge_at_step
+
+    def draw(weight_list, matrix, before, after):
+        return {"weight_list": weight_list, "matrix": matrix, "damage_had_effect": True, "loss_before": before,
+                "curve": [(0, before), (100, after)]}
+
+    records = [draw("answer query", "layer 7", 0.4, 1e-4), draw("answer query", "layer 7", 0.4, 3e-4),
+               draw("answer key", "layer 2", 0.4, 0.36), draw("answer key", "layer 2", 0.4, 0.34),
+               draw("answer key", "layer 2", 0.4, 0.35), draw("answer query", "layer 2", 0.4, 0.30)]
+    judged = judge_at_step(records, 100)
+    by_matrix = judged.as_dict()["matrices"]
+    assert by_matrix["count"] == 3 and by_matrix["draws"]["answer key, layer 2"] == 3
+    assert judged.matrix_values["answer key, layer 2"] == 0.35          # the median of its three draws
+    assert by_matrix["repaired_draws"] == 2 and by_matrix["repaired_matrices"] == ["answer query, layer 7"]
+    assert by_matrix["unrepaired_ratio"]["min"] == 0.30 / 0.4 and REPAIRED_BELOW == 0.1
+    assert judged.matrix_within == (min(judged.matrix_values.values()) <= 0.335 <= max(judged.matrix_values.values()))

@@ -190,7 +190,7 @@ def test_check_results_holds_the_claims_to_their_evidence_and_the_recorded_words
                                                       "claims": {**claims, "no_bulk": True}}})
     with pytest.raises(AssertionError):                      # a word the prose shows against its claim
         recorded = {**results["recorded"], "sketch.blow_up": {**results["recorded"]["sketch.blow_up"],
-                                                              "text": "not reproduced"}}
+                                                              "text": "differs"}}
         check_results({**results, "recorded": recorded})
     with pytest.raises(AssertionError):                      # a claim that is a word, not a boolean
         check_results({**results, "jacobian_sketch": {**results["jacobian_sketch"],

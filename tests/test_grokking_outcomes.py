@@ -8,8 +8,8 @@ import torch
 from lib.grokking.outcomes import (
     FAILED, GROKKED_G1, GROKKED_G2, MEMORIZED, OUTCOMES, classify_outcomes,
     clopper_pearson_interval, first_epoch_at_or_above, outcome_fractions, typical_instances,
-    wilson_interval,
 )
+from lib.book.statistics import wilson_interval
 
 
 def test_classification_of_hand_made_accuracies():

@@ -5,10 +5,11 @@ import collections
 import pytest
 import torch
 
+from lib.book.statistics import wilson_interval
 from lib.grokking.groups import cyclic, direct_product
 from lib.grokking.mlp import MLPConfig, all_pairs_logits, init_instances
 from lib.grokking.outcomes import (
-    FAILED, GROKKED_G1, GROKKED_G2, MEMORIZED, classify_outcomes, wilson_interval,
+    FAILED, GROKKED_G1, GROKKED_G2, MEMORIZED, classify_outcomes,
 )
 from lib.grokking.pairs import GroupPair, make_pair
 from lib.grokking.sweeps import (

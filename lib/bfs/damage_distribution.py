@@ -9,7 +9,7 @@ study's damage distribution exactly, with forward passes only. This module
 * `damage_distribution`: the held-out MSE right after the damage for every matrix of the six
   lists and `noise_draws` noise draws each, with its standard error over the held-out graphs;
 * `share_at_or_below`: the share of draws at or below a value (the value's percentile), with
-  its Wilson interval (`wilson_interval`);
+  its Wilson interval (`lib.book.statistics.wilson_interval`);
 * `nearest_draws`: the draws whose MSE lies nearest a target on a log scale, the ones chapter 1
   retrains to compare like with like with the study's one draw;
 * `quantile_summary`: quantiles of the MSE.
@@ -30,9 +30,7 @@ from tqdm.auto import tqdm
 
 from lib.bfs.perturbation import flush_denormals
 from lib.bfs.study_damage import WEIGHT_LISTS, Damage, HeldOut, apply_damage
-
-#: The two-sided 95% normal quantile of the Wilson intervals.
-Z_95 = 1.959963984540054
+from lib.book.statistics import wilson_interval
 
 #: Quantiles the summary of a distribution reports.
 QUANTILES = (0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95)
@@ -73,16 +71,6 @@ def damage_distribution(intact, held_out: HeldOut, noise_draws: int, seed: int, 
                             "mse": float(squared.mean()),
                             "standard_error": float(squared.std() / math.sqrt(len(squared)))})
     return records
-
-
-def wilson_interval(k: int, n: int, z: float = Z_95) -> tuple[float, float]:
-    """Wilson score interval of a binomial share k / n (95% at the default z); (0, 1) for n = 0."""
-    if n == 0:
-        return 0.0, 1.0
-    share = k / n
-    centre = (share + z * z / (2 * n)) / (1 + z * z / n)
-    half = z / (1 + z * z / n) * math.sqrt(share * (1 - share) / n + z * z / (4 * n * n))
-    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 @dataclass(frozen=True)
@@ -128,6 +116,6 @@ def nearest_draws(records: list[dict], target: float, count: int, key: str = "ms
 
 
 __all__ = [
-    "QUANTILES", "Share", "Z_95", "damage_distribution", "every_damage", "nearest_draws", "quantile_summary",
-    "share_at_or_below", "wilson_interval",
+    "QUANTILES", "Share", "damage_distribution", "every_damage", "nearest_draws", "quantile_summary",
+    "share_at_or_below",
 ]

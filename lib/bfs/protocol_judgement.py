@@ -7,6 +7,12 @@ every step where both were measured (`StudyPoint`, `RatioPoint`) and judges all 
 with intervals: the study's construction at the judged step against the study's value
 (`StepJudgement`), and the two constructions draw by draw (`PairJudgement`); `index_row_numbers`
 gathers what the index page's rows of chapter 1 read.
+
+The draws nearest the study's value are not independent events: several hit the same matrix
+(with other noise), and a matrix's draws tend to end alike. A `StepJudgement` therefore also
+counts by matrix (one median per matrix, `matrix_values`), and says which draws repaired almost
+completely (`REPAIRED_BELOW`): at the chapter's defaults the outcome is bimodal, a few draws
+collapse to near zero while the rest barely move.
 """
 
 from __future__ import annotations
@@ -16,6 +22,10 @@ from dataclasses import dataclass
 
 from lib.bfs.damage_distribution import Share, share_at_or_below
 from lib.bfs.study_damage import PUBLISHED_RECOVERY
+
+
+#: A draw "repaired" when its MSE fell below this share of its value right after the damage.
+REPAIRED_BELOW = 0.1
 
 
 def mse_at(record: dict, step: int) -> float | None:
@@ -114,6 +124,34 @@ class StepJudgement:
     published: float | None
     values: tuple[float, ...]
     ratios: tuple[float, ...]
+    matrices: tuple[str, ...] = ()
+
+    def _by_matrix(self, values) -> dict[str, list[float]]:
+        grouped: dict[str, list[float]] = {}
+        for matrix, value in zip(self.matrices, values):
+            grouped.setdefault(matrix, []).append(value)
+        return grouped
+
+    @property
+    def matrix_values(self) -> dict[str, float]:
+        """Per matrix hit, the median MSE of its draws at `step`: one value per independent unit."""
+        return {m: statistics.median(v) for m, v in sorted(self._by_matrix(self.values).items())}
+
+    @property
+    def matrix_ratios(self) -> dict[str, float]:
+        """Per matrix hit, the median of its draws' MSE at `step` relative to right after the damage."""
+        return {m: statistics.median(v) for m, v in sorted(self._by_matrix(self.ratios).items())}
+
+    @property
+    def matrix_within(self) -> bool | None:
+        """Whether the study's value lies inside the range of the matrices' medians."""
+        medians = list(self.matrix_values.values())
+        return None if self.published is None or not medians else min(medians) <= self.published <= max(medians)
+
+    @property
+    def repaired(self) -> tuple[str, ...]:
+        """The matrix of each draw that repaired almost completely (`REPAIRED_BELOW`), in draw order."""
+        return tuple(m for m, r in zip(self.matrices, self.ratios) if r < REPAIRED_BELOW)
 
     @property
     def published_ratio(self) -> float | None:
@@ -161,6 +199,16 @@ class StepJudgement:
     def as_dict(self) -> dict:
         return {"step": self.step, "published": self.published, "published_ratio": self.published_ratio,
                 "within": self.within, "mse": _spread(self.values), "ratio": _spread(self.ratios),
+                "matrices": {"count": len(self.matrix_values), "within": self.matrix_within,
+                             "draws": {m: len(v) for m, v in sorted(self._by_matrix(self.values).items())},
+                             "mse": _spread(self.matrix_values.values()),
+                             "ratio": _spread(self.matrix_ratios.values()),
+                             "repaired_below": REPAIRED_BELOW, "repaired_draws": len(self.repaired),
+                             "repaired_matrices": sorted(set(self.repaired)),
+                             "unrepaired_mse": _spread(v for m, v in self.matrix_values.items()
+                                                       if self.matrix_ratios[m] >= REPAIRED_BELOW),
+                             "unrepaired_ratio": _spread(r for r in self.matrix_ratios.values()
+                                                         if r >= REPAIRED_BELOW)},
                 "at_or_below": self.reaching.as_dict() if self.reaching else None,
                 "ratio_at_or_below": self.ratio_reaching.as_dict() if self.ratio_reaching else None}
 
@@ -177,7 +225,8 @@ def judge_at_step(records: list[dict], step: int) -> StepJudgement:
     """The draws of the study's construction that the damage changed, at `step` (`StepJudgement`)."""
     effective = [r for r in records if r["damage_had_effect"] and mse_at(r, step) is not None]
     return StepJudgement(step, PUBLISHED_RECOVERY.get(step) if step > 0 else None,
-                         tuple(mse_at(r, step) for r in effective), tuple(_ratio(r, step) for r in effective))
+                         tuple(mse_at(r, step) for r in effective), tuple(_ratio(r, step) for r in effective),
+                         tuple(f"{r['weight_list']}, {r['matrix']}" for r in effective))
 
 
 @dataclass(frozen=True)
@@ -253,7 +302,7 @@ def index_row_numbers(records: dict[str, list[dict]], steps: int) -> dict:
 
 
 __all__ = [
-    "fall_factor", "index_row_numbers", "judge_at_step", "judge_pairs", "judged_step", "mse_at",
+    "REPAIRED_BELOW", "fall_factor", "index_row_numbers", "judge_at_step", "judge_pairs", "judged_step", "mse_at",
     "PairJudgement", "PublishedInRange", "ratio_points", "RatioPoint", "StepJudgement", "study_points",
     "StudyPoint",
 ]

@@ -63,6 +63,10 @@ def check_results(results: dict) -> None:
     comparison = protocol["comparison"]
     assert comparison["at_step"]["step"] <= protocol["steps"] and comparison["pairs"]["step"] == comparison["at_step"]["step"]
     assert comparison["pairs"]["pairs"] + comparison["pairs"]["left_out"] == protocol["draws"]
+    # Counted by matrix: every retrained draw belongs to one of the matrices, each counted once.
+    matrices = comparison["at_step"]["matrices"]
+    assert sum(matrices["draws"].values()) == len(comparison["at_step"]["mse"]["values"]) >= matrices["count"]
+    assert matrices["count"] == len(matrices["draws"]) == len(matrices["mse"]["values"])
     # The numbers the prose cites (lib.book.record): each with its format and text, and each
     # agreeing with the result it was recorded from.
     recorded = results["recorded"]

@@ -21,7 +21,9 @@ from dataclasses import dataclass
 
 import torch
 
+from lib.book.statistics import wilson_interval
 from lib.book.tables import markdown_table, short_scientific
+from lib.book.verdict import Never, Order, judge
 from lib.chapters.ch4 import ExperimentRun, published_for, representative_instances
 from lib.chapters.ch4_figures import outcome_label
 from lib.grokking.outcomes import OutcomeFraction, outcome_fractions
@@ -398,33 +400,37 @@ FINDINGS = {
 
 
 def findings(outcomes: Mapping[str, PairOutcome], subsamples: Mapping[str, SubsampleOutcome]) -> dict[str, dict]:
-    """Whether each of the study's findings (`FINDINGS`) holds in this run, with the counts it
-    rests on: name -> {"holds": bool, "events": count behind it, "seeds": seeds it was read on}.
-    A finding whose sweep did not run is left out. Chapter 4 prints and records these; none is
-    asserted (an outcome of training can change with the CPU)."""
+    """Each of the study's findings (`FINDINGS`) judged in this run by the book's one verdict rule
+    (`lib.book.verdict.judge`): name -> {"word": its verdict, "exceptions": the seeds that go
+    against it, "seeds": the seeds it was read on, "bound": for a "never", the upper end of the
+    95% interval of its rate with no exception (None otherwise)}. A "never" (or "every") on a few
+    seeds with no exception is "consistent", bounded below 5% "reproduced", seen even once
+    "differs"; the S4 order is read from the Wilson intervals. A finding whose sweep did not run
+    is left out. Chapter 4 records these; none is asserted (an outcome of training can change
+    with the CPU)."""
+    def never(exceptions: int, seeds: int) -> dict:
+        evidence = Never(exceptions, seeds)
+        return {"word": judge(evidence), "exceptions": exceptions, "seeds": seeds,
+                "bound": evidence.upper if not exceptions else None}
+
     found, whole = {}, list(outcomes.values())
-    found["every_seed_fits"] = {"holds": all(o.failed.count == 0 for o in whole),
-                                "events": sum(o.failed.count for o in whole),
-                                "seeds": sum(o.n_instances for o in whole)}
+    found["every_seed_fits"] = never(sum(o.failed.count for o in whole), sum(o.n_instances for o in whole))
     if "z48" in outcomes:
-        z48 = outcomes["z48"]
-        found["z48_no_semidirect"] = {"holds": z48.grokked_g2.count == 0, "events": z48.grokked_g2.count,
-                                      "seeds": z48.n_instances}
+        found["z48_no_semidirect"] = never(outcomes["z48"].grokked_g2.count, outcomes["z48"].n_instances)
     s4s = [outcomes[key] for key in ("s4", "s4_no_bias", "s4_second_decay") if key in outcomes]
     if s4s:
-        found["s4_order"] = {
-            "holds": all(o.grokked_g2.fraction < o.grokked_g1.fraction < o.fraction_neither for o in s4s),
-            "events": sum(o.grokked_g1.count + o.grokked_g2.count for o in s4s),
-            "seeds": sum(o.n_instances for o in s4s)}
+        # Per sweep: A4 x Z2 grokkers below S4 grokkers below the seeds that grokked neither.
+        orders = [Order(((o.grokked_g2.low, o.grokked_g2.high), (o.grokked_g1.low, o.grokked_g1.high),
+                         wilson_interval(round(o.fraction_neither * o.n_instances), o.n_instances)))
+                  for o in s4s]
+        found["s4_order"] = {"word": judge(*orders), "exceptions": sum(
+            not o.grokked_g2.fraction < o.grokked_g1.fraction < o.fraction_neither for o in s4s),
+            "seeds": sum(o.n_instances for o in s4s), "bound": None}
     if "z100" in outcomes:
-        z100 = outcomes["z100"]
-        found["z100_no_grokking"] = {"holds": z100.grokked_either == 0, "events": z100.grokked_either,
-                                     "seeds": z100.n_instances}
+        found["z100_no_grokking"] = never(outcomes["z100"].grokked_either, outcomes["z100"].n_instances)
     if "subsample_s5" in subsamples:
         sub = subsamples["subsample_s5"]
-        found["s5_subsample_completes"] = {"holds": sub.min_acc_intersection >= 0.99,
-                                           "events": sum(a >= 0.99 for a in sub.final_acc_intersection),
-                                           "seeds": sub.n_instances}
+        found["s5_subsample_completes"] = never(sum(a < 0.99 for a in sub.final_acc_intersection), sub.n_instances)
     return found
 
 

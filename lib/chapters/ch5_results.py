@@ -22,9 +22,9 @@ import dataclasses
 from dataclasses import asdict, dataclass
 from functools import partial
 
-from lib.book.record import verdict
 from lib.book.statistics import Estimate
 from lib.book.tables import format_value, markdown_table
+from lib.book.verdict import NotComparable, OneRun, judge
 from lib.grokking.chain_length import (
     ChainLengthRow, SETTLED_WITHIN, fitted_seed_estimates, group_mean_estimates,
 )
@@ -160,8 +160,7 @@ def check_results(results: dict) -> None:
     # the rules chose agree with the results they were chosen from.
     recorded = results["recorded"]
     assert all(entry.keys() == {"value", "format", "text"} for entry in recorded.values())
-    assert recorded["over_time.claim"]["value"] == verdict(over_time["claim"]["reproduced"], yes="reproduced",
-                                                           no="not reproduced")
+    assert recorded["over_time.claim"]["value"] == measures_over_time_verdict(over_time)
     assert recorded["over_time.llc_rank"]["value"] == over_time["claim"]["llc_rank"]
     assert recorded["check.estimate"]["value"] == results["regression_check"]["estimate"]
     assert recorded["s5.snapshots"]["value"] == ", ".join(str(e) for e in results["s5_snapshots"])
@@ -246,6 +245,18 @@ def measures_results(result: SweepResult, run: MeasuresOverTime, rows: dict[str,
                   "reproduced": claim.reproduced},
         "seconds_per_checkpoint": run.seconds_per_checkpoint(),
     }
+
+
+def measures_over_time_verdict(measures: dict) -> str:
+    """The verdict on the study's "the LLC tracks the gap best" (chapter 5 and the index, one
+    word): the book's one rule on a ranking read on one model, as the study's ("one run"), and "not
+    comparable" where this run's grid or chains are coarser than the study's (`measures`: the
+    results JSON's `measures_over_time`)."""
+    settings, study = measures["settings"], measures["study_protocol"]
+    at_study_grid = (settings["sparse_every"] <= study["checkpoint_every"]
+                     and settings["llc_chains"] >= study["llc_chains"] and settings["llc_steps"] >= study["llc_steps"]
+                     and settings["pac_bayes_bisection_draws"] >= study["pac_bayes_bisection_draws"])
+    return judge(OneRun()) if at_study_grid else judge(OneRun(), NotComparable())
 
 
 def efficiency_table(rows: list[EfficiencySummary]) -> tuple[list[str], list[list]]:

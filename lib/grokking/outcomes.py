@@ -4,7 +4,8 @@ An instance trained on the intersection of two groups' tables ends in one of fou
 it grokked G1 (accuracy on all N^2 pairs against G1 at least the threshold), grokked G2,
 fitted the training set without grokking either group ("memorized": it learned only the
 intersection), or failed to fit the training set. Fractions of a sweep come with binomial
-confidence intervals (Wilson by default, Clopper-Pearson on request).
+confidence intervals (Wilson's, `lib.book.statistics.wilson_interval`, by default;
+Clopper-Pearson on request).
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ import math
 from dataclasses import dataclass
 
 import torch
+
+from lib.book.statistics import wilson_interval
 
 #: Outcome labels; the integer code of an outcome is its position here.
 OUTCOMES: tuple[str, ...] = ("grokked_g1", "grokked_g2", "memorized", "failed")
@@ -46,19 +49,6 @@ def classify_outcomes(
     codes[g2 & ~(g1 & (acc_g1 >= acc_g2))] = GROKKED_G2
     codes[g1 & ~(g2 & (acc_g2 > acc_g1))] = GROKKED_G1
     return codes
-
-
-def wilson_interval(successes: int, trials: int, confidence: float = 0.95) -> tuple[float, float]:
-    """Wilson score interval for a binomial proportion."""
-    _check_counts(successes, trials)
-    z = _normal_quantile(0.5 + confidence / 2)
-    p = successes / trials
-    denom = 1 + z * z / trials
-    centre = (p + z * z / (2 * trials)) / denom
-    half = z * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials)) / denom
-    low = 0.0 if successes == 0 else max(0.0, centre - half)
-    high = 1.0 if successes == trials else min(1.0, centre + half)
-    return low, high
 
 
 def clopper_pearson_interval(successes: int, trials: int, confidence: float = 0.95) -> tuple[float, float]:
@@ -131,11 +121,6 @@ def typical_instances(codes: torch.Tensor, score: torch.Tensor) -> dict[str, int
 def _check_counts(successes: int, trials: int) -> None:
     if trials <= 0 or not 0 <= successes <= trials:
         raise ValueError(f"need 0 <= successes <= trials and trials > 0; got {successes}, {trials}.")
-
-
-def _normal_quantile(q: float) -> float:
-    """Inverse of the standard normal CDF, by bisection on math.erf (accurate to ~1e-12)."""
-    return _bisect(lambda x: 0.5 * (1 + math.erf(x / math.sqrt(2))) - q, -40.0, 40.0)
 
 
 def _bisect(f, low: float = 0.0, high: float = 1.0, iterations: int = 80) -> float:

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 import torch
 
 from lib.grokking.mlp import MLPConfig
-from lib.grokking.outcomes import wilson_interval
+from lib.book.statistics import wilson_interval
 from lib.grokking.pairs import GroupPair
 from lib.grokking.perturbation import continue_training
 from lib.grokking.sweeps import intersection_training_set, run_group_sweep
