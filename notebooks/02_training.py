@@ -158,7 +158,11 @@ print(f"device: {training.device}; main run: graphs of {training.n_min}..{traini
 
 # %%
 tokens, labels = sample_batch(20_000, "pretrain", config.n_min, config.n_max, torch.Generator().manual_seed(config.seed))
-print("sampler options:", sampler)
+print(f"sampler: task {sampler.task}; graphs of {sampler.n_min} to {sampler.n_max} vertices; target ids up to "
+      f"{sampler.target_max}; small-graph filter {'on' if sampler.small_graph_filter else 'off'}; length threshold "
+      f"{sampler.length_threshold}; vertex ids up to {sampler.max_vertex_id}, "
+      f"{'relabelled' if sampler.relabel_vertices else 'not relabelled'}; unreachable targets labelled "
+      f"{sampler.unreachable_label}")
 print(format_example(tokens[0], labels[0]))
 print(format_example(tokens[1], labels[1]))
 label_histogram_figure(labels, sampler.unreachable_label).show()
@@ -269,7 +273,7 @@ print(f"{run.step} steps, {run.step * training.batch_size:,} examples in {run.se
       + ("; the transition study's workers trained beside it, on the same cores)" if study.in_background else ")"))
 print(f"final loss on the evaluation batch: {summary['final_loss']:.4f}; "
       f"always predicting the mean label: {summary['constant_prediction_loss']:.3f}")
-print(f"checkpoint written to {checkpoint_path}")
+print(f"checkpoint written to {checkpoint_path.rsplit('/', 1)[-1]}")
 examples = run.step * training.batch_size
 record("main.layers", training.n_layers, ",")
 record("main.examples", examples, ",")
@@ -337,6 +341,7 @@ print(f"{len(curves.seeds)} models x {curves.steps[-1]} steps in {sum(curves.sec
       f"{' (in the background beside the main run, then here too)' if study.in_background else ''}; "
       f"evaluation set: {evaluation.per_length} graphs of each of the labels {list(curves.lengths)}")
 transition_study_figure(curves, held_only(analyses, study_sens), unreachable_label=study_unreachable,
+                        marked=("transitions that hold", "no transition holds"),
                         lengths=[k for k in curves.lengths if k <= 4 or k == study_unreachable]).show()
 
 # %% [markdown]
@@ -500,7 +505,7 @@ results = {**summary, "checkpoint": "02_training_checkpoint.pt", "smoke": config
 results["recorded"] = record.results()
 check_results(results)
 path = write_results(config.results_dir, "02_training", results)
-print(f"wrote {path}")
+print(f"wrote {path.name}")
 
 # %%
 # NBVAL_CHECK_OUTPUT

@@ -13,7 +13,7 @@ from lib.paths.training import PathTrainingConfig, TrainingLog
 from lib.paths.transition_study import TransitionCurves
 from lib.book.confusion import confusion_figure, confusion_matrix, label_histogram_figure
 from lib.chapters.ch2_figures import (
-    confusion_slider_figure, learning_rate_figure, loss_by_length_figure, total_loss_figure,
+    confusion_slider_figure, evaluation_loss_figure, learning_rate_figure, loss_by_length_figure, total_loss_figure,
     transition_study_figure,
 )
 
@@ -79,6 +79,16 @@ def test_loss_by_length_figure_draws_each_length_and_its_drop():
     assert fig.layout.xaxis.type == "log"
 
 
+def test_a_title_names_diamonds_only_when_some_are_drawn():
+    drawn = evaluation_loss_figure([10, 20, 30], {1: [3.0, 1.0, 0.1]}, {1: drop_at(20)}, unreachable_label=3)
+    assert drawn.layout.title.text == "Loss by true path length (diamonds: transitions that hold)"
+    none = evaluation_loss_figure([10, 20, 30], {1: [3.0, 1.0, 0.1]}, {}, unreachable_label=3)
+    assert all(t.mode == "lines" for t in none.data)
+    assert none.layout.title.text == "Loss by true path length (no transition holds)"
+    flat = loss_by_length_figure(LOG, {3: drop_at(None)}, unreachable_label=3)
+    assert flat.layout.title.text == "Loss by true path length (no drop detected)"
+
+
 def test_loss_by_length_figure_draws_only_the_chosen_lengths():
     fig = loss_by_length_figure(LOG, {1: drop_at(20), 2: drop_at(30)}, unreachable_label=3,
                                 lengths=[2], log_steps=False)
@@ -126,6 +136,14 @@ def test_confusion_slider_shows_one_checkpoint_per_step():
     assert slider.active == 2 and [t.visible for t in fig.data] == [False, False, True]
     for step in range(3):
         assert visible_at(fig, step) == [i == step for i in range(3)]
+    # The slider sits below the x axis's title even with "unreach." stood upright by a phone
+    # (7 px a character), inside the figure, and the plot keeps the height of one checkpoint's figure.
+    unreachable = confusion_slider_figure([0, 10, 20], predictions, labels, 3, unreachable_label=2)
+    assert unreachable.layout.sliders[0].pad.t >= 50 + 7 * len("unreach.")
+    assert unreachable.layout.margin.b >= unreachable.layout.sliders[0].pad.t + 80
+    single = confusion_figure(predictions[0], labels, 3, unreachable_label=2)
+    assert (unreachable.layout.height - unreachable.layout.margin.b
+            == single.layout.height - single.layout.margin.b)
 
 
 def test_learning_rate_figure_is_a_step_function():

@@ -64,7 +64,15 @@ def loss_by_length_figure(log: TrainingLog, drops: dict[int, Drop], *, unreachab
     fig.update_yaxes(type="log", title="training loss of examples of this length")
     fig.update_xaxes(title="step" + (" (log scale)" if log_steps else ""),
                      type="log" if log_steps else "linear")
-    return finish(fig, "Loss by true path length (diamonds: detected drops)", height=480)
+    return finish(fig, _with_diamonds(fig, "Loss by true path length", "detected drops", "no drop detected"), height=480)
+
+
+def _with_diamonds(fig: go.Figure, title: str, meaning: str, none: str) -> str:
+    """`title` with "(diamonds: `meaning`)" when the figure draws a diamond, else with "(`none`)":
+    a title never promises a mark that is not drawn."""
+    drawn = any(getattr(trace.marker, "symbol", None) == "diamond" for trace in fig.data
+                if trace.type == "scatter")
+    return f"{title} ({'diamonds: ' + meaning if drawn else none})"
 
 
 def _drop_marker(drop: Drop, value: float, colour: str, length: int, unreachable_label: int,
@@ -81,10 +89,12 @@ SEED_DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")
 
 
 def transition_study_figure(curves: TransitionCurves, drops: Sequence[dict[int, Drop]], *,
-                            unreachable_label: int, lengths: Sequence[int] | None = None) -> go.Figure:
+                            unreachable_label: int, lengths: Sequence[int] | None = None,
+                            marked: tuple[str, str] = ("detected drops", "no drop detected")) -> go.Figure:
     """The transition study as the authors plotted theirs: log MSE of each length on the
     balanced evaluation set against a linear step axis, one line per seed (dash style), the
-    detected drops as diamonds."""
+    drops given as diamonds; `marked`: what the diamonds are and what the title says when there
+    is none (chapter 2 passes only the transitions that hold)."""
     lengths = list(curves.lengths if lengths is None else lengths)
     fig = go.Figure()
     for length, colour in zip(lengths, ordered_colours(len(lengths))):
@@ -100,8 +110,8 @@ def transition_study_figure(curves: TransitionCurves, drops: Sequence[dict[int, 
                                            unreachable_label, f", seed {seed}"))
     fig.update_yaxes(type="log", title="MSE on the balanced evaluation set")
     fig.update_xaxes(title="step", type="linear", range=[0, curves.steps[-1]])
-    return finish(fig, f"Loss by path length, graphs of up to {curves.config.n_max} vertices "
-                       f"(diamonds: detected drops)", height=520)
+    return finish(fig, _with_diamonds(fig, f"Loss by path length, graphs of up to {curves.config.n_max} vertices",
+                                      *marked), height=520)
 
 
 def confusion_slider_figure(steps: Sequence[int], predictions: Sequence[torch.Tensor],
@@ -111,8 +121,21 @@ def confusion_slider_figure(steps: Sequence[int], predictions: Sequence[torch.Te
     figures = [confusion_figure(p, labels, n_labels, title="Predicted against true distance during training",
                                 unreachable_label=unreachable_label) for p in predictions]
     frame = go.Figure(layout=figures[-1].layout)   # axes, title and size of one checkpoint's figure
-    return slider_over_steps([list(figure.data) for figure in figures], [str(s) for s in steps],
-                             slider_prefix="step: ", active=len(figures) - 1, figure=frame)
+    fig = slider_over_steps([list(figure.data) for figure in figures], [str(s) for s in steps],
+                            slider_prefix="step: ", active=len(figures) - 1, figure=frame)
+    # The slider below the x axis's title even where a narrow screen stands the tick labels upright
+    # ("unreach." read downwards pushes the title about 7 px a character lower).
+    longest = max((len(str(t)) for t in frame.layout.xaxis.ticktext or ()), default=1)
+    below = SLIDER_GAP + 7 * longest
+    fig.layout.sliders[0].pad = {"t": below}
+    grown = below + SLIDER_HEIGHT - (frame.layout.margin.b or 0)    # the plot keeps its height
+    fig.update_layout(margin={"b": below + SLIDER_HEIGHT}, height=(frame.layout.height or 450) + max(grown, 0))
+    return fig
+
+
+#: Px between the plot's bottom and a slider under it besides its tick labels (axis title and a
+#: gap), and the height of the slider itself (its current value, rail and step labels).
+SLIDER_GAP, SLIDER_HEIGHT = 50, 80
 
 
 def learning_rate_figure(schedule: Sequence[tuple[int, float]]) -> go.Figure:
@@ -168,7 +191,8 @@ def evaluation_loss_figure(steps: Sequence[int], curves: dict[int, list[float]],
             fig.add_trace(_drop_marker(drop, curve[list(steps).index(drop.step)], colour, length, unreachable_label))
     fig.update_yaxes(type="log", title="loss on the evaluation batch")
     fig.update_xaxes(title="step" + (" (log scale)" if log_steps else ""), type="log" if log_steps else "linear")
-    return finish(fig, "Loss by true path length (diamonds: transitions that hold)", height=480)
+    return finish(fig, _with_diamonds(fig, "Loss by true path length", "transitions that hold",
+                                      "no transition holds"), height=480)
 
 
 def mean_prediction_figure(steps: Sequence[int], means: dict[int, list[float]], *, unreachable_label: int,
