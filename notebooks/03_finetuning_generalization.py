@@ -378,6 +378,7 @@ seconds["seed_replicates"] = time.perf_counter() - started
 seed_records = [run.record() for run in seed_runs]
 spreads = spread_by_test(seed_records)
 finetune_spread = SeedSpread(tuple(run.finetune_loss_after for run in seed_runs))
+finetune_before_spread = SeedSpread(tuple(run.finetune_loss_before for run in seed_runs))
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -391,6 +392,7 @@ for name, spread in spreads.items():
     record(f"seeds.{name}.in_every_seed", verdict(position, yes="in every seed", no="in every seed",
                                                   undefined="across the seeds (no ordering can be stated)"))
 record.spread("seeds.finetune_loss", finetune_spread.values)
+record.spread("seeds.finetune_loss_before", finetune_before_spread.values)
 
 # %% [markdown]
 # Each test's MSE over the seeds, mean (min to max, SD, seeds), against the study's:
@@ -418,8 +420,10 @@ record.spread("seeds.finetune_loss", finetune_spread.values)
 #   {{seeds.any_target_large_graphs.mse.sd}}, {{seeds.any_target_large_graphs.mse.n}} seeds);
 #   {{seeds.any_target_large_graphs.side}} the study's {{seeds.any_target_large_graphs.published}}
 #   {{seeds.any_target_large_graphs.in_every_seed}}.
-# - Fine-tuning, held-out on-path: MSE {{seeds.finetune_loss.mean}} ({{seeds.finetune_loss.min}} to
-#   {{seeds.finetune_loss.max}}, SD {{seeds.finetune_loss.sd}}, {{seeds.finetune_loss.n}} seeds).
+# - Fine-tuning, held-out on-path: MSE {{seeds.finetune_loss_before.mean}}
+#   ({{seeds.finetune_loss_before.min}} to {{seeds.finetune_loss_before.max}}) before, then
+#   {{seeds.finetune_loss.mean}} ({{seeds.finetune_loss.min}} to {{seeds.finetune_loss.max}}, SD
+#   {{seeds.finetune_loss.sd}}, {{seeds.finetune_loss.n}} seeds) after.
 
 # %% [markdown]
 # The target-kind table above is one model's. Over the seeds, each cell is the mean MSE (min to
@@ -1079,6 +1083,7 @@ results = {
     "seed_runs": [run.record() for run in seed_runs],
     "test_mse_over_seeds": {name: spread.record() for name, spread in spreads.items()},
     "finetune_loss_over_seeds": finetune_spread.record(),
+    "finetune_loss_before_over_seeds": finetune_before_spread.record(),
     "baselines": {"book": [dataclasses.asdict(b) for b in baselines_book],
                   "study": [dataclasses.asdict(b) for b in baselines_study],
                   "book_graphs_study_label": [dataclasses.asdict(b) for b in baselines_label]},

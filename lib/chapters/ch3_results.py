@@ -151,6 +151,7 @@ def check_results(results: dict) -> None:
     for name, spread in results["test_mse_over_seeds"].items():
         assert len(spread["values"]) == seeds and spread["min"] <= spread["mean"] <= spread["max"]
     assert len(results["finetune_loss_over_seeds"]["values"]) == seeds
+    assert len(results["finetune_loss_before_over_seeds"]["values"]) == seeds
     first = {r["test"]: r["mse"] for r in results["generalization"]}
     assert all(results["seed_runs"][0]["test_mse"][name] == mse for name, mse in first.items())
     assert 0.0 <= results["vertex_2_share_of_on_path"]["finetuning"] <= 1.0
