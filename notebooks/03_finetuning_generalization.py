@@ -158,7 +158,7 @@ seconds["base_model"] = time.perf_counter() - started
 scale = scale_for(base.config, config.small_n_max)
 n_labels = scale.unreachable_label + 1
 from_checkpoint = base.source == "checkpoint"
-record("base_model.origin", verdict(from_checkpoint, yes=f"Loaded chapter 2's checkpoint {base.checkpoint_path}",
+record("base_model.origin", verdict(from_checkpoint, yes=f"Loaded chapter 2's checkpoint {base.checkpoint_name}",
                                     no="No chapter 2 checkpoint was found, so a base model was trained here "
                                        "with chapter 2's library code"))
 record.fields("base_model", base.config, n_layers="d", total_steps="d", batch_size="d")
@@ -228,7 +228,13 @@ finetune_config = finetuning_config(
     weight_decay=config.finetune_weight_decay, eval_size=config.eval_size, seed=config.seed)
 example_tokens, example_labels = sample_with_options(
     20_000, finetune_config.sampler, make_generator(config.seed + 11, config.device))
-print("sampler options:", finetune_config.sampler)
+finetune_sampler = finetune_config.sampler
+print(f"sampler: task {finetune_sampler.task}; graphs of {finetune_sampler.n_min} to {finetune_sampler.n_max} "
+      f"vertices; target ids up to {finetune_sampler.target_max}; small-graph filter "
+      f"{'on' if finetune_sampler.small_graph_filter else 'off'}; length threshold "
+      f"{finetune_sampler.length_threshold}; vertex ids up to {finetune_sampler.max_vertex_id}, "
+      f"{'relabelled' if finetune_sampler.relabel_vertices else 'not relabelled'}; unreachable targets "
+      f"labelled {finetune_sampler.unreachable_label}")
 record("finetune.vertex_2_share", share_with_target(example_tokens, 2), ".2f")
 print(format_example(example_tokens[0].cpu(), example_labels[0].cpu()))
 print(format_example(example_tokens[1].cpu(), example_labels[1].cpu()))
@@ -1109,6 +1115,6 @@ results = {
 results["recorded"] = record.results()
 check_results(results)
 path = write_results(config.results_dir, "03_finetuning_generalization", results)
-print(f"wrote {path}")
+print(f"wrote {path.name}")
 print("seconds:", {name: round(value, 1) for name, value in seconds.items()})
 print("claims (true: holds in this run):", results["claims"])

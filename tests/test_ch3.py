@@ -85,8 +85,8 @@ def test_figures_build(results):
     assert [t.name for t in fig.data][:2] == ["length 1", "length 2"]
     assert len(generalization_bars_figure(results, results, "small").data) == 4
     assert len(error_by_target_kind_figure(results).data) == 4
-    slider = confusion_by_test_figure(results, 9)
-    assert len(slider.data) == len(TESTS) and len(slider.layout.sliders[0].steps) == len(TESTS)
+    buttons = confusion_by_test_figure(results, 9)
+    assert len(buttons.data) == len(TESTS) and len(buttons.layout.updatemenus[0].buttons) == len(TESTS)
     split = LengthSplit(3, 5, 8)
     cells = [Cell(n, d, 10, 0.1 * d, float(d), 1.0, n <= 5, d <= 4) for n in range(3, 9) for d in range(1, n)]
     heatmap = length_heatmap_figure(cells, split)

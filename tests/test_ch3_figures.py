@@ -49,14 +49,20 @@ def test_finetune_loss_figure_draws_each_label_seen_the_total_and_the_held_out_l
     fig = finetune_loss_figure(log, 3, loss_before=0.6, loss_after=0.05, published_before=0.5531,
                                published_after=0.01472)
     names = [t.name for t in fig.data]
-    assert names == ["length 1", "length 2", "unreachable (3)", "all labels", "held-out MSE (this run)"]
+    assert names == ["length 1", "length 2", "unreachable (3)", "all labels",
+                     "held-out MSE (this run): before 0.6, after 0.05",
+                     "published, before fine-tuning: 0.5531 (other scale)",
+                     "published, after fine-tuning: 0.01472 (other scale)"]
     for trace, label in zip(fig.data[:3], [1, 2, 3]):
         assert same(trace.x, [10, 20, 30]) and same(trace.y, [row[label] for row in log.loss_by_length])
     assert same(fig.data[3].x, [10, 20, 30]) and same(fig.data[3].y, [0.5, 0.2, 0.1])
     held_out = fig.data[4]
     assert same(held_out.x, [0, 30]) and same(held_out.y, [0.6, 0.05])
-    assert list(held_out.text) == ["before 0.6", "after 0.05"]
-    assert sorted(shape.y0 for shape in fig.layout.shapes) == [0.01472, 0.5531]
+    assert list(held_out.text) == ["before 0.6", "after 0.05"] and held_out.mode == "markers"
+    assert same(fig.data[5].y, [0.5531, 0.5531]) and same(fig.data[6].y, [0.01472, 0.01472])
+    # Nothing is written over the curves: the values are in the legend, none as notes or text marks.
+    assert not fig.layout.annotations and not fig.layout.shapes
+    assert all("text" not in (t.mode or "") for t in fig.data)
 
 
 def test_generalization_bars_put_this_run_and_the_published_values_in_their_panels():
@@ -95,15 +101,21 @@ def test_error_by_target_kind_has_one_series_per_kind_with_gaps_where_absent():
     assert list(by_name["unreachable"].customdata) == [0, 2]
 
 
-def test_confusion_by_test_shows_one_test_per_slider_step():
+def test_confusion_by_test_shows_one_test_per_button_each_named_whole():
     fig = confusion_by_test_figure(AFTER, 5)
     assert len(fig.data) == 2
     for trace, r in zip(fig.data, AFTER):
         assert same(trace.z, confusion_matrix(r.predictions, r.labels, 5))
     assert same(fig.data[1].z[4], [0, 0, 0, 0.5, 0.5]) and same(fig.data[1].z[1], [0.5, 0.5, 0, 0, 0])
-    assert [s.label for s in fig.layout.sliders[0].steps] == [r.test.title for r in AFTER]
-    assert visible_at(fig, 0) == [True, False] and visible_at(fig, 1) == [False, True]
-    assert [t.visible for t in fig.data] == [True, False]
+    # Buttons, one under another, each with its test's whole name (a slider's rail dropped 3 of 5).
+    assert not fig.layout.sliders
+    (menu,) = fig.layout.updatemenus
+    assert menu.type == "buttons" and menu.direction == "down"
+    assert [b.label for b in menu.buttons] == [r.test.title for r in AFTER]
+    assert [list(b.args[0]["visible"]) for b in menu.buttons] == [[True, False], [False, True]]
+    assert [t.visible for t in fig.data] == [True, False] and menu.active == 0
+    # The buttons get room above the plot; the plot keeps its height.
+    assert fig.layout.margin.t >= 60 + 34 * 2 and fig.layout.height - fig.layout.margin.t == 600 - 60
 
 
 SPLIT = LengthSplit(3, 4, 6)

@@ -2,7 +2,7 @@
 
 Confusion histograms come from `lib.book.confusion` (shared with chapter 2); the functions
 here add what chapter 3 needs on top: the fine-tuning loss by label, the test table as bars
-beside the published values, the error by kind of target, a slider over the five tests, and the
+beside the published values, the error by kind of target, buttons over the five tests, and the
 (size, distance) views of the length-generalization study.
 """
 
@@ -55,14 +55,16 @@ def finetune_loss_figure(log: TrainingLog, unreachable_label: int, *, loss_befor
                                  line={"color": colour, "width": 1.2}))
     fig.add_trace(go.Scatter(x=log.steps, y=log.loss, mode="lines", name="all labels",
                              line={"color": "black", "width": 3}))
-    fig.add_trace(go.Scatter(x=[0, log.steps[-1]], y=[loss_before, loss_after], mode="markers+text",
-                             name="held-out MSE (this run)",
+    # What the marks and lines are is said in the legend, with their values: no note over the curves.
+    fig.add_trace(go.Scatter(x=[0, log.steps[-1]], y=[loss_before, loss_after], mode="markers",
+                             name=f"held-out MSE (this run): before {loss_before:.3g}, after {loss_after:.3g}",
                              text=[f"before {loss_before:.3g}", f"after {loss_after:.3g}"],
-                             textposition=["top right", "bottom left"],
+                             hovertemplate="%{text}<extra></extra>",
                              marker={"symbol": "diamond", "size": 11, "color": "black"}))
-    for value, text in ((published_before, "published before"), (published_after, "published after")):
-        fig.add_hline(y=value, line_dash="dot", line_color="grey",
-                      annotation_text=f"{text} {value} (other scale)", annotation_position="top left")
+    for value, text, dash in ((published_before, "before", "dot"), (published_after, "after", "dash")):
+        fig.add_trace(go.Scatter(x=[0, log.steps[-1]], y=[value, value], mode="lines",
+                                 name=f"published, {text} fine-tuning: {value} (other scale)",
+                                 line={"color": "grey", "dash": dash, "width": 1.5}))
     fig.update_yaxes(type="log", title="training loss (MSE)")
     fig.update_xaxes(title="fine-tuning step")
     return finish(fig, "Fine-tuning on on-path targets in small graphs", height=460)
@@ -111,14 +113,38 @@ def error_by_target_kind_figure(results: Sequence[GeneralizationResult]) -> go.F
     return finish(fig, "Where the fine-tuned model fails: error by kind of target", height=560)
 
 
+#: Px a button of `confusion_by_test_figure` takes, one under another above the plot; its colours,
+#: the same in both of the page's modes (dark text on grey; plotly draws the shown test's button
+#: near white), since the book's colour modes do not reach buttons.
+BUTTON_PX = 34
+BUTTON_STYLE = {"bgcolor": "#d5dbe3", "bordercolor": "#8a96a6", "font": {"color": "#222832", "size": 12}}
+
+
 def confusion_by_test_figure(results: Sequence[GeneralizationResult], n_labels: int) -> go.Figure:
-    """The confusion histogram (`lib.book.confusion`) of each test, with a slider over the tests."""
+    """The confusion histogram (`lib.book.confusion`) of each test, one button per test above the
+    plot, each with the test's whole name: a slider's rail showed only the first and last of the
+    five names (plotly thins colliding step labels), the buttons show every one at any width."""
     traces = [[confusion_figure(r.predictions, r.labels, n_labels).data[0]] for r in results]
     fig = slider_over_steps(traces, [r.test.title for r in results], slider_prefix="test: ")
+    steps = fig.layout.sliders[0].steps
+    fig.layout.sliders = ()
+    fig.update_layout(updatemenus=[{
+        "type": "buttons", "direction": "down", "active": 0, "showactive": True,
+        "x": 0, "xanchor": "left", "y": 1, "yanchor": "bottom", "pad": {"b": 12, "t": 0, "l": 0, "r": 0},
+        **BUTTON_STYLE,
+        "buttons": [{"label": step.label, "method": step.method, "args": step.args} for step in steps]}])
     fig.update_xaxes(title="predicted distance (rounded)", dtick=1, range=[-0.5, n_labels - 0.5])
     fig.update_yaxes(title="true distance", dtick=1, range=[-0.5, n_labels - 0.5])
-    return finish(fig, "Predicted against true distance on each test (fine-tuned model)",
-                  height=600, width=640)
+    above = BUTTON_PX * len(steps) + 12
+    fig = finish(fig, "Predicted against true distance on each test (fine-tuned model)",
+                 height=600 + above, width=640)
+    fig.update_layout(margin={"t": 60 + above})
+    return fig
+
+
+#: The training range's outline and its label: vermilion, which Viridis never takes and which reads
+#: on the page's white (white did not: the label sits above the cells, on the page).
+OUTLINE = PALETTE[1]
 
 
 def length_heatmap_figure(cells: Sequence[Cell], split: LengthSplit) -> go.Figure:
@@ -135,9 +161,9 @@ def length_heatmap_figure(cells: Sequence[Cell], split: LengthSplit) -> go.Figur
         colorbar={"title": "log10 MSE"},
         hovertemplate="n = %{x}, distance %{y}: MSE %{text}<extra></extra>"))
     fig.add_shape(type="rect", x0=split.n_min - 0.5, x1=split.n_train_max + 0.5, y0=0.5,
-                  y1=split.distance_train_max + 0.5, line={"color": "white", "width": 3})
+                  y1=split.distance_train_max + 0.5, line={"color": OUTLINE, "width": 3})
     fig.add_annotation(x=split.n_min - 0.4, y=split.distance_train_max + 0.5, text="training sizes",
-                       showarrow=False, xanchor="left", yanchor="bottom", font={"color": "white"})
+                       showarrow=False, xanchor="left", yanchor="bottom", font={"color": OUTLINE})
     fig.update_xaxes(title="vertices in the graph", dtick=1)
     fig.update_yaxes(title="true distance from 1 to 2", dtick=1)
     return finish(fig, "Error by graph size and true distance (outlined: the training range)",

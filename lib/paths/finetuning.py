@@ -71,6 +71,11 @@ class BaseModel:
     checkpoint_path: str | None
     seconds: float
 
+    @property
+    def checkpoint_name(self) -> str | None:
+        """The loaded file's name without its folder (what a page prints); None when trained here."""
+        return Path(self.checkpoint_path).name if self.checkpoint_path else None
+
 
 def fallback_base_config(*, seed: int, device: str = "cpu", smoke: bool = False) -> PathTrainingConfig:
     """Chapter 2's default training run (or its smoke version), for when no checkpoint exists.
