@@ -129,6 +129,24 @@ def test_papermill_reads_every_line_of_each_parameters_cell(notebook, caplog):
     assert [p.name for p in found] == [f.name for f in dataclasses.fields(parameters_class(notebook))]
 
 
+def test_a_bad_value_passed_by_papermill_is_the_last_line_it_prints(tmp_path):
+    """The documented command (README, book/setup.md) with a bad value: whatever papermill prints
+    before (its header, progress bars, the traceback of its own code), the run ends on the one
+    sentence naming the parameter, with nothing after it."""
+    import subprocess
+    import sys
+
+    root = Path(__file__).parents[1]
+    run = subprocess.run([sys.executable, "-m", "papermill", "01_handcrafted_bfs.ipynb", str(tmp_path / "out.ipynb"),
+                          "-k", "python3", "-p", "smoke", "True", "-p", "n_vertices", "-3",
+                          "-p", "results_dir", str(tmp_path / "results")],
+                         cwd=root / "notebooks", stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                         timeout=300)
+    assert run.returncode != 0
+    lines = [line for line in run.stdout.splitlines() if line.strip()]
+    assert lines[-1] == "ParameterError: Parameter `n_vertices` must be an integer between 2 and 32; got -3."
+
+
 def test_a_results_dir_that_can_be_made_is_checked_and_nothing_is_left(tmp_path):
     nested = tmp_path / "a" / "b" / "results"
     assert check_writable_directory("results_dir", str(nested)) == str(nested)

@@ -184,6 +184,25 @@ def test_an_executed_chapter_is_written_whole_with_its_results_and_its_time(tmp_
     assert "| 01_one |" in (out / "timings.md").read_text()
 
 
+def test_a_chapter_that_stops_ends_the_output_with_its_error_and_no_papermill_traceback(tmp_path, capfd):
+    notebooks = tmp_path / "notebooks"
+    notebooks.mkdir()
+    sentence = "Parameter `n_vertices` must be an integer between 2 and 32; got -3."
+    (notebooks / "01_bad.py").write_text(
+        KERNEL_HEADER + '# %% tags=["parameters"]\nresults_dir = "../results"\n\n# %%\n'
+        'class ParameterError(ValueError):\n    pass\n\n\n'
+        f'raise ParameterError({sentence!r})\n')
+    out, results = tmp_path / "_build" / "executed", tmp_path / "results"
+    with pytest.raises(SystemExit) as stopped:
+        execute_chapters.main(["--notebooks", str(notebooks), "--out", str(out), "--results", str(results)])
+    message = str(stopped.value.code)
+    assert message.splitlines()[-1] == f"ParameterError: {sentence}"
+    assert message.startswith("01_bad failed after ") and "01_bad.partial.ipynb" in message
+    printed = capfd.readouterr()
+    assert "Traceback" not in printed.out + printed.err and "PapermillExecutionError" not in printed.out + printed.err
+    assert not (out / "01_bad.ipynb").exists()
+
+
 def test_the_makefile_targets_call_the_tool():
     commands = subprocess.run(["make", "-n", "-B", "execute", "reproduce", "notebooks"], cwd=ROOT,
                               capture_output=True, text=True, check=True).stdout

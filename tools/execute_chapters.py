@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import json
 import os
 import shutil
 import subprocess
@@ -199,10 +200,27 @@ def results_parameter(source: Path, results_dir: Path) -> list[str]:
     return ["-p", "results_dir", str(results_dir.resolve())]
 
 
+def notebook_error(notebook: Path) -> str | None:
+    """The error that stopped executed notebook `notebook` as its cell shows it, "ename: evalue"
+    (a chapter's bad parameter: "ParameterError: Parameter `n_vertices` must be an integer
+    between 2 and 32; got -3."), or None when no cell holds one (a kernel that died)."""
+    try:
+        cells = json.loads(notebook.read_text())["cells"]
+    except (OSError, ValueError, KeyError):
+        return None
+    for cell in cells:
+        for output in cell.get("outputs", []):
+            if output.get("output_type") == "error":
+                return f"{output.get('ename', 'Error')}: {output.get('evalue', '')}".rstrip(": ")
+    return None
+
+
 def execute_chapter(step: Step, out_dir: Path, results_dir: Path) -> float:
     """Execute a chapter as `make execute` always did: a fresh .ipynb from its .py (jupytext),
     executed by papermill in the notebooks folder, written to `out_dir/<chapter>.ipynb` only once
-    the run succeeded; returns the seconds it took. A failure stops with one sentence."""
+    the run succeeded; returns the seconds it took. A failure stops with one sentence, the error
+    the chapter stopped on as its last line (papermill's traceback of its own code, which says
+    nothing about the chapter, is not shown; it is, whole, when no cell holds an error)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     results_dir.mkdir(parents=True, exist_ok=True)
     partial = out_dir / f"{step.chapter}.partial.ipynb"
@@ -214,10 +232,16 @@ def execute_chapter(step: Step, out_dir: Path, results_dir: Path) -> float:
                     str(step.source)], check=True)
     run = subprocess.run([sys.executable, "-m", "papermill", "--no-progress-bar", "--log-level", "WARNING",
                           "--cwd", str(step.source.parent), "-k", "python3", str(partial), str(partial),
-                          *results_parameter(step.source, results_dir)])
+                          *results_parameter(step.source, results_dir)],
+                         capture_output=True, text=True, errors="replace")
+    error = notebook_error(partial) if run.returncode != 0 else None
+    if error is None:   # what papermill said (its warnings; all of it when no cell holds the error)
+        sys.stderr.write(run.stdout + run.stderr)
+        sys.stderr.flush()
     if run.returncode != 0:
         raise SystemExit(f"{step.chapter} failed after {duration(time.monotonic() - started)}; the notebook "
-                         f"with the error is {partial} (the chapters after it were not executed).")
+                         f"with the error is {partial} (the chapters after it were not executed). It stopped on:"
+                         + (f"\n{error}" if error else " no cell holds an error (see above)."))
     os.replace(partial, out_dir / f"{step.chapter}.ipynb")
     return time.monotonic() - started
 
