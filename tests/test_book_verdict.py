@@ -4,7 +4,7 @@ import pytest
 
 from lib.book.statistics import wilson_interval
 from lib.book.verdict import (
-    CONSISTENT, DIFFERS, NOT_COMPARABLE, ONE_RUN, REPRODUCED, TOO_FEW_EVENTS, WORDS, Interval, Never, NotComparable, OneRun, Order,
+    CONSISTENT, DIFFERS, NOT_COMPARABLE, ONE_RUN, REPRODUCED, TOO_FEW_EVENTS, WORDS, Interval, Never, NotComparable, OneRun, Order, Seen,
     judge, rate_interval,
 )
 
@@ -54,7 +54,7 @@ def test_a_row_of_two_comparisons_takes_the_weaker_word():
 def test_no_evidence_or_the_wrong_kind_is_refused_with_a_sentence():
     with pytest.raises(ValueError, match="at least one"):
         judge()
-    with pytest.raises(TypeError, match="Interval, Never, Order, OneRun or NotComparable"):
+    with pytest.raises(TypeError, match="Interval, Never, Seen, Order, OneRun or NotComparable"):
         judge(0.5)
 
 
@@ -62,3 +62,8 @@ def test_an_order_of_intervals_holds_differs_or_cannot_be_told():
     assert judge(Order(((0.001, 0.01), (0.03, 0.06), (0.9, 0.95)))) == REPRODUCED
     assert judge(Order(((0.001, 0.04), (0.03, 0.06), (0.9, 0.95)))) == TOO_FEW_EVENTS
     assert judge(Order(((0.07, 0.09), (0.03, 0.06), (0.9, 0.95)))) == DIFFERS
+
+
+def test_something_the_study_says_can_happen_is_reproduced_once_seen():
+    assert judge(Seen(1)) == REPRODUCED and judge(Seen(0)) == TOO_FEW_EVENTS
+    assert judge(Seen(3), Seen(0)) == TOO_FEW_EVENTS

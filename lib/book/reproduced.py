@@ -3,22 +3,30 @@ this book's, one table per chapter (written into book/index.md by `tools/results
 
 The rows are data, one YAML file per chapter in book/reproduced/, named as the chapter's results
 JSON (`02_training.yaml` reads `02_training.json`): its `chapter` and `title`, the study's numbers
-the JSON does not record (`study`: a literal, or `{python: module.NAME}` where a lib module writes
-it with its protocol), its `rows`, and `steps` (a `tools/published.py` step -> the ids of the
+the JSON does not record (`study`: literals; those a lib module holds are in `STUDY_NUMBERS`, read
+the same way, `study.NAME`), its `rows`, and `steps` (a `tools/published.py` step -> the ids of the
 rows it gives at the study's scale, `study_scale_rows` among them). A chapter without results
 has no rows. Each row has an `id`, optional `each` (a list: one row per `item`), `when`
-(conditions) and `let` (named texts or rule outcomes, evaluated where first used), and five
-texts: `quantity`, `study` (the study's number), `book` (this run's), `scale` and `verdict`.
+(conditions) and `let` (named texts or rule outcomes, evaluated where first used), four texts,
+`quantity`, `study` (the study's number), `book` (this run's) and `scale`, and its `verdict`.
 A file's `templates` holds the YAML anchors its rows share (`&name`, `*name`, `<<: *name`).
-A verdict's leading phrase is its word (`VERDICT_WORDS`): reproduced, consistent, differs (with
-the reason the chapter measured), too few events, not comparable at this scale (with what would
-be needed), one run, or pending for a row nobody judged.
+
+A verdict's word comes from one place, `lib.book.verdict.judge` (the index's legend): the
+`verdict` lists the row's comparisons (`judge:`, each one of `interval: {value, low, high,
+units, events}`, `rate: {value, count, trials}` (Wilson's interval of the count),
+`never: {events, units}`, `always: {count or share, units}`, `seen: {events}`,
+`order: [[low, high], ...]`, `one_run:`, `not_comparable:`; each may have `if:` conditions and
+a `name:` its texts read its numbers by, e.g. `{never.upper}`), and `texts:` the text for each
+word it may give, which leads with that word: reproduced, consistent, too few events, one run,
+differs (with the reason the chapter measured) or not comparable (with what would be needed).
+A number of a comparison is a path (`a|b`: `b` where `a` is missing) or a literal.
 
 A text is one of:
 
 * a template: `{path:spec}` fields; a path is dotted keys into the results (`a.b[0.5]`, `l[-1]`),
   a `let` name, `item`, `study.NAME` or a rule's number; spec is Python's, or `%spec` (100 times
-  the value), `spec|text` (`text` where the value is missing or NaN), `plural` ("s" unless 1), `lower`;
+  the value), `spec|text` (`text` where the value is missing or NaN), `plural` ("s" unless 1), `lower`,
+  `len` (a list's length);
 * `{rule: NAME, keys: {arg: path}, settings: {arg: value}, texts: {word: text}}`: the rule of
   `lib.book.verdict_rules` with those numbers; the text of the word it returns, which sees the
   rule's numbers by name (without `texts`, a `let` holds the outcome: `LET.word`, `LET.number`);
@@ -28,7 +36,7 @@ A text is one of:
 * `{bind: {name: path}, text: ...}`: a text with names bound (a shared text's sweep).
 
 A condition is a path whose value is there (`verdict_rules.present`), `not path`, a list of
-conditions, or a rule (or `of`) with `is:` its word(s).
+conditions, `{not: conditions}`, or a rule (or `of`) with `is:` its word(s).
 """
 
 from __future__ import annotations
@@ -37,14 +45,25 @@ import re
 import string
 from dataclasses import dataclass
 from pathlib import Path
-from pkgutil import resolve_name
 
 import _string                 # the parser of field names that str.format itself uses
 import yaml
 
+from lib.book.statistics import wilson_interval
 from lib.book.tables import markdown_table
+from lib.book.verdict import Interval, Never, NotComparable, OneRun, Order, Seen, judge, rate_interval
 from lib.book.verdict_rules import RULES, Outcome, present
+from lib.grokking.study import PUBLISHED_FLIP_PROTOCOL, PUBLISHED_S5_LLC, PUBLISHED_UNGROK_SHARES, S5_MEASURES_PROTOCOL
+from lib.grokking.transplant import AUTHORS_CRITERION, CRITERIA
 
+#: The study's numbers that lib modules hold with their protocol, by the results JSON whose rows
+#: read them (`study.NAME`): chapter 5's LLC along training and measures over time, chapter 6's
+#: flip protocol, transplant shares, its criteria in the chapter's order and the authors' one.
+STUDY_NUMBERS = {
+    "05_complexity": {"s5_llc": PUBLISHED_S5_LLC, "measures": S5_MEASURES_PROTOCOL},
+    "06_determination": {"flips": PUBLISHED_FLIP_PROTOCOL, "ungrok_shares": PUBLISHED_UNGROK_SHARES,
+                         "criteria": CRITERIA, "authors_criterion": AUTHORS_CRITERION},
+}
 #: The lines of book/index.md between which the table is written.
 START_MARKER = "<!-- reproduced-table:start (written by tools/results_table.py) -->"
 END_MARKER = "<!-- reproduced-table:end -->"
@@ -59,9 +78,8 @@ class Reproduced:
     """One published number next to this book's: chapter, what, the study's value, this run's
     value, this run's scale against the study's, and the verdict.
 
-    A verdict is one of: "reproduced" (the study's number lies within this run's interval),
-    "differs: <the reason, measured in the chapter>", "not comparable at this scale: <what would
-    be needed>", or `PENDING` for a row no chapter has judged yet.
+    `word` is the verdict's word (`lib.book.verdict.WORDS`, or `PENDING` for a row no chapter has
+    judged yet); `verdict` the text that leads with it and gives its reasons.
     """
 
     chapter: int
@@ -70,6 +88,7 @@ class Reproduced:
     book: str
     scale: str
     verdict: str = PENDING
+    word: str = PENDING
 
 
 #: Results JSON name -> its chapter's rows (the YAML file).
@@ -137,8 +156,9 @@ class _Template(string.Formatter):
             if bar:
                 return fallback
             raise ValueError(f"no value at {value!r}")
-        if spec in ("plural", "lower"):
-            return ("" if value == 1 else "s") if spec == "plural" else value.lower()
+        if spec in ("plural", "lower", "len"):
+            return ("" if value == 1 else "s") if spec == "plural" else value.lower() if spec == "lower" \
+                else str(len(value))
         return format(100 * value, spec[1:]) if spec.startswith("%") else format(value, spec)
 
 
@@ -156,6 +176,8 @@ def _holds(conditions: list, scope: _Scope) -> bool:
             return _holds(condition, scope)
         if isinstance(condition, str):
             return present(resolve(scope, condition.removeprefix("not "))) != condition.startswith("not ")
+        if "not" in condition:         # {not: conditions}: they do not all hold
+            return not _holds(condition["not"], scope)
         words = condition["is"]
         return _evaluate(condition, scope).word in (words if isinstance(words, list) else [words])
     return all(holds(condition) for condition in conditions)
@@ -180,10 +202,79 @@ def _evaluate(spec, scope: _Scope):
     return _evaluate(spec["texts"][outcome.word], scope) if "texts" in spec else outcome
 
 
-def _study(chapter: dict) -> dict:
-    """The study's numbers of a chapter's file: literal, or read from the lib module that writes them."""
-    return {name: resolve_name(entry["python"]) if isinstance(entry, dict) else entry
-            for name, entry in chapter.get("study", {}).items()}
+def _value(spec, scope: _Scope):
+    """A number of a verdict's evidence: a literal, or a path; `a|b` reads `b` where `a` is missing."""
+    if not isinstance(spec, str):
+        return spec
+    for path in spec.split("|"):
+        value = resolve(scope, path.strip())
+        if value is not None:
+            return value
+    return None
+
+
+def _evidence(spec: dict, scope: _Scope):
+    """One comparison of a row's verdict (`judge:`), as `lib.book.verdict` evidence, with the
+    numbers its texts may show; None when its `if` conditions do not hold."""
+    if not _holds(spec.get("if", []), scope):
+        return None
+    kind = next(key for key in spec if key not in ("if", "name"))
+    args = {name: _value(path, scope) for name, path in (spec[kind] or {}).items()} if isinstance(spec[kind], dict) \
+        else {}
+    if isinstance(args.get("units"), list):          # a list of values: one unit each
+        args["units"] = len(args["units"])
+    if kind == "interval":
+        evidence = Interval(args["value"], args.get("low"), args.get("high"), args["units"], args.get("events"))
+    elif kind == "rate":               # a published rate against this run's count: Wilson's interval
+        if not args["trials"]:         # nothing counted: no interval
+            evidence = Interval(args["value"], None, None, 0)
+        else:
+            low, high = wilson_interval(args["count"], args["trials"])
+            evidence = rate_interval(args["value"], args["count"], args["trials"], low, high)
+    elif kind == "never":
+        evidence = Never(args["events"], args["units"])
+    elif kind == "always":             # an "always" is a "never" of the units where it did not happen
+        happened = args["count"] if "count" in args else round(args["share"] * args["units"])
+        evidence = Never(args["units"] - happened, args["units"])
+    elif kind == "seen":
+        evidence = Seen(args["events"])
+    elif kind == "order":
+        evidence = Order(tuple(tuple(_value(end, scope) for end in pair) for pair in spec[kind]))
+    elif kind == "one_run":
+        evidence = OneRun()
+    elif kind == "not_comparable":
+        evidence = NotComparable()
+    else:
+        raise ValueError(f"unknown evidence {kind!r} (interval, rate, never, always, seen, order, one_run, "
+                         "not_comparable).")
+    return evidence
+
+
+def _numbers(evidence) -> dict:
+    """What a verdict text may show of one comparison: its word and its fields (a rate's interval,
+    a never's bound and the units that would bound it)."""
+    numbers = {"word": judge(evidence), **{k: v for k, v in vars(evidence).items()}}
+    if isinstance(evidence, Never):
+        numbers.update(upper=evidence.upper, needed=evidence.units_to_bound)
+    return numbers
+
+
+def judged(spec: dict, scope: _Scope) -> tuple[str, str]:
+    """A row's verdict: the word `lib.book.verdict.judge` gives its comparisons (`judge:`), and
+    the text written for that word (`texts:`), which sees each named comparison's numbers."""
+    comparisons = [(item.get("name"), _evidence(item, scope)) for item in spec["judge"]]
+    comparisons = [(name, evidence) for name, evidence in comparisons if evidence is not None]
+    word = judge(*(evidence for _, evidence in comparisons))
+    if word not in spec["texts"]:
+        raise ValueError(f"no text for the verdict {word!r}")
+    named = {name: _numbers(evidence) for name, evidence in comparisons if name}
+    return word, _evaluate(spec["texts"][word], scope.child(**named))
+
+
+def _study(name: str) -> dict:
+    """The study's numbers the rows of the chapter whose results JSON is `name` read (`study.NAME`):
+    the literals of its YAML file and those a lib module holds (`STUDY_NUMBERS`)."""
+    return {**(CHAPTERS[name].get("study") or {}), **STUDY_NUMBERS.get(name, {})}
 
 
 def chapter_rows(name: str, results: dict, ids: list[str] | None = None, *, base: dict | None = None) -> list[Reproduced]:
@@ -192,15 +283,16 @@ def chapter_rows(name: str, results: dict, ids: list[str] | None = None, *, base
     read, when not `results` with the study's numbers (`keys_read` passes one that notes reads)."""
     chapter = CHAPTERS[name]
     by_id = {spec["id"]: spec for spec in chapter["rows"] + chapter.get("study_scale_rows", [])}
-    base, rows = {**results, "study": _study(chapter)} if base is None else base, []
+    base, rows = {**results, "study": _study(name)} if base is None else base, []
     for spec in chapter["rows"] if ids is None else [by_id[i] for i in ids]:
         scope = _Scope(base, spec.get("let", {}))
         for item in [None] if "each" not in spec else resolve(scope, spec["each"]) or []:
             inner = scope if item is None else scope.child(item=item)
             try:
                 if _holds(spec.get("when", []), inner):
-                    texts = [_evaluate(spec[part], inner) for part in ("quantity", "study", "book", "scale", "verdict")]
-                    rows.append(Reproduced(chapter["chapter"], *texts))
+                    texts = [_evaluate(spec[part], inner) for part in ("quantity", "study", "book", "scale")]
+                    word, verdict = judged(spec["verdict"], inner)
+                    rows.append(Reproduced(chapter["chapter"], *texts, verdict, word))
             except Exception as error:
                 raise ValueError(f"book/reproduced/{name}.yaml, row {spec['id']}: {error}") from error
     return rows
@@ -220,6 +312,8 @@ def _condition_parts(conditions: list, kind: str):
             yield kind, condition.removeprefix("not ")
         elif isinstance(condition, list):
             yield from _condition_parts(condition, kind)
+        elif "not" in condition:
+            yield from _condition_parts(condition["not"], kind)
         else:
             yield "condition", condition
             yield from _key_parts(condition.get("keys", {}), kind)
@@ -241,6 +335,18 @@ def text_parts(spec, kind: str = "path"):
         for case in spec["cases"]:
             yield from _condition_parts(case.get("when", []), kind)
             yield from text_parts(case["text"], kind)
+    elif "judge" in spec:
+        for item in spec["judge"]:
+            yield from _condition_parts(item.get("if", []), kind)
+            for name, value in item.items():
+                if name not in ("if", "name"):
+                    values = value.values() if isinstance(value, dict) else value if isinstance(value, list) else []
+                    for path in values:
+                        for one in (path if isinstance(path, list) else [path]):
+                            if isinstance(one, str):
+                                yield from ((kind, part.strip()) for part in one.split("|"))
+        for inner in spec["texts"].values():
+            yield from text_parts(inner, "field")
     else:
         yield "rule", spec
         yield from _key_parts(spec.get("keys", {}), kind)
@@ -276,7 +382,7 @@ def keys_read(name: str, results: dict) -> set[str]:
     """The top-level keys of `results` (the results JSON `name`) that its chapter's rows read
     when rendered from it, those it has: what every run of the chapter must write (the notebook
     tests check a smoke run against the committed run's)."""
-    base = _Reading({**results, "study": _study(CHAPTERS[name])})
+    base = _Reading({**results, "study": _study(name)})
     chapter_rows(name, results, base=base)
     return {key for key in base.read if key in results}
 
@@ -284,24 +390,6 @@ def keys_read(name: str, results: dict) -> set[str]:
 def reproduced_rows(results: dict[str, dict]) -> list[Reproduced]:
     """The rows of every chapter whose results JSON is in `results` (name -> JSON), in order."""
     return [row for name in CHAPTERS if name in results for row in chapter_rows(name, results[name])]
-
-
-#: The short verdict words the index shows first, by the prefix of a verdict that maps to each.
-VERDICT_WORDS = (("reproduced", "reproduced"), ("consistent", "consistent"), ("too few events", "too few events"),
-                 ("differs", "differs"), ("not comparable", "not comparable"), ("not seen", "not comparable"),
-                 ("one run", "one run"), (PENDING, PENDING))
-
-
-def verdict_category(verdict: str) -> str:
-    """The leading phrase of a verdict, before its reasons (the text up to the first ":", " (" or
-    ";"): what must come out the same on another CPU or seed (`tools/verdict_stability.py`)."""
-    cut = min((i for i in (verdict.find(":"), verdict.find(" ("), verdict.find(";")) if i >= 0), default=len(verdict))
-    return verdict[:cut].strip()
-
-
-def verdict_word(verdict: str) -> str:
-    """The short word of a verdict for the index (`VERDICT_WORDS`; its leading phrase otherwise)."""
-    return next((word for prefix, word in VERDICT_WORDS if verdict.startswith(prefix)), verdict_category(verdict))
 
 
 @dataclass(frozen=True)
@@ -349,14 +437,14 @@ def waiting_rows(results: dict[str, dict], waiting: dict[str, str]) -> dict[str,
         name, ids = PUBLISHED_STEPS[step]
         if name in results:
             for row in chapter_rows(name, results[name], ids):
-                if verdict_word(row.verdict) in UNJUDGED_WORDS:
+                if row.word in UNJUDGED_WORDS:
                     found.setdefault(row.quantity, (step, needs))
     return found
 
 
 def reproduced_table(rows: list[Reproduced], smoke: bool, published: dict[str, AtStudyScale] | None = None,
                      waiting: dict[str, tuple[str, str]] | None = None) -> str:
-    """The index's tables, one per chapter: the short verdict word first (`verdict_word`), the
+    """The index's tables, one per chapter: the verdict word first (`Reproduced.word`), the
     quantity, the study's number and this book's, and, for a chapter with rows run at the study's
     scale (`published_rows`) or waiting for such a run (`waiting_rows`: quantity -> the step and
     what it needs), their verdict word and number, or "pending", the step and its device time up to
@@ -366,23 +454,24 @@ def reproduced_table(rows: list[Reproduced], smoke: bool, published: dict[str, A
     published = published or {}
     # A row judged at the study's scale still waits when that verdict is one of UNJUDGED_WORDS.
     waiting = {q: w for q, w in (waiting or {}).items()
-               if q not in published or verdict_word(published[q].row.verdict) in UNJUDGED_WORDS}
+               if q not in published or published[q].row.word in UNJUDGED_WORDS}
     parts = ["**These numbers come from smoke runs (tests), not from the book's defaults.**"] if smoke else []
     for chapter in sorted({r.chapter for r in rows} | {p.row.chapter for p in published.values()}):
         mine = [r for r in rows if r.chapter == chapter]
         mine += [Reproduced(chapter, p.row.quantity, p.row.study, "not run at the book's scale", "-",
-                            "not comparable at this scale: run at the study's scale only (next column)")
+                            "not comparable at this scale: run at the study's scale only (next column)",
+                            "not comparable")
                  for quantity, p in published.items()
                  if p.row.chapter == chapter and quantity not in {r.quantity for r in mine}]
         at_scale = [published.get(r.quantity) for r in mine]
         to_come = [waiting.get(r.quantity) for r in mine]
         header = ["verdict", "quantity", "the study", "this book"]
-        cells = [[f"**{verdict_word(r.verdict)}**", r.quantity, r.study, r.book] for r in mine]
+        cells = [[f"**{r.word}**", r.quantity, r.study, r.book] for r in mine]
         if any(at_scale) or any(to_come):
             header.append("at the study's scale")
             for line, p, w in zip(cells, at_scale, to_come):
                 pending = f"**{PENDING}**: step {w[0]}, {w[1].split(' (')[0]}" if w else ""
-                line.append(f"**{verdict_word(p.row.verdict)}**: {p.row.book}" + (f"; {pending}" if w else "")
+                line.append(f"**{p.row.word}**: {p.row.book}" + (f"; {pending}" if w else "")
                             if p else pending)
         parts.append(f"### {CHAPTER_TITLES.get(chapter, f'Chapter {chapter}')}")
         parts.append(markdown_table(header, cells))
@@ -411,6 +500,6 @@ def with_table(page: str, table: str) -> str:
 
 
 __all__ = ["CHAPTERS", "CHAPTER_TITLES", "END_MARKER", "PENDING", "PUBLISHED_STEPS", "ROWS", "START_MARKER",
-           "UNJUDGED_WORDS", "VERDICT_WORDS", "AtStudyScale", "Reproduced", "between_markers", "chapter_rows",
-           "published_rows", "reproduced_rows", "reproduced_table", "resolve", "verdict_category", "verdict_word",
-           "waiting_rows", "with_table"]
+           "STUDY_NUMBERS", "UNJUDGED_WORDS", "AtStudyScale", "Reproduced", "between_markers", "chapter_rows",
+           "judged", "published_rows", "reproduced_rows", "reproduced_table", "resolve", "waiting_rows",
+           "with_table"]

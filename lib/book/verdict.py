@@ -15,6 +15,8 @@ on. The evidence comes in three kinds:
 * `Never`: the study says something never happens (or always does: pass the times it did not).
   "differs" when it happened here; else "reproduced" when the units bound its rate below `rate`
   (the upper end of Wilson's interval with no event), "consistent" when they are too few to.
+* `Seen`: the study's "it can happen": seen once here ("reproduced"), or not yet ("too few
+  events").
 * `Order`: the study's "rarer than": this run's intervals wholly in its order ("reproduced"),
   one wholly out of it ("differs"), or overlapping ("too few events").
 * `OneRun`: a number read on one model, as the study's own: "one run".
@@ -76,6 +78,14 @@ class Never:
 
 
 @dataclass(frozen=True)
+class Seen:
+    """The study's "it can happen" (either group can be grokked): it happened `events` times here.
+    Once is enough ("reproduced"); never is "too few events" (the units were too few to show it)."""
+
+    events: int
+
+
+@dataclass(frozen=True)
 class Order:
     """The study's "A is rarer than B, rarer than C": this run's intervals of A, B, C in that
     order (each `(low, high)`). "reproduced" when each lies wholly below the next, "differs" when
@@ -104,6 +114,8 @@ def _word(evidence) -> str:
         if evidence.events > 0:
             return DIFFERS
         return REPRODUCED if evidence.upper < evidence.rate else CONSISTENT
+    if isinstance(evidence, Seen):
+        return REPRODUCED if evidence.events > 0 else TOO_FEW_EVENTS
     if isinstance(evidence, Order):
         pairs = list(zip(evidence.intervals, evidence.intervals[1:]))
         if all(lower[1] < upper[0] for lower, upper in pairs):
@@ -116,7 +128,7 @@ def _word(evidence) -> str:
         if evidence.events is not None and evidence.events < FEW_EVENTS:
             return TOO_FEW_EVENTS
         return REPRODUCED if evidence.low <= evidence.value <= evidence.high else DIFFERS
-    raise TypeError(f"a verdict is judged on Interval, Never, Order, OneRun or NotComparable evidence, not {type(evidence).__name__}.")
+    raise TypeError(f"a verdict is judged on Interval, Never, Seen, Order, OneRun or NotComparable evidence, not {type(evidence).__name__}.")
 
 
 def judge(*evidence) -> str:
@@ -135,4 +147,4 @@ def rate_interval(value: float, count: int, trials: int, low: float, high: float
 
 
 __all__ = ["BOUND_RATE", "CONSISTENT", "DIFFERS", "FEW_EVENTS", "Interval", "Never", "NotComparable", "NOT_COMPARABLE",
-           "ONE_RUN", "OneRun", "Order", "REPRODUCED", "TOO_FEW_EVENTS", "WORDS", "judge", "rate_interval"]
+           "ONE_RUN", "OneRun", "Order", "Seen", "REPRODUCED", "TOO_FEW_EVENTS", "WORDS", "judge", "rate_interval"]

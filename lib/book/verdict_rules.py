@@ -1,8 +1,10 @@
-"""The named rules of the index's table of what is reproduced (`book/reproduced/*.yaml`).
+"""The named rules that gather the numbers the index's rows show (`book/reproduced/*.yaml`).
 
-A row of that table names a rule, the results keys it reads (`keys`) and its constants
+A row's verdict word is not decided here: `lib.book.verdict.judge`, the one rule of the legend,
+decides it from the evidence the row lists (`judge:`). These rules gather and compare the numbers
+its texts show: a row names a rule, the results keys it reads (`keys`) and its constants
 (`settings`); `lib.book.reproduced` calls it with those numbers. Each rule returns an `Outcome`:
-a word, which picks the row's text written for it in the YAML, and the numbers it used or
+a word, which picks one of the texts written for it in the YAML, and the numbers it used or
 computed, which that text may show. A rule writes no sentence: every word a reader sees is in the
 YAML. The generic rules compare numbers (an interval that holds a value, counts against their
 Wilson intervals, too few events); the helpers after them gather the numbers of one kind of
@@ -15,6 +17,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+
+from lib.book.statistics import zero_event_upper
+from lib.book.verdict import FEW_EVENTS
 
 
 @dataclass(frozen=True)
@@ -29,10 +34,6 @@ class Outcome:
 #: Every rule by name, as the YAML names it; each rule's `words` are the words it may return.
 RULES: dict[str, Callable[..., Outcome]] = {}
 
-#: A verdict resting on fewer events than this says so (chapters 4 and 6).
-FEW_EVENTS = 5
-#: The normal quantile of a two-sided 95% interval (Wilson's intervals, as chapter 4 computes them).
-_Z = 1.959964
 
 
 def rule(*words: str):
@@ -93,15 +94,6 @@ def side(value: float, reference: float) -> Outcome:
     ratio's distance from 1 (chapter 1's median against the study's draw, chapter 6's mean)."""
     return Outcome("above" if value > reference else "below",
                    {"distance": abs(value / reference - 1) if reference else None})
-
-
-@rule("above", "below", "contains")
-def proportion_vs(k: int, n: int, low: float, high: float, value: float) -> Outcome:
-    """A share of `k` in `n` with its 95% interval `low`-`high` against `value`: the interval
-    wholly above it, wholly below it, or holding it; `rest` is `n - k` (chapter 1: the book's
-    construction slower than the study's in k of n pairs, against one half)."""
-    word = "above" if low > value else "below" if high < value else "contains"
-    return Outcome(word, {"k": k, "n": n, "rest": n - k, "low": low, "high": high})
 
 
 @rule("equal", "different")
@@ -217,26 +209,6 @@ def chance_of_none(shares, trials: int) -> Outcome:
     return Outcome("chance", {"share": share, "chance": (1 - share) ** trials})
 
 
-def zero_event_upper(trials: int) -> float:
-    """Upper end of the 95% Wilson interval of a rate with no event in `trials`."""
-    return _Z ** 2 / (trials + _Z ** 2)
-
-
-def seeds_to_bound(rate: float) -> int:
-    """Fewest seeds with no event whose 95% Wilson interval lies below `rate`."""
-    return int(_Z ** 2 * (1 - rate) / rate) + 1
-
-
-@rule("seen", "nothing seen", "bounded", "not bounded")
-def absent_outcome(absent: int, other: int, trials: int, rate: float) -> Outcome:
-    """An outcome the study says never happens (`absent` events in `trials`) while another does
-    (`other`): seen; nothing seen at all; or its zero-event 95% Wilson interval bounded below
-    `rate` (by `needed` seeds, `seeds_to_bound`) or not yet (chapter 4's Z48 pair)."""
-    needed = seeds_to_bound(rate)
-    word = ("seen" if absent else "nothing seen" if not other else "bounded" if trials >= needed else "not bounded")
-    return Outcome(word, {"needed": needed, "rate": rate})
-
-
 @rule("some", "none")
 def others_inside(items: list, current: dict, low: float, high: float, field: str) -> Outcome:
     """The `items` other than `current` whose `field` lies inside `low`-`high` (`items`):
@@ -257,17 +229,19 @@ def positive_items(items: list, field: str) -> Outcome:
 @rule("holds", "fails")
 def seeds_holding(held: dict, drops: dict, seeds: list, lengths: list, step: int) -> Outcome:
     """Chapter 2's multi-seed transition rows: per length (`lengths`: `{length, held, first,
-    last, drops}`), the seeds whose drop is a transition that holds at every setting of the
-    detector's sensitivity table and beyond the constant rival (`held`: length -> step or None
-    per seed; `first`/`last` their steps), beside the seeds with a drop at the detector's
-    defaults (`drops`). "holds" when at every length most seeds hold a transition and their steps
+    last, drops, drop_first, drop_last}`), the seeds whose drop is a transition that holds at every
+    setting of the detector's sensitivity table and beyond the constant rival (`held`: length ->
+    step or None per seed; `first`/`last` their steps), beside the seeds with a drop at the
+    detector's defaults (`drops`, at steps `drop_first` to `drop_last`): the range over every seed,
+    not cut by whether its drop holds. "holds" when at every length most seeds hold a transition and their steps
     hold the study's `step`."""
     rows, agrees = [], True
     for length in lengths:
         steps = [s for s in held.get(str(length), []) if s is not None]
+        dropped = [s for s in drops.get(str(length), []) if s is not None]
         rows.append({"length": length, "held": len(steps), "first": min(steps) if steps else None,
-                     "last": max(steps) if steps else None,
-                     "drops": sum(s is not None for s in drops.get(str(length), []))})
+                     "last": max(steps) if steps else None, "drops": len(dropped),
+                     "drop_first": min(dropped) if dropped else None, "drop_last": max(dropped) if dropped else None})
         agrees = agrees and 2 * len(steps) > len(seeds) and min(steps) <= step <= max(steps)
     return Outcome("holds" if agrees else "fails", {"seeds": len(seeds), "lengths": rows})
 
@@ -376,4 +350,4 @@ def criteria_against_shares(transplant: list, order: list, shares: list, authors
                           "tried": len(names), "first": criteria[0]})
 
 
-__all__ = ["FEW_EVENTS", "RULES", "Outcome", "present", "rule", "seeds_to_bound", "zero_event_upper"] + sorted(RULES)
+__all__ = ["RULES", "Outcome", "present", "rule"] + sorted(RULES)

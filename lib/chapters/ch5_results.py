@@ -253,7 +253,7 @@ def measures_over_time_verdict(measures: dict) -> str:
     comparable" where this run's grid or chains are coarser than the study's (`measures`: the
     results JSON's `measures_over_time`)."""
     settings, study = measures["settings"], measures["study_protocol"]
-    at_study_grid = (settings["sparse_every"] <= study["checkpoint_every"]
+    at_study_grid = (settings["sparse_every"] == study["checkpoint_every"]
                      and settings["llc_chains"] >= study["llc_chains"] and settings["llc_steps"] >= study["llc_steps"]
                      and settings["pac_bayes_bisection_draws"] >= study["pac_bayes_bisection_draws"])
     return judge(OneRun()) if at_study_grid else judge(OneRun(), NotComparable())
