@@ -330,6 +330,79 @@ EMPTY_LABELS = """() => [...document.querySelectorAll('article td, article th')]
 }).map(cell => `an empty cell labelled ${getComputedStyle(cell, '::before').content}`)"""
 
 
+#: Each category axis of a figure (categories along x or y: a bar chart's, a strip's) that draws
+#: fewer tick labels than it has categories in view (plotly, or the page's layout script, thinned
+#: them where they collided), and each slider over names (not numbers: steps, layers and scales
+#: may be labelled every n-th, as a numeric axis is) that labels fewer of its steps than it has
+#: (plotly labels every n-th step when the names do not fit its rail).
+CATEGORY_DEFECTS = """() => {
+    const defects = [];
+    [...document.querySelectorAll('.plotly-graph-div')].forEach((div, index) => {
+        const title = div.layout.title && (div.layout.title.text || div.layout.title);
+        const name = `figure ${index + 1}` + (typeof title === 'string' && title
+            ? ` ("${title.replace(/<[^>]*>/g, ' ').slice(0, 50)}")` : '');
+        const full = div._fullLayout;
+        Object.keys(full).filter(k => /^[xy]axis\\d*$/.test(k)).forEach(key => {
+            const axis = full[key];
+            if (!axis || !['category', 'multicategory'].includes(axis.type) || axis.visible === false
+                || axis.showticklabels === false || !Array.isArray(axis.range)) return;
+            const categories = axis._categories || [];
+            const [lo, hi] = [Math.min(...axis.range), Math.max(...axis.range)];
+            let wanted = categories.map((c, i) => i);
+            if (axis.tickmode === 'array' && Array.isArray(axis.tickvals))
+                wanted = axis.tickvals.map(v => typeof v === 'number' ? v : categories.findIndex(c => String(c) === String(v)));
+            wanted = wanted.filter(i => i >= 0 && i >= lo - 1e-6 && i <= hi + 1e-6);
+            const drawn = [...div.querySelectorAll(`g.${axis._id}tick text`)].filter(t => t.textContent.trim()).length;
+            if (drawn < wanted.length)
+                defects.push(`${name}: its ${axis._id} axis names ${drawn} of its ${wanted.length} categories`);
+        });
+        const groups = div.querySelectorAll('.slider-container .slider-group');
+        (full.sliders || []).forEach((slider, k) => {
+            const labels = (slider.steps || []).filter(s => s.visible !== false && s.label).map(s => String(s.label).trim());
+            const numbers = labels.filter(l => /^[-+]?[\\d.]+(e[-+]?\\d+)?(\\^[-+]?[\\d.]+)?$/i.test(l)).length;
+            if (numbers * 2 >= labels.length) return;
+            const drawn = [...(groups[k] || div).querySelectorAll('.slider-label')].filter(t => t.textContent.trim()).length;
+            if (drawn < labels.length) defects.push(`${name}: slider ${k + 1} names ${drawn} of its ${labels.length} steps`);
+        });
+    });
+    return defects; }"""
+
+#: Each text of a figure (an axis's title or tick label, a subplot's title, a note, a legend entry)
+#: that a control or a colour bar is drawn over: the box of a slider's rail, grip or labels, of a
+#: button or of a colour bar overlapping the text's box (FIGURE_DEFECTS compares texts with texts
+#: only: a slider's rail over an axis title is no text).
+COVERED_LABELS = """() => {
+    const TOLERANCE = 1.5;
+    const box = el => { const r = el.getBoundingClientRect(); return r.width >= 1 && r.height >= 1 ? r : null; };
+    const overlap = (a, b) => Math.min(a.right, b.right) - Math.max(a.left, b.left) > TOLERANCE
+                           && Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top) > TOLERANCE;
+    const defects = [];
+    [...document.querySelectorAll('.plotly-graph-div')].forEach((div, index) => {
+        const title = div.layout.title && (div.layout.title.text || div.layout.title);
+        const name = `figure ${index + 1}` + (typeof title === 'string' && title
+            ? ` ("${title.replace(/<[^>]*>/g, ' ').slice(0, 50)}")` : '');
+        const kind = el => el.closest('.colorbar') ? 'colour bar' : el.closest('.slider-container') ? 'slider' : 'button';
+        const controls = [...div.querySelectorAll(
+            '.slider-container .slider-rail-rect, .slider-container .slider-grip-rect, .slider-container .slider-label, '
+            + '.slider-container .slider-currentvalue, .updatemenu-container .updatemenu-button, .colorbar')]
+            .map(el => ({el, box: box(el)})).filter(c => c.box);
+        const texts = [...div.querySelectorAll('.main-svg text')]
+            .filter(t => t.textContent.trim() && !t.closest('.hoverlayer, .textpoint, .trace, .plot, .slider-container, '
+                                                             + '.updatemenu-container, .colorbar'))
+            .map(t => ({t, box: box(t)})).filter(t => t.box);
+        for (const {t, box} of texts) {
+            const over = controls.find(c => overlap(box, c.box));
+            if (over) defects.push(`${name}: "${t.textContent.slice(0, 40)}" lies under a ${kind(over.el)}`); }
+    });
+    return [...new Set(defects)]; }"""
+
+#: Pages whose figures are being reshaped under issue 51 by other work (chapter 7's 25 small
+#: heatmaps, chapter 8's), as the old build showed them at a phone's width: their CATEGORY_DEFECTS
+#: and COVERED_LABELS make the test xfail, naming them, rather than fail; delete a page here once
+#: its figures pass.
+RESHAPE_PENDING = {"07_learned_circuit.html", "08_representations.html"}
+
+
 OVERFLOWING = """() => {
     const right = document.querySelector('article.bd-article').getBoundingClientRect().right + 1;
     const blocks = [...document.querySelectorAll(
@@ -371,7 +444,9 @@ def test_nothing_overflows_its_column_and_every_figure_keeps_its_legend_and_text
     """After a normal load (no full-page screenshot, which resizes the page): nothing runs past the
     column; no figure's legend squeezes its plot, lies outside the figure's visible box or scrolls,
     lists an entry twice; no two texts of a figure overlap, none is cut by its edge or lies over a
-    plot area (FIGURE_DEFECTS); no table is cut at the column's edge without a visible cue that it
+    plot area (FIGURE_DEFECTS); every category of a figure is named by its tick, and every name of a
+    slider over names by its label (CATEGORY_DEFECTS); no text lies under a slider, a button or a
+    colour bar (COVERED_LABELS); no table is cut at the column's edge without a visible cue that it
     scrolls (TABLE_DEFECTS) and no cell shows a label with nothing after it (EMPTY_LABELS); and at
     the desk's width, in the light mode and then in the theme's dark mode (set as its toggle sets
     it), every series, error bar and mark stands out from the page and series drawn alike differ
@@ -383,6 +458,7 @@ def test_nothing_overflows_its_column_and_every_figure_keeps_its_legend_and_text
     if width == "phone":   # the sidebar folds away: the text takes the screen's width
         assert page.locator("article.bd-article").bounding_box()["width"] > 0.85 * WIDTHS["phone"]
     defects = page.evaluate(FIGURE_DEFECTS) + page.evaluate(TABLE_DEFECTS) + page.evaluate(EMPTY_LABELS)
+    hidden = page.evaluate(CATEGORY_DEFECTS) + page.evaluate(COVERED_LABELS)
     if width == "desktop":
         light = page.evaluate(COLOUR_DEFECTS, [])
         page.evaluate(DARK_MODE)
@@ -392,6 +468,103 @@ def test_nothing_overflows_its_column_and_every_figure_keeps_its_legend_and_text
     assert not defects, "\n".join(defects)
     assert not problems, problems
     page.close()
+    if hidden and name in RESHAPE_PENDING:
+        pytest.xfail("figures being reshaped (RESHAPE_PENDING):\n" + "\n".join(hidden))
+    assert not hidden, "\n".join(hidden)
+
+
+def reader_check_fixtures() -> dict[str, list[dict]]:
+    """Figure JSON as the book stages it (`figure_style.restyle`): "old", four figures drawn as the
+    chapters drew them before issue 51 (chapter 4's nine sweeps as vertical bars, chapter 3's five
+    tests on a slider's rail, chapter 2's checkpoint slider with 40 px under its plot, chapter 1's
+    48 matrices along x), and "new", the same data through today's chapter functions."""
+    import plotly.graph_objects as go
+    import torch
+
+    from lib.book.confusion import confusion_figure
+    from lib.book.figure_style import restyle
+    from lib.book.plotting import finish, slider_over_steps
+    from lib.bfs.study_damage import WEIGHT_LISTS
+    from lib.chapters.ch1_figures import damage_distribution_figure
+    from lib.chapters.ch2_figures import confusion_slider_figure
+    from lib.chapters.ch3_figures import confusion_by_test_figure
+    from lib.chapters.ch4_figures import outcome_fractions_figure
+    from lib.paths.generalization_tests import TESTS, score
+
+    experiments = ["s4", "s4_no_bias", "s4_second_decay", "s5", "z35_lr0.002", "z35_lr0.01", "z35_lr0.05",
+                   "z35_book", "z100"]
+    summaries = [{"name": f"{key[:3].upper()}_vs_X", "experiment": key, "weight_decay": 2e-5, "g1": "G1", "g2": "G2",
+                  "n_instances": 100, "fraction_g1": 0.1 + 0.05 * i, "fraction_g2": 0.05,
+                  "ci_grokked_g1": [0.05 + 0.05 * i, 0.2 + 0.05 * i], "ci_grokked_g2": [0.01, 0.1]}
+                 for i, key in enumerate(experiments)]
+    generator = torch.Generator().manual_seed(0)
+    labels = torch.randint(1, 6, (60,), generator=generator)
+    results = [score(test, labels.float() + 0.5 * torch.randn(60, generator=generator), labels, 8,
+                     torch.zeros(60, dtype=torch.long), torch.ones(60), torch.full((60,), 2)) for test in TESTS.values()]
+    predictions = [labels.float() + s * torch.randn(60, generator=generator) for s in (2.0, 1.0, 0.5)]
+
+    draws = [{"weight_list": name, "index": i, "noise_draw": 0, "matrix": f"matrix {i + 1}", "mse": 10 ** (k / 10 - 3)}
+             for k, (name, i) in enumerate((name, i) for name in WEIGHT_LISTS for i in range(8))]
+    new = [outcome_fractions_figure(summaries), confusion_by_test_figure(results, 9),
+           confusion_slider_figure([100, 200, 300], predictions, labels, 9, unreachable_label=8),
+           damage_distribution_figure(draws, 0.403)]
+    matrices = go.Figure([go.Scatter(x=[[d["weight_list"] for d in draws], [f"v{d['index'] + 1}" for d in draws]],
+                                     y=[d["mse"] for d in draws], mode="markers")])
+    matrices.update_xaxes(tickangle=-90, tickfont={"size": 9})
+    matrices.update_yaxes(type="log")
+    bars = go.Figure([go.Bar(x=[t for t in new[0].data[0].y], y=list(new[0].data[0].x), name="grokked G1")])
+    tests = slider_over_steps([[confusion_figure(r.predictions, r.labels, 9).data[0]] for r in results],
+                              [r.test.title for r in results], slider_prefix="test: ")
+    frame = go.Figure(layout=confusion_figure(predictions[0], labels, 9, unreachable_label=8).layout)
+    checkpoints = slider_over_steps([[confusion_figure(p, labels, 9, unreachable_label=8).data[0]] for p in predictions],
+                                    ["100", "200", "300"], slider_prefix="step: ", active=2, figure=frame)
+    old = [finish(bars, "Which group do the instances grok?", height=430),
+           finish(tests, "Predicted against true distance on each test", height=600, width=640), checkpoints,
+           finish(matrices, "every draw, by the matrix it hit", height=520)]
+    return {era: [restyle(figure.to_plotly_json()) for figure in figures] for era, figures in
+            (("old", old), ("new", new))}
+
+
+@pytest.mark.browser
+def test_the_reader_checks_find_hidden_names_and_covered_labels_on_old_figures_and_none_on_new(browser, tmp_path):
+    """CATEGORY_DEFECTS and COVERED_LABELS on a page of three figures as the old chapters drew them
+    and as today's draw them, at a phone's width with the book's figure script: each old figure
+    has its defect (3 of 9 sweeps named, 3 of 5 tests, the slider's rail over the x axis's title,
+    part of 48 matrices), no new one has any. Needs no book build."""
+    import plotly
+
+    from lib.book.sphinx_outputs import figure_html
+
+    shutil.copy(Path(plotly.__file__).parent / "package_data" / "plotly.min.js", tmp_path)
+    shutil.copy(ROOT / "tools" / "sphinx" / "_static" / "plotly-figures.js", tmp_path)
+    for era, figures in reader_check_fixtures().items():
+        (tmp_path / f"{era}.html").write_text(
+            '<!doctype html><html data-theme="light"><head><meta charset="utf-8"><script src="plotly.min.js"></script>'
+            '<script src="plotly-figures.js"></script></head><body style="margin: 0; padding: 0 16px">'
+            + "".join(f"<section>{figure_html(figure)}</section>" for figure in figures) + "</body></html>")
+
+    class QuietHandler(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(QuietHandler, directory=str(tmp_path)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    found = {}
+    try:
+        for era in ("old", "new"):
+            page = browser.new_page(viewport={"width": WIDTHS["phone"], "height": 900})
+            page.goto(f"http://127.0.0.1:{server.server_address[1]}/{era}.html", wait_until="load")
+            page.wait_for_function("() => document.documentElement.dataset.figuresFitted === 'true'", timeout=60_000)
+            found[era] = page.evaluate(CATEGORY_DEFECTS) + page.evaluate(COVERED_LABELS)
+            page.close()
+    finally:
+        server.shutdown()
+    old = "\n".join(found["old"])
+    assert "figure 1 (" in old and "x axis names" in old, old               # the sweeps' names thinned
+    assert "figure 2 (" in old and "slider 1 names" in old, old             # the tests' names thinned
+    assert "figure 3 (" in old and "lies under a slider" in old, old        # the rail over the title
+    assert "figure 4 (" in old and "of its 48 categories" in old, old       # the matrices' names thinned
+    assert found["new"] == [], "\n".join(found["new"])
 
 
 #: Each cell of the "verdict" column of the index's tables of what is reproduced that is not
