@@ -103,20 +103,19 @@ def test_claims_follow_the_bound_and_the_growth_after_grokking():
 def test_the_index_words_each_claim_from_its_booleans():
     blown = sketch_summary(hand_made_run(grok=True, end_norm=400.0))
     bulk, blow_up = jacobian_rows(blown)
-    assert bulk.verdict == "reproduced: at most 1.0% of the singular values reach 0.9 at step 300 (one seed read)"
+    # One seed read: "one run" for the bulk, and an "every grokking seed" of 1 seed is consistent.
+    assert bulk.verdict == "one run (one seed read): at most 1.0% of the singular values reach 0.9 at step 300"
     assert blow_up.verdict == (
-        "reproduced: at Adam eps 1e-08 (the authors'), 1 of 1 grokking seeds grow at least 10 times from grokking "
-        "to step 300 (ratios of two lower bounds, estimates: 1e+02); it grows before grokking too (at least 1.3 "
-        "times from the first segment to grokking); float64 throughout: float32, the authors' dtype, departs from "
-        "it from step 200; the authors also decay the unembedding bias, this model does not")
+        "consistent with the study: at Adam eps 1e-08 (the authors'), 1 of 1 grokking seeds grow at least 10 times "
+        "from grokking to step 300 (ratios of two lower bounds, estimates: 1e+02), too few seeds to bound the rate of "
+        "those that do not grow (up to 79%, 95% interval); it grows before grokking too (at least 1.3 times from the "
+        "first segment to grokking); float64 throughout: float32, the authors' dtype, departs from it from step 200; "
+        "the authors also decay the unembedding bias, this model does not")
     assert all(f"{PUBLISHED_JACOBIAN['n_parameters']:,}" in r.study for r in (bulk, blow_up))
     assert "x1e+02 (1 grokking seeds" in blow_up.book and "seed 7, earliest to grok of 2 screened" in bulk.scale
     flat = sketch_summary(hand_made_run(grok=True, end_norm=8.0))
     _, flat_row = jacobian_rows(flat)
-    assert flat_row.verdict.startswith("not seen within 300 steps (the authors: 4,000): at Adam eps 1e-08 (the "
-                                       "authors'), 0 of 1")
-    assert flat_row.verdict.endswith("the growth comes before grokking (at least 1.3 times from the first segment to "
-                                     "grokking): not comparable at this scale")
+    assert flat_row.verdict.startswith("differs: only at Adam eps 1e-08 (the authors'), 0 of 1")
     mixed = {**flat, "growth_by_seed": flat["growth_by_seed"] + blown["growth_by_seed"]}
     _, mixed_row = jacobian_rows({**mixed, "claims": claim_checks(mixed)})
     assert mixed_row.verdict.startswith("differs: only at Adam eps 1e-08 (the authors'), 1 of 2 grokking seeds")
@@ -137,14 +136,15 @@ def test_a_growth_that_vanishes_at_a_larger_adam_eps_is_called_an_optimizer_effe
     assert facts["claims"]["blow_up"] and facts["claims"]["blow_up_survives_eps"] is False
     assert facts["claims"]["by_eps"] == [{"eps": 1e-6, "seeds_blown": 0, "grokking_seeds": 1}]
     _, row = jacobian_rows(facts)
-    assert row.verdict.startswith("reproduced at the authors' Adam eps only: at Adam eps 1e-08")
-    assert "at eps 1e-06, 0 of 1: the late growth follows Adam's eps" in row.verdict
+    # The per-eps counts are stated as the measured hint at a cause; one seed decides nothing.
+    assert row.verdict.startswith("consistent with the study: at Adam eps 1e-08")
+    assert "at further values of Adam's eps: at eps 1e-06, 0 of 1: Adam's step divides by sqrt(v) + eps" in row.verdict
     # Where it grows at every eps, the verdict stays "reproduced" and names the other eps.
     wild = {1e-6: [hand_made_study(grok=True, end_norm=400.0)]}
     facts = sketch_summary(hand_made_run(grok=True, end_norm=400.0, eps_spread=wild))
     assert facts["claims"]["blow_up_survives_eps"] is True
     _, row = jacobian_rows(facts)
-    assert row.verdict.startswith("reproduced: at Adam eps 1e-08") and "at eps 1e-06, 1 of 1;" in row.verdict
+    assert row.verdict.startswith("consistent with the study: at Adam eps 1e-08") and "at eps 1e-06, 1 of 1:" in row.verdict
 
 
 def test_float32_overflow_is_found_where_float64_leaves_float32s_range():

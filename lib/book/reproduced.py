@@ -37,6 +37,9 @@ A text is one of:
 
 A condition is a path whose value is there (`verdict_rules.present`), `not path`, a list of
 conditions, `{not: conditions}`, or a rule (or `of`) with `is:` its word(s).
+
+The module is over 400 lines because the row language above and its walk (`text_parts`, which the
+tests read every row through) are one interpreter, and the table is its one output.
 """
 
 from __future__ import annotations
