@@ -377,6 +377,10 @@ record("study.layers", curves.config.n_layers, ",")
 record("study.steps", curves.steps[-1], ",")
 record("study.length_1_held", len(counts.length_1_held_steps), ",")
 record("study.length_1_held_steps", ", ".join(str(s) for s in counts.length_1_held_steps) or "none")
+# Every seed's length-1 drop at the detector's defaults, held or not: the held steps alone are cut by
+# which drops hold (the earliest did not).
+record("study.length_1_drop_steps", ", ".join(str(step) for step in sorted(
+    d[min(curves.lengths)].step for d in drops if d[min(curves.lengths)].step is not None)) or "none")
 record("study.drops_beyond_1", counts.drops_beyond_1, ",")
 record("study.transitions_beyond_1", counts.transitions_beyond_1, ",")
 record("study.held_beyond_1", counts.held_beyond_1, ",")
@@ -536,7 +540,8 @@ for name, found in findings.items():
 #   {cite:p}`wang2024shortest`.
 # - At the study's graph size (up to {{study.n_max}} vertices, {{study.seeds}} models of
 #   {{study.layers}} layers, {{study.steps}} steps each), length 1 has a transition that holds in
-#   {{study.length_1_held}} of {{study.seeds}} seeds (steps: {{study.length_1_held_steps}}; the
+#   {{study.length_1_held}} of {{study.seeds}} seeds (steps: {{study.length_1_held_steps}}; every
+#   seed's drop at the detector's defaults, held or not: {{study.length_1_drop_steps}}; the
 #   published run: about step 50). Labels with a transition that holds in every seed, in order
 #   (a slash joins labels whose order changed between seeds): {{order.every}}; in some seeds only:
 #   {{order.sometimes}}; in none: {{order.never}}.
