@@ -89,6 +89,10 @@ lib.paths      transformers trained on shortest paths (study 1, part 2)
   reach_radii            reach radii per model, their growth against one hop per layer, over depths and seeds; random-init reads [7]
   circuit_effects        attention preferences, ablation effects, patching per layer, the strongest shortcut, as numbers [7]
   hand_built_comparison  the learned model's graphs relabelled for chapter 1's construction; where the two models agree [7]
+  stratified_graphs      probe sets stratified by distance, so every threshold has enough graphs of its rarer answer [7]
+  powered_probes         probes tuned on a validation split, the rival's margin in standard errors; one radius rule [7]
+  radius_laws            the reach radius against one hop, doubling and tripling per layer [7]
+  capacity_lever         Ye et al.'s capacity: models trained within and beyond 3^L in diameter, degree statistics [7]
 lib.grokking   ambiguous grokking of finite groups (study 2)
   groups                 groups as checked multiplication tables [4-6]
   pairs                  pairs of groups, intersections, training sets [4-6]

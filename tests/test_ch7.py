@@ -11,7 +11,8 @@ import torch
 
 from lib.book.params import ParameterError, validate_parameters
 from lib.chapters.ch7 import (
-    Chapter7Parameters, GraphSet, depth_configs, hand_built_distances, recipe_models, seed_configs,
+    Chapter7Parameters, GraphSet, depth_configs, depth_seed_configs, hand_built_distances, recipe_models,
+    seed_configs,
 )
 from lib.chapters.ch7_results import bins_table, layers_label, seeds_table
 from lib.paths.reach_radii import growth, seed_spread
@@ -27,9 +28,10 @@ from lib.paths.sampler import sample_with_options
 from lib.paths.token_graphs import TokenGraphs
 from lib.paths.training import PathTrainingConfig, save_training_run, start_training, train
 
-DEFAULTS = dict(smoke=False, seed=0, device="cpu", results_dir="results", depths=[2, 6], probe_graphs=2000,
-                probe_test_graphs=2000, probe_l2=1e-3, reach_threshold=0.9, auc_threshold=0.95, probe_seeds=1,
-                intervention_graphs=2000,
+DEFAULTS = dict(smoke=False, seed=0, device="cpu", results_dir="results", depths=[2, 6], probe_per_stratum=500,
+                probe_pool=1_000_000, probe_l2=1e-3, reach_threshold=0.9, auc_threshold=0.95, margin_z=2.0,
+                resamples=200, depth_seeds=3, probe_seeds=1, capacity_layers=1, capacity_pool=200_000,
+                capacity_steps=2000, capacity_seeds=3, intervention_graphs=2000,
                 random_subspaces=8, workers=2, cpu_threads=1)
 
 
@@ -43,7 +45,8 @@ def test_a_repeated_depth_is_refused_in_one_sentence():
     with pytest.raises(ParameterError, match="must not repeat a depth"):
         validate_parameters(Chapter7Parameters, {**DEFAULTS, "depths": [2, 2]})
     smoke = validate_parameters(Chapter7Parameters, {**DEFAULTS, "smoke": True})
-    assert smoke.depths == (1,) and smoke.probe_graphs == 256 and smoke.random_subspaces == 2
+    assert smoke.depths == (1,) and smoke.probe_per_stratum == 60 and smoke.random_subspaces == 2
+    assert smoke.depth_seeds == 1 and smoke.capacity_seeds == 1 and smoke.resamples == 40
     assert validate_parameters(Chapter7Parameters, {**DEFAULTS, "probe_seeds": 3, "smoke": True}).probe_seeds == 1
 
 
@@ -63,6 +66,9 @@ def test_a_recipe_model_is_kept_an_interrupted_one_resumes_and_workers_train_the
     depths, seeds = depth_configs(tiny_recipe(n_layers=4), (2, 4)), seed_configs(recipe, 2)
     assert list(depths) == ["2 layers"] and depths["2 layers"].n_layers == 2
     assert {name: c.seed for name, c in seeds.items()} == {"seed 1": 1, "seed 2": 2}
+    by_seed = depth_seed_configs(tiny_recipe(n_layers=4), (2, 4, 6), 2)
+    assert sorted(by_seed) == [(2, 0), (2, 1), (6, 0), (6, 1)]
+    assert by_seed[(2, 0)] == depths["2 layers"] and by_seed[(6, 1)].seed == 1
     # Trained by two workers, on one thread each: the weights of a run trained here on one thread.
     models = recipe_models({"seed 1": seeds["seed 1"], "again": recipe}, tmp_path / "workers", workers=2)
     assert models["again"].source == TRAINED and models["again"].config == recipe
@@ -217,3 +223,25 @@ def test_growth_against_one_hop_is_numbers():
     spread = seed_spread({0: {fact: {"stated": [0, 1, None]} for fact in FACTS},
                           1: {fact: {"stated": [0, 2, None]} for fact in FACTS}})
     assert seeds_table(spread, (DISTANCE,))[1] == [[DISTANCE, "0, 1-2, -", "[0, 0, 2]"]]
+
+
+def test_the_probe_figure_is_one_column_of_panels_with_short_labels():
+    """The first figure reads on a phone: one panel per fact above each other, titles wrapped to
+    short lines, one legend entry per k (not 25 heatmaps)."""
+    from lib.chapters.ch7_figures import probe_auc_figure
+    from lib.paths.powered_probes import PoweredGrid
+
+    def grid(fact, ks):
+        shape = (5, len(ks))
+        return PoweredGrid(fact, ks, torch.rand(shape, dtype=torch.float64), torch.rand(shape, dtype=torch.float64),
+                           torch.rand(len(ks), dtype=torch.float64), torch.zeros(shape, dtype=torch.float64),
+                           torch.ones(shape, dtype=torch.float64), torch.full((len(ks),), 500))
+
+    grids = {fact: grid(fact, (1, 2, 3)) for fact in FACTS}
+    fig = probe_auc_figure(grids, grids)
+    titles = [a.text for a in fig.layout.annotations]
+    assert len(titles) == len(FACTS) and all(len(line) <= 45 for t in titles for line in t.split("<br>"))
+    assert all(trace.type == "scatter" for trace in fig.data)
+    legend = [trace.name for trace in fig.data if trace.showlegend]
+    assert legend == ["k = 1", "statistics probe (dotted)", "random init (best, x)", "k = 2", "k = 3"]
+    assert all(getattr(fig.layout, f"xaxis{i if i > 1 else ''}").domain == (0.0, 1.0) for i in range(1, 6))

@@ -42,19 +42,35 @@ class Chapter7Parameters(ChapterParameters):
     depths: tuple[int, ...] = parameter(
         "encoder layers of the other models of chapter 2's recipe compared with it (chapter 2: 4)",
         low=1, high=16, smoke=(1,))
-    probe_graphs: int = parameter("fresh graphs the probes are trained on", low=64, high=1 << 20,
-                                  smoke=at_most(256))
-    probe_test_graphs: int = parameter("held-out graphs the probes are scored on", low=64,
-                                       high=1 << 20, smoke=at_most(256))
+    probe_per_stratum: int = parameter(
+        "graphs of each distance (and of each kind of unreachable target) in each of the probes' training, "
+        "validation and held-out sets", low=32, high=1 << 20, smoke=at_most(60))
+    probe_pool: int = parameter("most graphs drawn from the sampler to fill one probe set", low=1000,
+                                high=1 << 26, smoke=at_most(100_000))
     probe_l2: float = parameter("L2 penalty of the probes (on standardised activations)", low=0.0,
                                 high=10.0)
     reach_threshold: float = parameter(
-        "held-out balanced accuracy (at the cut-off tuned on training graphs) to read a fact",
+        "held-out balanced accuracy (at the cut-off tuned on the validation graphs) to read a fact",
         low=0.5, high=1.0)
     auc_threshold: float = parameter("held-out ROC AUC at which a probe reads its fact", low=0.5, high=1.0)
+    margin_z: float = parameter(
+        "standard errors by which a layer's AUC must beat the graph-statistics probe's to read a fact", low=0.0,
+        high=10.0)
+    resamples: int = parameter("bootstrap resamples of the held-out graphs for the AUC difference's standard error",
+                               low=10, high=100_000, smoke=at_most(40))
+    depth_seeds: int = parameter("seeds of each other depth trained with chapter 2's recipe (seed 0 and the next)",
+                                 low=1, high=100, smoke=1)
     probe_seeds: int = parameter(
         "models of chapter 2's recipe probed: chapter 2's and ones trained here with the next seeds", low=1,
         high=100, smoke=1)
+    capacity_layers: int = parameter(
+        "layers of the models of the capacity experiment (capacity 3^L; graphs of up to n_max vertices must exceed it)",
+        low=1, high=4)
+    capacity_pool: int = parameter("graphs drawn for each of the capacity experiment's training and test sets",
+                                   low=1000, high=1 << 24, smoke=at_most(20_000))
+    capacity_steps: int = parameter("training steps of each model of the capacity experiment", low=1,
+                                    high=1_000_000, smoke=at_most(20))
+    capacity_seeds: int = parameter("seeds trained on each side of the capacity", low=1, high=100, smoke=1)
     intervention_graphs: int = parameter("held-out graphs of the ablation and patching experiments",
                                          low=64, high=1 << 20, smoke=at_most(256))
     random_subspaces: int = parameter("random subspaces patched as the control of the probe subspace",
@@ -93,6 +109,15 @@ def depth_configs(base_config: PathTrainingConfig, depths: tuple[int, ...]) -> d
     """Chapter 2's recipe at each other depth, by the name the chapter shows ("2 layers")."""
     return {f"{depth} layer{'s' if depth > 1 else ''}": dataclasses.replace(base_config, n_layers=depth)
             for depth in depths if depth != base_config.n_layers}
+
+
+def depth_seed_configs(base_config: PathTrainingConfig, depths: tuple[int, ...], seeds: int
+                       ) -> dict[tuple[int, int], PathTrainingConfig]:
+    """Chapter 2's recipe at each other depth with `seeds` seeds (its own and the next), by
+    (depth, seed)."""
+    return {(config.n_layers, seed): dataclasses.replace(config, seed=seed)
+            for config in depth_configs(base_config, depths).values()
+            for seed in range(base_config.seed, base_config.seed + seeds)}
 
 
 def seed_configs(base_config: PathTrainingConfig, count: int) -> dict[str, PathTrainingConfig]:
@@ -148,6 +173,6 @@ def hand_built_distances(graphs: TokenGraphs, n_vertices: int) -> HandBuilt:
 
 
 __all__ = [
-    "Chapter7Parameters", "depth_configs", "from_base", "GraphSet", "hand_built_distances", "model_rows",
+    "Chapter7Parameters", "depth_configs", "depth_seed_configs", "from_base", "GraphSet", "hand_built_distances", "model_rows",
     "recipe_models", "seed_configs", "TrainedModel",
 ]

@@ -8,47 +8,95 @@ from plotly.subplots import make_subplots
 
 from lib.book.plotting import PALETTE, finish, ordered_colours, slider_over_steps
 from lib.paths.causal import Ablation, Patching
-from lib.paths.layer_probes import FACTS, ModelProbes, ProbeGrid, doubling_radii, one_hop_radii
+from lib.paths.layer_probes import FACTS, doubling_radii, one_hop_radii
+from lib.paths.powered_probes import PoweredGrid
+from lib.paths.radius_laws import LAWS, RadiusPoint, law_radius
 from lib.paths.activations import Activations
 from lib.paths.attention_fractions import EDGE_QUERY_CATEGORIES, TARGET_QUERY_CATEGORIES, AttentionFractions
 from lib.paths.token_graphs import TokenGraphs
+
+
+def _wrapped(fact: str) -> str:
+    """A fact's name on two or three short lines (a subplot title that fits a phone's width)."""
+    return fact.replace(" (", "<br>(").replace(", 1 and t", ",<br>1 and t")
 
 
 def _index_labels(count: int) -> list[str]:
     return ["embedding"] + [f"after layer {layer}" for layer in range(1, count)]
 
 
-def probe_grid_figure(learned: ModelProbes, random_init: ModelProbes, statistics: dict[str, ProbeGrid]) -> go.Figure:
-    """Held-out scores per (residual index, k) for every fact (one row each): the trained model's
-    AUC and balanced accuracy at the tuned cut-off, the AUC of the same probes on a randomly
-    initialised model, of the statistics probe (one row) and of the trained model's probes fitted
-    on shuffled labels."""
-    columns = ("trained: AUC", "trained: tuned<br>balanced accuracy", "random init: AUC", "graph statistics: AUC",
-               "shuffled labels: AUC")
-    if learned.grids[FACTS[0]].shuffled is None:
-        raise ValueError("The trained model's probes need the shuffled-label control (probe_model with a seed).")
-    fig = make_subplots(rows=len(FACTS), cols=len(columns), column_titles=columns,
-                        row_titles=[fact.replace(" (", "<br>(") for fact in FACTS],
-                        horizontal_spacing=0.03, vertical_spacing=0.05)
-    for row, fact in enumerate(FACTS, start=1):
-        grid = learned.grids[fact]
-        panels = (grid.scores.auc, grid.scores.tuned, random_init.grids[fact].scores.auc,
-                  statistics[fact].scores.auc, grid.shuffled.auc)
-        ks = [str(k) for k in grid.ks]
-        labels = _index_labels(len(grid.scores.auc))
-        for col, values in enumerate(panels, start=1):
-            fig.add_trace(go.Heatmap(
-                z=values.numpy(), x=ks, y=["statistics"] if col == 4 else labels, coloraxis="coloraxis",
-                hovertemplate="%{y}, k = %{x}: %{z:.3f}<extra></extra>"), row=row, col=col)
-    fig.update_layout(coloraxis={"colorscale": "Viridis", "cmin": 0.5, "cmax": 1.0,
-                                 "colorbar": {"title": {"text": "held-out<br>score"}}})
-    fig.update_xaxes(title_text="k", type="category")
-    fig.update_yaxes(type="category", autorange="reversed")
-    for col in range(2, len(columns) + 1):
-        fig.update_yaxes(showticklabels=False, col=col)
-    fig.update_annotations(font_size=11)
-    fig.update_annotations(selector={"textangle": 90}, font_size=9)
-    return finish(fig, "What a linear probe reads from each residual stream (held-out scores)", height=1200)
+def probe_auc_figure(grids: dict[str, PoweredGrid], random_init: dict[str, PoweredGrid]) -> go.Figure:
+    """Held-out AUC against the residual index, one panel per fact (one above the other, so that
+    every label reads on a phone) and one line per threshold k; the statistics probe's AUC at the
+    same k as a dotted line of the same colour, the randomly initialised model's best AUC over its
+    indices as a cross at its right."""
+    facts = [fact for fact in FACTS if fact in grids]
+    fig = make_subplots(rows=len(facts), cols=1, subplot_titles=[_wrapped(fact) for fact in facts], vertical_spacing=0.06)
+    every_k = sorted({k for grid in grids.values() for k in grid.ks})
+    colours = dict(zip(every_k, ordered_colours(len(every_k))))
+    shown: set[int] = set()
+    for row, fact in enumerate(facts, start=1):
+        grid = grids[fact]
+        indices = [str(index) for index in range(grid.auc.shape[0])]
+        for column, k in enumerate(grid.ks):
+            colour = colours[k]
+            fig.add_trace(go.Scatter(x=indices, y=grid.auc[:, column].tolist(), mode="lines+markers",
+                                     name=f"k = {k}", legendgroup=f"k = {k}", showlegend=k not in shown,
+                                     line={"color": colour},
+                                     hovertemplate=f"k = {k}, index %{{x}}: AUC %{{y:.3f}}<extra></extra>"),
+                          row=row, col=1)
+            shown.add(k)
+            fig.add_trace(go.Scatter(x=[indices[0], indices[-1]], y=[float(grid.rival_auc[column])] * 2,
+                                     mode="lines", name="statistics probe (dotted)", legendgroup="rival",
+                                     showlegend=row == 1 and column == 0,
+                                     line={"color": colour, "dash": "dot", "width": 1},
+                                     hovertemplate=f"statistics probe, k = {k}: AUC %{{y:.3f}}<extra></extra>"),
+                          row=row, col=1)
+            if fact in random_init and k in random_init[fact].ks:
+                best = float(random_init[fact].auc[:, random_init[fact].ks.index(k)].nan_to_num(0).max())
+                fig.add_trace(go.Scatter(x=[indices[-1]], y=[best], mode="markers", name="random init (best, x)",
+                                         legendgroup="random", showlegend=row == 1 and column == 0,
+                                         marker={"color": colour, "symbol": "x", "size": 9},
+                                         hovertemplate=f"random init, k = {k}: best AUC %{{y:.3f}}<extra></extra>"),
+                              row=row, col=1)
+        fig.update_yaxes(title_text="AUC", range=[0.45, 1.02], row=row, col=1)
+        fig.update_xaxes(type="category", row=row, col=1)
+    fig.update_xaxes(title_text="residual index (0: embedding, l: after layer l)", row=len(facts), col=1)
+    fig.update_annotations(font_size=12)
+    return finish(fig, "What a linear probe reads after each layer (held-out AUC)", height=330 * len(facts))
+
+
+def law_figure(points: list[RadiusPoint], caps: dict[str, int]) -> go.Figure:
+    """Measured reach radii against the layer they were read after (one panel per fact; jittered
+    markers per model depth), beside the three laws of `lib.paths.radius_laws` (capped at the
+    largest k probed)."""
+    facts = [fact for fact in FACTS if any(p.fact == fact for p in points)]
+    fig = make_subplots(rows=len(facts), cols=1, subplot_titles=[_wrapped(fact) for fact in facts], vertical_spacing=0.08)
+    depths = sorted({p.depth for p in points})
+    colours = dict(zip(depths, PALETTE))
+    dashes = dict(zip(LAWS, ("solid", "dash", "dot")))
+    for row, fact in enumerate(facts, start=1):
+        mine = [p for p in points if p.fact == fact]
+        top = max(p.layer for p in mine)
+        for law in LAWS:
+            layers = list(range(top + 1))
+            fig.add_trace(go.Scatter(x=layers, y=[law_radius(law, layer, caps[fact]) for layer in layers],
+                                     mode="lines", name=law, legendgroup=law, showlegend=row == 1,
+                                     line={"color": PALETTE[7], "dash": dashes[law], "width": 1.5}),
+                          row=row, col=1)
+        for depth in depths:
+            chosen = [p for p in mine if p.depth == depth]
+            offset = (depths.index(depth) - (len(depths) - 1) / 2) * 0.12
+            fig.add_trace(go.Scatter(x=[p.layer + offset for p in chosen], y=[p.radius for p in chosen],
+                                     mode="markers", name=f"{depth} layers", legendgroup=f"{depth} layers",
+                                     showlegend=row == 1, marker={"color": colours[depth], "size": 8},
+                                     customdata=[p.seed for p in chosen],
+                                     hovertemplate=f"{depth} layers, seed %{{customdata}}: radius %{{y}} after "
+                                                   "layer %{x:.0f}<extra></extra>"), row=row, col=1)
+        fig.update_yaxes(title_text="radius", row=row, col=1)
+    fig.update_xaxes(title_text="layer l", row=len(facts), col=1)
+    fig.update_annotations(font_size=12)
+    return finish(fig, "Reach radius after each layer against three laws", height=330 * len(facts))
 
 
 def reach_radius_figure(radii: dict[int, dict[str, list[int | None]]], largest: dict[str, int],
@@ -228,4 +276,4 @@ def confusion_figure(prediction: torch.Tensor, labels: torch.Tensor, hand_built:
 
 
 __all__ = ["ablation_figure", "attention_fraction_figure", "confusion_figure", "example_figure",
-           "patching_figure", "probe_grid_figure", "reach_radius_figure", "token_names"]
+           "law_figure", "patching_figure", "probe_auc_figure", "reach_radius_figure", "token_names"]

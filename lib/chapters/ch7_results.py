@@ -141,7 +141,8 @@ def depth_table(radii: dict[int, dict[str, dict]], largest: dict[str, int]) -> t
 
 
 __all__ = [
-    "bins_table", "check_results", "depth_table", "edge_bin_names", "layers_label",
+    "bins_table", "capacity_table", "check_powered", "check_results", "law_table", "margin_table",
+    "model_radii_table", "power_table", "powered_bins_table", "powered_radius_table", "depth_table", "edge_bin_names", "layers_label",
     "model_table", "preference_table", "radii_table", "radius_cell", "random_reads_table", "seeds_table",
     "statistics_table",
 ]
@@ -152,31 +153,18 @@ __all__ = [
 def check_results(results: dict) -> None:
     """Assert what chapter 7's results JSON must satisfy (its notebook calls it before writing them)."""
     assert results["hand_built"]["hand_built_mse"] < 1e-6
-    bins = len(results["edge_count_bins"]) + 1
-    for depth, probes in results["probes"].items():
-        assert set(probes["grids"]) == set(results["facts"])
-        for grid in probes["grids"].values():
-            for name in ("auc", "tuned", "untuned"):
-                assert len(grid[name]) == int(depth) + 1 and len(grid[name][0]) == len(grid["ks"])
-                assert len(grid["statistics"][name]) == 1 and len(grid["shuffled"][name]) == int(depth) + 1
-            radii = grid["radii"]
-            assert all(len(radii[key]) == int(depth) + 1 for key in ("tuned", "auc", "stated", "beyond_statistics"))
-            # A radius is stated only where both criteria agree, and never beyond the statistics probe.
-            for stated, tuned, auc, beyond in zip(radii["stated"], radii["tuned"], radii["auc"],
-                                                  radii["beyond_statistics"]):
-                assert (stated is None) == (tuned != auc) and (stated is None or stated <= min(tuned, beyond))
-            assert len(radii["bins"]) == len(grid["by_bin"]) == bins
-    assert set(results["probes_random_init"]) == set(results["facts"])
-    assert set(results["seed_spread"]) == set(results["facts"]) and len(results["probes_by_seed"]) >= 1
     assert {r["component"] for r in results["ablation"]} >= {"none", "layer 1 head 1", "layer 1 MLP"}
     assert len(results["patching"]["probe"]) == len(results["patching"]["token"]) == \
         len(results["patching"]["by_layer"]) > 0
+    check_powered(results)
     # The numbers the prose cites (lib.book.record), each with its format and text, agree with the
     # results they come from, and the words the rules chose with the values they were chosen from.
     recorded = results["recorded"]
     assert all(entry.keys() == {"value", "format", "text"} for entry in recorded.values())
     assert recorded["patching.pairs"]["value"] == results["patching"]["pairs"]
-    assert recorded["seeds.count"]["value"] == len(results["probes_by_seed"])
+    depth = recorded["summary.depth"]["value"]
+    assert recorded["seeds.count"]["value"] == sum(m["depth"] == depth for m in results["powered"]["models"].values())
+    assert recorded["depths.models"]["value"] == len(results["powered"]["models"])
     assert recorded["summary.hand_built_layers"]["value"] == results["hand_built"]["hand_built_layers"]
     correlations = results["shortcut_correlations"]
     strongest = max(correlations, key=lambda name: abs(correlations[name]))
@@ -188,3 +176,139 @@ def check_results(results: dict) -> None:
     used = [row["layer"] for row in middle if row["beats_every_random"] and row["share_of_token"] >= 0.5]
     assert recorded["patching.used_share"]["value"] == share(len(used), len(middle), every="every one",
                                                              some="only some", none="none")
+
+
+# --- The powered probes, the radius laws and the capacity experiment ---
+
+def _z_cell(value: float | None) -> str:
+    if value is None or value != value:
+        return "-"
+    return "inf" if value == float("inf") else f"{value:.1f}"
+
+
+def power_table(grids: dict, counts: dict[str, dict[int, int]]) -> tuple[list[str], list[list]]:
+    """Header and rows: per fact and k probed, the held-out graphs of the rarer answer and the
+    statistics probe's held-out AUC (from `lib.paths.powered_probes.PoweredGrid`s)."""
+    rows = [[fact, k, int(grid.rarer_graphs[column]), f"{float(grid.rival_auc[column]):.3f}"]
+            for fact, grid in grids.items() for column, k in enumerate(grid.ks)]
+    return ["fact", "k", "held-out graphs of the rarer answer", "AUC of the statistics probe"], rows
+
+
+def powered_radius_table(grids: dict, rule) -> tuple[list[str], list[list]]:
+    """Header and rows: per fact of one model, the radius per residual index under `rule`, and per
+    index the first k that fails with what fails there and the AUC difference in standard errors."""
+    from lib.paths.powered_probes import first_failure, powered_radii
+
+    rows = []
+    for fact, grid in grids.items():
+        failures = first_failure(grid, rule)
+        text = "; ".join("-" if f is None else f"{index}: k={f['k']} ({', '.join(f['fails'])}; z {_z_cell(f['z'])})"
+                         for index, f in enumerate(failures))
+        rows.append([fact, max(grid.ks), str(powered_radii(grid, rule)), text])
+    return ["fact", "largest k probed", "radius per residual index", "first k that fails, per index"], rows
+
+
+def margin_table(grids: dict) -> tuple[list[str], list[list]]:
+    """Header and rows: per fact and residual index, the AUC difference over the statistics probe in
+    standard errors at each k ("-": not computed, where the AUC or the balanced accuracy already
+    fails or the statistics probe reads k perfectly)."""
+    rows = []
+    for fact, grid in grids.items():
+        z = grid.z
+        for index in range(z.shape[0]):
+            rows.append([fact, index, ", ".join(f"k={k}: {_z_cell(float(z[index, c]))}" for c, k in enumerate(grid.ks))])
+    return ["fact", "residual index", "AUC difference over the statistics probe, in standard errors"], rows
+
+
+def powered_bins_table(binned: dict, boundaries: tuple[float, ...], rule) -> tuple[list[str], list[list]]:
+    """Header and rows: per fact and edge-count bin, the ks scored there (each answer in enough
+    graphs of the bin), the fewest graphs of an answer among them and the radius per residual index
+    over those ks."""
+    from lib.paths.powered_probes import powered_radii, scored_columns
+
+    rows = []
+    for fact, grids in binned.items():
+        for name, grid in zip(edge_bin_names(boundaries), grids):
+            columns = scored_columns(grid)
+            ks = [grid.ks[c] for c in columns]
+            rows.append([fact, name, str(ks) if ks else "-",
+                         min(int(grid.rarer_graphs[c]) for c in columns) if ks else "-",
+                         str(powered_radii(grid, rule, scored_only=True)) if ks else "-"])
+    return ["fact", "edge-count bin", "k scored", "fewest graphs of an answer", "radius per residual index"], rows
+
+
+def model_radii_table(radii: dict[tuple[int, int], dict[str, list[int]]], facts: tuple[str, ...]
+                      ) -> tuple[list[str], list[list]]:
+    """Header and rows: per model (depth, seed), the radius per residual index of each fact."""
+    rows = [[depth, seed] + [str(by_fact[fact]) if fact in by_fact else "-" for fact in facts]
+            for (depth, seed), by_fact in sorted(radii.items())]
+    return ["layers", "seed"] + [f"{fact}: radius per index" for fact in facts], rows
+
+
+def law_table(fits: dict[str, dict[str, dict]]) -> tuple[list[str], list[list]]:
+    """Header and rows: per set of points (name -> `lib.paths.radius_laws.fit_laws`) and law, the
+    root mean square and mean error of the radius and the points predicted exactly."""
+    rows = [[name, law, f"{fit['rms']:.2f}", f"{fit['mean_error']:+.2f}", f"{fit['exact']} of {fit['points']}"]
+            for name, by_law in fits.items() for law, fit in by_law.items()]
+    return ["radii", "law", "RMS error", "mean error (measured - law)", "predicted exactly"], rows
+
+
+def capacity_table(result: dict) -> tuple[list[str], list[list]]:
+    """Header and rows of `lib.chapters.ch7_probing.capacity_experiment`: per model, its MSE and the
+    R^2 of the statistics probe on its answers, on held-out graphs within and beyond the capacity;
+    last, the R^2 of the statistics probe on the true answers."""
+    rows = [[f"trained {row['trained on']} the capacity", row["seed"], f"{row['mse_within']:.3f}",
+             f"{row['mse_beyond']:.3f}", f"{row['r2_within']:.3f}", f"{row['r2_beyond']:.3f}"]
+            for row in result["rows"]]
+    rows.append(["the true answer", "-", "-", "-", f"{result['truth_r2']['within']:.3f}",
+                 f"{result['truth_r2']['beyond']:.3f}"])
+    return (["model", "seed", "MSE, graphs within", "MSE, graphs beyond", "R^2 of the statistics probe, within",
+             "R^2 of the statistics probe, beyond"], rows)
+
+
+def check_powered(results: dict) -> None:
+    """Assert what the powered probes, the laws and the capacity experiment must satisfy on any
+    machine: every k probed holds at least the minimum of graphs of its rarer answer, radii lie in
+    [first k - 1, largest k], one radius per residual index, the law fits count their points, the
+    capacity sets are matched."""
+    powered = results["powered"]
+    minimum = powered["min_graphs"]
+    for model in powered["models"].values():
+        depth = model["depth"]
+        for fact, grid in model["grids"].items():
+            assert all(count >= minimum for count in grid["rarer_graphs"]), fact
+            assert len(grid["radii"]) == depth + 1 and len(grid["auc"]) == depth + 1
+            assert all(grid["ks"][0] - 1 <= r <= grid["ks"][-1] for r in grid["radii"])
+    for name, by_law in results["laws"]["fits"].items():
+        assert len({fit["points"] for fit in by_law.values()}) == 1
+        assert all(0 <= fit["exact"] <= fit["points"] for fit in by_law.values())
+    capacity = results["capacity"]
+    assert capacity["training_graphs"] > 0 and capacity["test_graphs"] > 0
+    assert all(0 <= row["mse_within"] and 0 <= row["mse_beyond"] for row in capacity["rows"])
+    recorded = results["recorded"]
+    assert recorded["laws.best"]["value"] == " and ".join(results["laws"]["best"])
+
+
+def margin_extremes(grids: dict, rule) -> tuple[dict, dict | None]:
+    """The passing cell with the smallest AUC margin over the rival in standard errors (where the
+    rival is below 1), and the cell that fails on the rival alone with the largest margin (None
+    where none does): fact, residual index, k and z."""
+    from lib.paths.powered_probes import passes
+
+    passing, near = [], []
+    for fact, grid in grids.items():
+        ok, z = passes(grid, rule), grid.z
+        reads = (grid.auc >= rule.auc) & (grid.balanced >= rule.balanced_accuracy)
+        for index in range(z.shape[0]):
+            for column, k in enumerate(grid.ks):
+                value = float(z[index, column])
+                if value != value or not float(grid.rival_auc[column]) < 1:
+                    continue
+                cell = {"fact": fact, "index": index, "k": k, "z": value}
+                if bool(ok[index, column]):
+                    passing.append(cell)
+                elif bool(reads[index, column]):
+                    near.append(cell)
+    weakest = min(passing, key=lambda c: c["z"]) if passing else {"fact": "-", "index": "-", "k": "-",
+                                                                  "z": float("nan")}
+    return weakest, (max(near, key=lambda c: c["z"]) if near else None)
