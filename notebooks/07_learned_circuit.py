@@ -111,7 +111,7 @@ from lib.paths.causal import SHORTCUTS, ablate_components, patch_distance, short
 from lib.paths.finetuning import ensure_base_model, fallback_base_config
 from lib.paths.layer_probes import (
     DISTANCE, EDGE_STATISTICS, FACTS, FROM_SOURCE, FROM_TARGET, GRAPH_STATISTICS, REACHABLE, REACHABLE_WITH_EDGES,
-    edge_count_bins, fact_values, one_hop_radii,
+    fact_values, one_hop_radii,
 )
 from lib.paths.model import build_model
 from lib.paths.powered_probes import (
@@ -182,7 +182,9 @@ display(Markdown(model_table(model_summary, held_out.unreachable_label)))
 # $l$ the output of layer $l$). Long distances are rare under chapter 2's sampler, so the probes
 # read three probe sets stratified by distance: each holds up to `probe_per_stratum` graphs of
 # every distance $d(1, t)$ and of each of two kinds of unreachable target (1 and $t$ both with an
-# edge, or not), drawn from at most `probe_pool` graphs of the sampler. The probes are fitted on
+# edge, or not) within each of three bins of the edge count (terciles of the sampler's), drawn
+# from at most `probe_pool` graphs of the sampler (a distance needs as many edges, so a long
+# distance is absent from the bin of few edges). The probes are fitted on
 # the first set, their cut-off is the one that maximises the balanced accuracy (the mean of the
 # recall of "yes" and of "no") on the second, and they are scored on the third, by ROC AUC and by
 # balanced accuracy at that cut-off. A threshold $k$ is probed only where each answer holds in at
@@ -214,9 +216,8 @@ display(Markdown(model_table(model_summary, held_out.unreachable_label)))
 # %%
 started = time.perf_counter()
 rule = Rule(config.reach_threshold, config.auc_threshold, config.margin_z)
-sets, drawn = draw_probe_sets(recipe, config.probe_per_stratum, config.probe_pool, config.seed, l2=config.probe_l2,
-                              min_graphs=config.probe_per_stratum)
-bins = edge_count_bins(sets.test.graphs)
+sets, drawn, bins = draw_probe_sets(recipe, config.probe_per_stratum, config.probe_pool, config.seed,
+                                    l2=config.probe_l2, min_graphs=config.probe_per_stratum)
 grids, binned = probe_powered(base.model, sets, l2=config.probe_l2, rule=rule, resamples=config.resamples,
                               seed=config.seed + 4, bins=bins)
 random_grids, _ = probe_powered(random_init, sets, l2=config.probe_l2, rule=rule, resamples=config.resamples,
@@ -275,11 +276,11 @@ display(Markdown(markdown_table(*margin_table(grids))))
 # model's radii are {{random.distance}} for the distance and {{random.with_edges}} for
 # reachability where both have an edge.
 #
-# **Within bins of the edge count** (terciles of the held-out graphs' edge count), each probe is
+# **Within bins of the edge count** (the three bins the probe sets are stratified by), each probe is
 # scored on the held-out graphs of the bin, its cut-off tuned on the validation graphs of the
 # bin, against the rival in the same bin, over the $k$ at which each answer holds in at least
 # `MIN_BIN_GRAPHS` graphs of the bin in both sets (long distances need many edges, so a bin of few
-# edges has none of them and a bin of many edges few short ones); the radius counts from the first
+# edges has none of them); the radius counts from the first
 # $k$ scored (one less than it: nothing read).
 
 # %%
@@ -613,7 +614,9 @@ results = {
     "powered": {
         "min_graphs": config.probe_per_stratum, "sets": set_sizes,
         "strata": {name: {stratum_name(k): v for k, v in s.counts.items()} for name, s in drawn.items()},
-        "drawn": {name: s.drawn for name, s in drawn.items()}, "ks": {fact: list(ks) for fact, ks in sets.ks.items()},
+        "drawn": {name: s.drawn for name, s in drawn.items()},
+        "held_out_by_bin": {f"{stratum_name(k)}, {edge_bin_names(bins)[b]}": v
+                            for (k, b), v in drawn["held-out"].by_bin.items()}, "ks": {fact: list(ks) for fact, ks in sets.ks.items()},
         "models": {f"{depth} layers, seed {seed}": {"depth": depth, "seed": seed,
                                                      "grids": {fact: grid_json(grid, rule) for fact, grid in g.items()}}
                    for (depth, seed), g in sorted(model_grids.items())},

@@ -31,3 +31,18 @@ def test_a_small_quota_stops_drawing_early():
     recipe = fallback_base_config(seed=0)
     drawn = draw_stratified(recipe, 10, 1, pool=10_000_000, chunk=20_000)
     assert drawn.drawn < 10_000_000 and all(count <= 10 for count in drawn.counts.values())
+
+
+def test_with_edge_count_bins_every_stratum_fills_every_bin_it_can_occur_in():
+    recipe = fallback_base_config(seed=0)
+    drawn = draw_stratified(recipe, 40, 2, pool=400_000, chunk=100_000, edge_bins=(5.0, 7.0))
+    from lib.paths.layer_probes import bin_of
+    cells = strata(drawn.graphs.graphs) * 3 + bin_of(drawn.graphs.graphs, (5.0, 7.0))
+    for (stratum, edge_bin), count in drawn.by_bin.items():
+        assert count == int((cells == stratum * 3 + edge_bin).sum()) <= 40
+    # Short distances and unreachable targets occur at every edge count: 40 in each bin.
+    for stratum in (1, 2, UNREACHABLE, UNREACHABLE + 1):
+        assert [drawn.by_bin[(stratum, b)] for b in range(3)] == [40, 40, 40]
+    # A path of 6 edges needs 6 edges: none in the bin of at most 5.
+    assert (6, 0) not in drawn.by_bin and drawn.by_bin[(6, 2)] == 40
+    assert drawn.counts[1] == 120

@@ -59,7 +59,8 @@ def probe_auc_figure(grids: dict[str, PoweredGrid], random_init: dict[str, Power
                                          marker={"color": colour, "symbol": "x", "size": 9},
                                          hovertemplate=f"random init, k = {k}: best AUC %{{y:.3f}}<extra></extra>"),
                               row=row, col=1)
-        fig.update_yaxes(title_text="AUC", range=[0.45, 1.02], row=row, col=1)
+        lowest = min(float(grid.auc.nan_to_num(1.0).min()), float(grid.rival_auc.nan_to_num(1.0).min()))
+        fig.update_yaxes(title_text="AUC", range=[min(0.45, lowest - 0.03), 1.02], row=row, col=1)
         fig.update_xaxes(type="category", row=row, col=1)
     fig.update_xaxes(title_text="residual index (0: embedding, l: after layer l)", row=len(facts), col=1)
     fig.update_annotations(font_size=12)

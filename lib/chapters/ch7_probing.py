@@ -16,6 +16,7 @@ import torch
 
 from lib.paths.capacity_lever import matched_sets, statistics_r2, train_on_graphs
 from lib.paths.graph_set import GraphSet
+from lib.paths.layer_probes import edge_count_bins
 from lib.paths.model import PathTransformer
 from lib.paths.powered_probes import PoweredGrid, ProbeSets, Rule, powered_radii, prepare_sets, probe_powered
 from lib.paths.radius_laws import RadiusPoint
@@ -28,12 +29,17 @@ PROBE_SETS = {"training": 1, "validation": 2, "held-out": 3}
 
 
 def draw_probe_sets(recipe: PathTrainingConfig, per_stratum: int, pool: int, seed: int, *, l2: float,
-                    min_graphs: int) -> tuple[ProbeSets, dict[str, StratifiedSet]]:
-    """The three stratified probe sets of `recipe` (seeds `seed` + 1, 2, 3) and the rival probes
-    fitted on the first, each k probed only where both answers hold in `min_graphs` graphs of every set."""
-    drawn = {name: draw_stratified(recipe, per_stratum, seed + offset, pool=pool) for name, offset in PROBE_SETS.items()}
+                    min_graphs: int) -> tuple[ProbeSets, dict[str, StratifiedSet], tuple[float, ...]]:
+    """The three stratified probe sets of `recipe` (seeds `seed` + 1, 2, 3), each with up to
+    `per_stratum` graphs of every distance stratum in every edge-count bin (terciles of the
+    sampler's edge count, from 20,000 graphs of seed `seed` + 7, returned as the bins' inner
+    boundaries), and the rival probes fitted on the first; each k is probed only where both answers
+    hold in `min_graphs` graphs of every set."""
+    bins = edge_count_bins(GraphSet.draw(recipe, 20_000, seed + 7).graphs)
+    drawn = {name: draw_stratified(recipe, per_stratum, seed + offset, pool=pool, edge_bins=bins)
+             for name, offset in PROBE_SETS.items()}
     sets = prepare_sets(*(drawn[name].graphs for name in PROBE_SETS), l2=l2, min_graphs=min_graphs)
-    return sets, drawn
+    return sets, drawn, bins
 
 
 def radii_of(grids: dict[str, PoweredGrid], rule: Rule) -> dict[str, list[int]]:
