@@ -6,8 +6,11 @@ and with other seeds (`depth_configs`, `seed_configs`, `recipe_models`), trained
 worker processes and kept in `results_dir` (`lib.paths.recipe_models`; chapter 3 leaves the
 seeds' models there) so that a rerun, or an interrupted one, picks them up, and reads them on fresh
 graphs of their training distribution (`lib.paths.graph_set.GraphSet.draw`). The science lives
-in `lib.paths.layer_probes` (what each layer knows), `lib.paths.reach_radii` (the radii of every
-fact, over depths and seeds), `lib.paths.causal` and `lib.paths.circuit_effects` (ablation,
+in `lib.paths.layer_probes` (the facts probed and the rival's features), `lib.paths.stratified_graphs`
+and `lib.paths.powered_probes` (probe sets stratified by distance, probes tuned on a validation split,
+the rival's margin in standard errors, one radius rule; wired up in `lib.chapters.ch7_probing`
+with `lib.paths.radius_laws` and `lib.paths.capacity_lever`), `lib.paths.causal` and
+`lib.paths.circuit_effects` (ablation,
 patching, shortcut statistics); chapter 1's hand-built model runs on the same graphs here
 (`hand_built_distances`, with `lib.paths.hand_built_comparison`: `lib.paths` does not import
 `lib.bfs`), figures in

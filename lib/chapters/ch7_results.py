@@ -1,4 +1,6 @@
-"""What chapter 7 shows: the tables of the models, reach radii (distance on reachable graphs,
+"""What chapter 7 shows: the tables of the powered probes (`power_table`, `powered_radius_table`,
+`margin_table`, `powered_bins_table`, `model_radii_table`), the radius laws (`law_table`) and the
+capacity experiment (`capacity_table`), and older tables of the models, reach radii (distance on reachable graphs,
 reachability, edge facts; per edge-count bin and per training seed; with their controls),
 attention preferences and the layer labels the prose uses (`*_table`, header and rows for one
 `lib.book.tables.markdown_table` call, `layers_label`, `edge_bin_names`), and the checks of the
