@@ -85,10 +85,9 @@ def rows_from_page(text: str) -> Rows:
 def read_rows(source: Path) -> Rows:
     """Rows from a results folder or an index page; one clear sentence when it is neither."""
     if source.is_dir():
-        rows = rows_from_results(source)
-        if not rows:
+        if not _results(source):
             raise SystemExit(f"{source} holds no chapter results JSON (expected e.g. 04_ambiguous_grokking.json).")
-        return rows
+        return rows_from_results(source)
     if source.is_file():
         rows = rows_from_page(source.read_text())
         if not rows:
