@@ -396,11 +396,11 @@ COVERED_LABELS = """() => {
     });
     return [...new Set(defects)]; }"""
 
-#: Pages whose figures still hide category names (chapter 8's figures 2 and 6 name 2 of 4 and 3 of 7
-#: at a phone's width, figure 6 also at a desk's), left to the work on that chapter: their
+#: Pages whose figures still hide category names, left to the work on that chapter: their
 #: CATEGORY_DEFECTS and COVERED_LABELS make the test xfail, naming them, rather than fail; delete
-#: a page here once its figures pass.
-RESHAPE_PENDING = {"08_representations.html"}
+#: a page here once its figures pass (none left: chapter 8's figures 2 and 6, which named 2 of 4
+#: and 3 of 7 at a phone's width, now give every category a tick of its own).
+RESHAPE_PENDING: set[str] = set()
 
 
 OVERFLOWING = """() => {

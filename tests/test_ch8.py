@@ -72,3 +72,30 @@ def test_check_results_passes_the_committed_run_and_catches_a_word_that_disagree
     wrong["characters"]["S4"]["dimensions"] = [1, 1, 1, 3, 3]
     with pytest.raises(AssertionError):
         check_results(wrong)
+
+
+def test_every_category_of_the_figures_is_a_tick_of_its_own():
+    from lib.chapters.ch8_figures import coset_figure, neuron_cells_figure, over_training_figure, profiles_figure
+
+    names = {"S4": ("1a", "1b", "2a", "3a", "3b"), "A4xZ2": ("1a", "1b", "1c+1d", "1e+1f", "3a", "3b")}
+    profiles = profiles_figure({g: torch.rand(4, len(n)) for g, n in names.items()}, names)
+    for axis, group in ((profiles.layout.xaxis, "S4"), (profiles.layout.xaxis2, "A4xZ2")):
+        assert axis.tickmode == "array" and list(axis.tickvals) == list(names[group]) and axis.dtick == 1
+    assert profiles.layout.yaxis2.domain[1] < profiles.layout.yaxis.domain[0]   # one panel per row
+
+    cells = ["1a & 1a", "1b & 1b", "2a & 1c+1d"]
+    neurons = neuron_cells_figure(torch.rand(4, 3), cells, torch.rand(4))
+    labels = list(neurons.data[0].y)
+    assert all(trace.orientation == "h" for trace in neurons.data) and len(labels) == 4
+    assert list(neurons.layout.yaxis.tickvals) == labels and neurons.layout.yaxis.dtick == 1
+    assert [t.replace("<br>", " ") for t in neurons.layout.yaxis.ticktext] == labels
+
+    sets = ["S4 grokkers", "A4xZ2 grokkers", "neither, read with S4", "neither, read with A4xZ2", "random init",
+            "S4 alone", "A4xZ2 alone"]
+    coset = coset_figure(sets, [0.5] * 7, [0.2] * 7)
+    assert all(trace.orientation == "h" and list(trace.y) == sets for trace in coset.data)
+    assert list(coset.layout.yaxis.tickvals) == sets and coset.layout.yaxis.dtick == 1
+    assert [t.replace("<br>", " ") for t in coset.layout.yaxis.ticktext] == sets
+
+    over = over_training_figure(torch.arange(3), [torch.rand(3, 3)] * 3, cells)
+    assert over.layout.yaxis3.domain[1] < over.layout.yaxis2.domain[0] < over.layout.yaxis.domain[0]

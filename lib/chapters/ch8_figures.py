@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import textwrap
+
 import plotly.graph_objects as go
 import torch
 from plotly.subplots import make_subplots
@@ -15,53 +17,73 @@ from lib.grokking.early_prediction import EarlyPrediction
 OUTCOME_COLOURS = dict(zip(OUTCOMES, (PALETTE[0], PALETTE[1], PALETTE[7], "#9e9e9e")))
 
 
+def _every_category(fig: go.Figure, axis: str, names: list[str], ticktext: list[str] | None = None,
+                    **where) -> None:
+    """Name every category of `axis` ("x" or "y") by a tick of its own, in the order given: plotly
+    thins category names that it finds too close (at a phone's width), explicit ticks it keeps."""
+    update = fig.update_xaxes if axis == "x" else fig.update_yaxes
+    update(type="category", tickmode="array", tickvals=list(names), ticktext=list(ticktext or names), dtick=1,
+           categoryorder="array", categoryarray=list(names), automargin=True, **where)
+
+
+def _wrapped(label: str, width: int = 14) -> str:
+    """`label` on short lines (plotly's <br>), so that a category name beside horizontal bars keeps
+    the plot its width on a phone."""
+    return "<br>".join(textwrap.wrap(label, width)) or label
+
+
 def profiles_figure(rows: dict[str, torch.Tensor], names: dict[str, tuple[str, ...]]) -> go.Figure:
-    """One panel per group: the mean share of the pooled embeddings in each of its components, one
-    bar per outcome (`rows[group]`: (4, K) in the order of `OUTCOMES`)."""
+    """One panel per group, one above the other: the mean share of the pooled embeddings in each of
+    its components, one bar per outcome (`rows[group]`: (4, K) in the order of `OUTCOMES`)."""
     groups = list(rows)
-    fig = make_subplots(rows=1, cols=len(groups), subplot_titles=[f"read with {g}'s irreps" for g in groups],
-                        horizontal_spacing=0.08)
-    for col, group in enumerate(groups, start=1):
+    fig = make_subplots(rows=len(groups), cols=1, subplot_titles=[f"read with {g}'s irreps" for g in groups],
+                        vertical_spacing=0.16)
+    for row, group in enumerate(groups, start=1):
         for outcome, values in zip(OUTCOMES, rows[group]):
             fig.add_trace(go.Bar(x=list(names[group]), y=values.tolist(), name=outcome, legendgroup=outcome,
-                                 showlegend=col == 1, marker_color=OUTCOME_COLOURS[outcome],
-                                 hovertemplate=f"{outcome}: %{{y:.3f}} in %{{x}}<extra></extra>"), row=1, col=col)
-        fig.update_xaxes(title_text="component", row=1, col=col)
-    fig.update_yaxes(title_text="share of embedding norm", range=[0, 1], row=1, col=1)
+                                 showlegend=row == 1, marker_color=OUTCOME_COLOURS[outcome],
+                                 hovertemplate=f"{outcome}: %{{y:.3f}} in %{{x}}<extra></extra>"), row=row, col=1)
+        _every_category(fig, "x", list(names[group]), row=row, col=1)
+        fig.update_yaxes(title_text="share of norm", range=[0, 1], row=row, col=1)
+    fig.update_xaxes(title_text="component", row=len(groups), col=1)
     fig.update_layout(barmode="group")
-    return finish(fig, "Where each outcome's embeddings live: shares in each group's isotypic components")
+    return finish(fig, "Where each outcome's embeddings live: shares in each group's isotypic components",
+                  height=180 + 260 * len(groups))
 
 
 def neuron_cells_figure(top: torch.Tensor, cell_names: list[str], purity: torch.Tensor) -> go.Figure:
-    """Per outcome (rows of `OUTCOMES`), the weight of the neurons whose largest cell is each cell
-    (stacked; `top` (4, C)), with each outcome's purity in its label."""
+    """Per outcome (rows of `OUTCOMES`, top to bottom), the weight of the neurons whose largest cell
+    is each cell (stacked horizontal bars; `top` (4, C)), with each outcome's purity in its label."""
     fig = go.Figure()
     labels = [f"{o} (purity {float(p):.2f})" for o, p in zip(OUTCOMES, purity)]
     for c, name in enumerate(cell_names):
-        fig.add_trace(go.Bar(x=labels, y=top[:, c].tolist(), name=name, marker_color=PALETTE[c % len(PALETTE)],
-                             hovertemplate=f"%{{x}}: %{{y:.3f}} of the neuron weight in {name}<extra></extra>"))
+        fig.add_trace(go.Bar(y=labels, x=top[:, c].tolist(), name=name, orientation="h",
+                             marker_color=PALETTE[c % len(PALETTE)],
+                             hovertemplate=f"%{{y}}: %{{x:.3f}} of the neuron weight in {name}<extra></extra>"))
     fig.update_layout(barmode="stack")
-    fig.update_yaxes(title_text="share of neuron weight", range=[0, 1.001])
+    fig.update_xaxes(title_text="share of neuron weight", range=[0, 1.001])
+    _every_category(fig, "y", labels, [_wrapped(label) for label in labels])
+    fig.update_yaxes(autorange="reversed")
     return finish(fig, "Where the neurons sit: each neuron's largest cell (S4 component & A4xZ2 component)",
                   height=460)
 
 
 def over_training_figure(epochs: torch.Tensor, cells: list[torch.Tensor], cell_names: list[str]) -> go.Figure:
-    """One panel per outcome group: the mean share of the pooled embeddings in each cell at every
-    snapshot (`cells[o]`: (C_t, C) for outcome o of the first three `OUTCOMES`)."""
-    fig = make_subplots(rows=1, cols=3, subplot_titles=list(OUTCOMES[:3]), shared_yaxes=True,
-                        horizontal_spacing=0.04)
-    for col, (outcome, shares) in enumerate(zip(OUTCOMES[:3], cells), start=1):
+    """One panel per outcome group, one above the other: the mean share of the pooled embeddings in
+    each cell at every snapshot (`cells[o]`: (C_t, C) for outcome o of the first three `OUTCOMES`)."""
+    fig = make_subplots(rows=3, cols=1, subplot_titles=list(OUTCOMES[:3]), shared_xaxes=True,
+                        vertical_spacing=0.09)
+    for row, (outcome, shares) in enumerate(zip(OUTCOMES[:3], cells), start=1):
         for c, name in enumerate(cell_names):
             fig.add_trace(go.Scatter(x=epochs.tolist(), y=shares[:, c].tolist(), mode="lines", name=name,
-                                     legendgroup=name, showlegend=col == 1,
+                                     legendgroup=name, showlegend=row == 1,
                                      line={"color": PALETTE[c % len(PALETTE)]},
                                      hovertemplate=f"{outcome}, epoch %{{x}}: %{{y:.3f}} in {name}<extra></extra>"),
-                          row=1, col=col)
-        fig.update_xaxes(title_text="epoch", row=1, col=col)
-    fig.update_yaxes(title_text="share of embedding norm", row=1, col=1)
+                          row=row, col=1)
+    fig.update_xaxes(title_text="epoch", row=3, col=1)
+    fig.update_yaxes(title_text="share of embedding norm", row=2, col=1)
     return finish(fig, "The embeddings' shares in the cells along training, mean over the retrained seeds",
-                  height=460)
+                  height=640)
 
 
 def prediction_figure(irreps: EarlyPrediction, accuracies: EarlyPrediction) -> go.Figure:
@@ -100,17 +122,19 @@ def settle_figure(settle: torch.Tensor, moved: torch.Tensor, outcome: list[str])
 
 
 def coset_figure(labels: list[str], observed: list[float], matched: list[float]) -> go.Figure:
-    """Share of neuron variance in coset neurons, per set of models, against random functions with
-    the same isotypic profile (the irreps account alone)."""
+    """Share of neuron variance in coset neurons, per set of models (a row each, top to bottom),
+    against random functions with the same isotypic profile (the irreps account alone)."""
     fig = go.Figure()
-    fig.add_trace(go.Bar(x=labels, y=observed, name="the models' neurons", marker_color=PALETTE[0],
-                         hovertemplate="%{x}: %{y:.3f} in coset neurons<extra></extra>"))
-    fig.add_trace(go.Bar(x=labels, y=matched, name="random functions with the same irrep profile",
-                         marker_color="#9e9e9e",
-                         hovertemplate="%{x}: %{y:.3f} (irreps alone)<extra></extra>"))
+    fig.add_trace(go.Bar(y=labels, x=observed, name="the models' neurons", marker_color=PALETTE[0], orientation="h",
+                         hovertemplate="%{y}: %{x:.3f} in coset neurons<extra></extra>"))
+    fig.add_trace(go.Bar(y=labels, x=matched, name="random functions with the same irrep profile",
+                         marker_color="#9e9e9e", orientation="h",
+                         hovertemplate="%{y}: %{x:.3f} (irreps alone)<extra></extra>"))
     fig.update_layout(barmode="group")
-    fig.update_yaxes(title_text="share of neuron variance in coset neurons", range=[0, 1.001])
-    return finish(fig, "Coset neurons beyond what the irreps imply?")
+    fig.update_xaxes(title_text="share of neuron variance in coset neurons", range=[0, 1.001])
+    _every_category(fig, "y", labels, [_wrapped(label) for label in labels])
+    fig.update_yaxes(autorange="reversed")
+    return finish(fig, "Coset neurons beyond what the irreps imply?", height=max(320, 140 + 48 * len(labels)))
 
 
 __all__ = ["OUTCOME_COLOURS", "coset_figure", "neuron_cells_figure", "over_training_figure", "prediction_figure",
