@@ -281,8 +281,14 @@
      if staged so and the plots' new total height; null when the figure has annotations on the
      paper other than subplot titles (they would not know where to go). */
   var NARROW_CELL = 180, WIDE_CELL = 200, GRID_CELL = 150, ROW_GAP = 80, COLUMN_GAP = 60;
-  function reflowed(base, plotW, plotH) {
-    var ids = axisIds(base).filter(function (id) { return !(base[axisKey(id)] || {}).overlaying; });
+  function reflowed(base, plotW, plotH, data) {
+    // a cell no trace is drawn in (a spare cell of make_subplots' grid) takes no place in the new grid
+    var drawn = {};
+    (data || []).forEach(function (t) { drawn[t.xaxis || 'x'] = true; });
+    var ids = axisIds(base).filter(function (id) {
+      var axis = base[axisKey(id)] || {};
+      return !axis.overlaying && (!data || drawn[id[0] === 'x' ? id : (axis.anchor || 'x')]);
+    });
     var cells = [], columns = {}, rows = {};
     ids.forEach(function (id) {
       var c = cellOf(base, id), key = c.x.join() + '|' + c.y.join();
@@ -340,7 +346,7 @@
     var plotW = Math.min(W - ml - mr, full._size.w * W / Math.max(1, full.width));
     var update = {};
     div._bookAdded = 0; div._bookColumns = 0;
-    var flow = reflowed(base, plotW, plotH);
+    var flow = reflowed(base, plotW, plotH, div.data);
     if (flow) { plotH = flow.plotH; base = flow.layout; }
 
     var title = base.title || {}, titleSize = (title.font || {}).size || 16;
