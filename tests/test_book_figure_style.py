@@ -211,3 +211,13 @@ def test_points_coloured_by_a_scale_keep_their_contrast_with_the_page_in_both_mo
     trace = {"type": "scatter", "x": [0, 1], "y": [0, 1], "marker": {"color": [0, 1], "colorscale": viridis}}
     dark = style.mode_colours({"data": [trace], "layout": {}}, "dark")["data"]
     assert dark == [["marker.colorscale", [0], [style.points_scale(viridis, "dark")]]]
+
+
+def test_translucent_points_keep_their_opacity_in_light_mode_and_stand_out_in_dark_mode():
+    points = {"type": "scattergl", "x": [0], "y": [1], "marker": {"color": "#D55E00", "opacity": 0.6}}
+    solid = {"type": "scatter", "x": [0], "y": [1], "marker": {"color": "#0072B2"}}
+    for mode, wanted in (("light", 0.6), ("dark", style.DARK_POINT_OPACITY)):
+        data = style.mode_colours({"data": [points, solid], "layout": {}}, mode)["data"]
+        assert ["marker.opacity", [0], [wanted]] in data, mode
+    staged = restyle({"data": [points], "layout": {}})
+    assert staged["data"][0]["marker"]["opacity"] == 0.6 and restyle(staged) == staged
