@@ -521,8 +521,8 @@ display(Markdown(amplification_table(f["amplification"])))
 # tried is small enough to be linear, in float64 the map is not differentiable in practice there,
 # and any such move lands the weights elsewhere. Float32 {{sketch.float32_departs}}: its sketch
 # first lies more than {{sketch.departure}} from the float64 one at step
-# {{sketch.float32_departs_at}} (n/a: never) and ends {{sketch.float32_end}} apart; past such a
-# step a float32 Jacobian is not the float64 one.
+# {{sketch.float32_departs_at}} (n/a where it never does) and ends {{sketch.float32_end}} apart; past
+# such a step a float32 Jacobian is not the float64 one.
 #
 # **No bulk**: {{sketch.no_bulk}}. **Blow-up late**: {{sketch.blow_up}}: at Adam eps
 # {{sketch.adam_eps}} (the authors'), {{sketch.seeds_blown}} of {{sketch.grokking_seeds}} grokking
@@ -535,7 +535,7 @@ display(Markdown(amplification_table(f["amplification"])))
 # rate, and these counts do not decide it. It grows before grokking too (at least
 # {{sketch.growth_before_grokking}} times from the first segment to grokking). Float64 throughout:
 # run to step {{sketch.overflow_steps}}, the float32 bound {{sketch.overflow}} (first not finite
-# at step {{sketch.overflow_at}}, n/a: never; the float64 one ends at
+# at step {{sketch.overflow_at}}, n/a where it stays finite; the float64 one ends at
 # {{sketch.overflow_float64_end}}); a float32 curve that overflows ends near float32's largest
 # number, 3.4e38, whatever the true growth. The authors
 # also decay the unembedding bias, this model does not.
