@@ -201,7 +201,7 @@ joined = seeds.joined
 groups = outcome_groups(joined, config.grok_threshold)
 seconds["seeds"] = time.perf_counter() - started
 counts = {name: int((groups == code).sum()) for code, name in enumerate(GROUPS)}
-print(f"chapter 4's sweep: {seeds.sweep.source}" + (f" ({seeds.sweep.path})" if seeds.sweep.path else "")
+print(f"chapter 4's sweep: {seeds.sweep.source}" + (f" ({seeds.sweep.file_name})" if seeds.sweep.path else "")
       + f", {seeds.n_sweep} seeds; {seeds.n_extra} more trained here in {seeds.extra_seconds:.0f} s; outcomes: {counts}")
 record("seeds.source", verdict(seeds.sweep.source == "checkpoint", yes="loaded from chapter 4's run",
                                no="trained here with chapter 4's code (chapter 4's saved sweep was not in results_dir)"))
