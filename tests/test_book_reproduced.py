@@ -267,7 +267,7 @@ def test_rows_come_from_each_chapters_results_and_missing_chapters_have_none():
     assert (rows[1].study, rows[1].book, rows[1].scale) == (
         "6.03% / 0.43%", "5.3% / 0.4% (53 / 4; 95% intervals 4.1%-6.9% / 0.16%-1.02%)", "1,000 seeds (study: 10,000)")
     # A4xZ2's rate rests on 4 grokkers: the row takes the weaker word of its two rates.
-    assert (rows[1].word, rows[1].verdict) == ("too few events", "too few events (A4xZ2 4 grokkers, fewer than 5 to "
+    assert (rows[1].word, rows[1].verdict) == ("too few events", "too few events (grokkers: A4xZ2 4, fewer than 5 to "
                                                "measure a rate); the published fractions lie outside the 95% "
                                                "interval of A4xZ2")
     assert rows[1].quantity == "S4 vs A4xZ2, bias, weight decay 2e-05, accuracy >= 0.999: grokked S4 / A4xZ2"
