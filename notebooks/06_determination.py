@@ -104,8 +104,8 @@ from lib.chapters.ch6_figures import (
 from lib.chapters.ch6_results import (
     amplification_table, check_results, decision_comparison_rows, decision_comparison_table, decision_leads,
     decision_rows, decision_table, flip_comparison_table, flips_ordered, growth_table, jacobian_rows,
-    jacobian_summary, jacobian_table, sketch_spectrum_table, sketch_table, total_variation_rows,
-    total_variation_table, transplant_rows, transplant_table, transplant_verdict,
+    jacobian_summary, jacobian_table, no_bulk_word, sketch_spectrum_table, sketch_table, total_variation_rows,
+    total_variation_table, transplant_rows, transplant_table, transplant_verdict, transplant_word,
 )
 
 config = validate_parameters(Chapter6Parameters, globals())
@@ -319,8 +319,10 @@ record("transplant.criteria_tried", len(CRITERIA), ",")
 for r, share_ in zip(transplanted, transplant_claim["authors_criterion_shares"]):
     record(f"transplant.{r['first_group'].lower()}.authors_share", share_, ".1%")
 record("transplant.authors_match", verdict(transplant_claim["authors_criterion_matches"],
-                                           yes="lie inside both Wilson intervals: reproduced",
-                                           no="are not reproduced with the protocol their code records"))
+                                           yes="lie inside both Wilson intervals",
+                                           no="lie outside a Wilson interval"))
+# The verdict word: the book's one rule on the two rates (the index's transplant row judges the same).
+record("transplant.verdict", transplant_word(transplanted, PUBLISHED_UNGROK_SHARES, AUTHORS_CRITERION))
 other_criteria = [name for name in transplant_claim["criteria_matching_both"] if name != AUTHORS_CRITERION]
 record("transplant.other_criteria", ", ".join(other_criteria) if other_criteria else "none")
 
@@ -329,7 +331,7 @@ record("transplant.other_criteria", ", ".join(other_criteria) if other_criteria 
 # {cite:p}`wu2025ambiguous`. Under the criterion its code records ({{transplant.authors_criterion}})
 # the authors' protocol gives {{transplant.s4.authors_share}} (S4 first) and
 # {{transplant.a4xz2.authors_share}} (A4xZ2 first) here: the published shares
-# {{transplant.authors_match}}. The other criteria under which they lie inside both intervals:
+# {{transplant.authors_match}} (verdict: **{{transplant.verdict}}**). The other criteria under which they lie inside both intervals:
 # {{transplant.other_criteria}}; their code uses none of these, each is one of the
 # {{transplant.criteria_tried}} tried here, so such a match is weak evidence. Where the shares are
 # not reproduced, note that the number is not stored in the authors' repository; getting it would
@@ -483,9 +485,8 @@ record("sketch.bound_says", verdict(f["end_bulk_share_bound"] < 1, yes="bounds t
                                     no="says nothing of the others"))
 record("sketch.float32_departs", verdict(checks["float32_departs"], yes="departs from float64",
                                          no="stays close to float64"))
-record("sketch.no_bulk", verdict(checks["no_bulk"], yes="reproduced",
-                                 no="not comparable at this scale (the tail bound is too loose to count those near 1)",
-                                 undefined="not comparable at this scale (the model does not grok)"))
+# "No bulk" read on one seed: one run, and not comparable where the bound cannot count the bulk.
+record("sketch.no_bulk", no_bulk_word(checks["no_bulk"]))
 # The study's "blows up late" read as an "every grokking seed": the book's one verdict rule.
 record("sketch.blow_up", judge(Never(checks["grokking_seeds"] - checks["seeds_blown"], checks["grokking_seeds"]))
        if checks["grokked"] else "not comparable at this scale (the model does not grok)")
@@ -613,7 +614,7 @@ record("summary.readable_from", readable, ",")
 #   minus final > 0.1 {{summary.transplant.a4xz2.peak_minus_final}}
 #   ({{summary.transplant.a4xz2.peak_minus_final_share}}), collapse to the intersection
 #   {{summary.transplant.a4xz2.collapse}} ({{summary.transplant.a4xz2.collapse_share}}). Under the
-#   authors' coded criterion the published shares {{transplant.authors_match}}.
+#   authors' coded criterion the published shares {{transplant.authors_match}}: {{transplant.verdict}}.
 # - Training Jacobian ($P$ = {{jacobian.n_parameters}}, {{jacobian.steps}} steps, segments of
 #   {{summary.jacobian.segment}}; the authors: $P$ = {{jacobian.published_n_parameters}},
 #   {{jacobian.published_steps}} steps): the model {{jacobian.groks}} within the run; at step

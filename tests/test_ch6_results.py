@@ -195,3 +195,24 @@ def test_check_results_holds_the_claims_to_their_evidence_and_the_recorded_words
     with pytest.raises(AssertionError):                      # a claim that is a word, not a boolean
         check_results({**results, "jacobian_sketch": {**results["jacobian_sketch"],
                                                       "claims": {**claims, "blow_up": "reproduced"}}})
+
+
+def test_chapter_6_words_its_bulk_and_transplant_verdicts_by_the_one_rule_as_its_index_rows_do():
+    from lib.book.reproduced import chapter_rows
+    from lib.chapters.ch6_results import no_bulk_word, transplant_word
+    from lib.grokking.transplant import AUTHORS_CRITERION
+
+    assert [no_bulk_word(v) for v in (True, False, None)] == ["one run", "not comparable", "not comparable"]
+
+    def direction(ungrokked, grokked):
+        return {"criteria": {AUTHORS_CRITERION: {"ungrokked": ungrokked, "grokked_first": grokked}}}
+    assert transplant_word([direction(5, 64), direction(5, 64)], [0.07, 0.08], AUTHORS_CRITERION) == "reproduced"
+    assert transplant_word([direction(34, 64), direction(5, 64)], [0.07, 0.08], AUTHORS_CRITERION) == "differs"
+    assert transplant_word([direction(2, 64), direction(5, 64)], [0.07, 0.08], AUTHORS_CRITERION) == "too few events"
+    results = committed_results()
+    words = {r.quantity.split(":")[0]: r.word for r in chapter_rows("06_determination", results)}
+    claims = results["jacobian_sketch"]["claims"]
+    assert no_bulk_word(claims["no_bulk"]) == next(
+        r.word for r in chapter_rows("06_determination", results) if "no bulk" in r.quantity)
+    from lib.grokking.study import PUBLISHED_UNGROK_SHARES
+    assert transplant_word(results["transplant"], PUBLISHED_UNGROK_SHARES, AUTHORS_CRITERION) == words["transplant"]
