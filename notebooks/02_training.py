@@ -346,9 +346,10 @@ transition_study_figure(curves, held_only(analyses, study_sens), unreachable_lab
 
 # %% [markdown]
 # The figure shows lengths 1 to 4 and unreachable targets (the study plotted 1, 2, 3 and
-# unreachable), its diamonds the transitions that hold. The mean predictions of the first seed
-# show what the rival is about: while a model has learned nothing, its lines lie on top of each
-# other, one constant for every length.
+# unreachable, all in one panel), a panel each, every seed a line; its diamonds are the
+# transitions that hold. The mean predictions of the first seed show what the rival is about:
+# while a model has learned nothing, its lines lie on top of each other, one constant for every
+# length (lengths 1 to 4 and unreachable targets in colour, the lengths between them in grey).
 
 # %%
 mean_prediction_figure(curves.steps, study_curves(curves, 0)[1], unreachable_label=study_unreachable,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import networkx as nx
 import numpy as np
 import pytest
@@ -9,7 +11,7 @@ import torch
 
 from lib.bfs.transformer import bfs_transformer, reach_by_layer
 from lib.chapters.ch1_figures import (
-    attention_figure, damage_distribution_figure, graph_figure, reach_slider_figure, recovery_slider_figure,
+    attention_figure, damage_distribution_figure, graph_figure, graph_layout, reach_slider_figure, recovery_slider_figure,
     recovery_summary_figure, sharpness_figure, study_protocol_figure,
 )
 
@@ -46,8 +48,9 @@ def test_graph_figure_draws_exactly_the_edges_and_colours_by_distance():
     distance = distances(GRAPH)
     assert distance == [0, 3, 1, 2, 2, 6]
     fig = graph_figure(GRAPH, distance, seed=3)
-    edges, vertices = fig.data
-    position = {(x, y): v for v, (x, y) in enumerate(zip(vertices.x, vertices.y))}
+    edges, reachable, unreachable = fig.data
+    vertices = {text: (x, y) for trace in (reachable, unreachable) for text, x, y in zip(trace.text, trace.x, trace.y)}
+    position = {xy: int(text) - 1 for text, xy in vertices.items()}
     assert len(position) == 6, "every vertex has its own position"
     drawn = set()
     for start in range(0, len(edges.x), 3):
@@ -56,12 +59,25 @@ def test_graph_figure_draws_exactly_the_edges_and_colours_by_distance():
         assert edges.x[start + 2] is None and edges.y[start + 2] is None, "segments are separated"
         drawn.add(frozenset((a, b)))
     assert drawn == {frozenset(e) for e in EDGES}
-    assert list(vertices.text) == ["1", "2", "3", "4", "5", "6"]
-    # Colour = distance, unreachable as -1; only the source and the target are ringed.
-    assert list(vertices.marker.color) == [0, 3, 1, 2, 2, -1]
-    assert list(vertices.marker.line.width) == [4, 4, 0, 0, 0, 0]
-    assert vertices.hovertext[1].startswith("vertex 2: distance 3")
-    assert vertices.hovertext[5] == "vertex 6: distance unreachable"
+    # Colour = distance for the reachable vertices; the unreachable one is grey, named in the legend;
+    # only the source and the target are ringed.
+    assert list(reachable.text) == ["1", "2", "3", "4", "5"] and list(reachable.marker.color) == [0, 3, 1, 2, 2]
+    assert reachable.marker.cmin == 0 and reachable.marker.cmax == 3 and not reachable.showlegend
+    assert list(unreachable.text) == ["6"] and unreachable.name == "unreachable from 1" and unreachable.showlegend
+    assert list(reachable.marker.line.width) == [4, 4, 0, 0, 0] and list(unreachable.marker.line.width) == [0]
+    assert reachable.hovertext[1].startswith("vertex 2: distance 3")
+    assert unreachable.hovertext[0] == "vertex 6: unreachable"
+
+
+def test_graph_layout_sets_an_isolated_vertex_beside_the_rest_not_far_away():
+    """The component of five vertices spans about as much as it would alone; vertex 6 sits one
+    unit to its right (spring_layout on the whole graph pushed it far off and squeezed the rest)."""
+    graph = nx.from_numpy_array(GRAPH.numpy().astype(int))
+    position = graph_layout(graph, seed=3)
+    main = [position[v] for v in range(5)]
+    width = max(x for x, _ in main) - min(x for x, _ in main)
+    assert position[5][0] == pytest.approx(max(x for x, _ in main) + 1.0)
+    assert width > 0.5 and min(math.dist(a, b) for i, a in enumerate(main) for b in main[i + 1:]) > 0.2
 
 
 def test_reach_by_layer_is_the_ball_of_radius_layer_around_each_vertex():
@@ -153,6 +169,9 @@ def test_sharpness_figure_plots_each_constant_sorted_and_floored():
     assert same(fig.data[0].x, [1.0, 4.0, 30.0]) and same(fig.data[0].y, [0.4, 0.01, 1e-16])
     assert same(fig.data[1].x, [2.0, 80.0]) and same(fig.data[1].y, [0.2, 1e-9])
     assert [shape.y0 for shape in fig.layout.shapes] == [1e-6]
+    # The claim's label sits at the left end of its line, where no curve comes near it.
+    (label,) = fig.layout.annotations
+    assert (label.x, label.xref, label.xanchor, label.y) == (0, "x domain", "left", -6)
 
 
 def test_damage_distribution_figure_plots_the_share_at_or_below_and_every_draw_by_matrix():

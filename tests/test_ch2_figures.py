@@ -13,8 +13,8 @@ from lib.paths.training import PathTrainingConfig, TrainingLog
 from lib.paths.transition_study import TransitionCurves
 from lib.book.confusion import confusion_figure, confusion_matrix, label_histogram_figure
 from lib.chapters.ch2_figures import (
-    confusion_slider_figure, evaluation_loss_figure, learning_rate_figure, loss_by_length_figure, total_loss_figure,
-    transition_study_figure,
+    confusion_slider_figure, evaluation_loss_figure, learning_rate_figure, loss_by_length_figure,
+    mean_prediction_figure, total_loss_figure, transition_study_figure,
 )
 
 NAN = math.nan
@@ -96,7 +96,7 @@ def test_loss_by_length_figure_draws_only_the_chosen_lengths():
     assert same(fig.data[0].y, [3.0, 2.0, 0.05]) and fig.layout.xaxis.type == "linear"
 
 
-def test_the_transition_study_figure_has_a_line_per_length_and_seed_on_a_linear_axis():
+def test_the_transition_study_figure_has_a_panel_per_length_and_a_line_per_seed_on_a_linear_axis():
     steps = (0, 5, 10)
     loss = torch.tensor([[[9.0, 4.0], [8.0, 4.0], [0.1, 4.0]], [[9.0, 4.0], [9.0, 4.0], [0.2, 4.0]]],
                         dtype=torch.float64)
@@ -107,8 +107,26 @@ def test_the_transition_study_figure_has_a_line_per_length_and_seed_on_a_linear_
     assert names == ["length 1, seed 0", None, "length 1, seed 1", "unreachable (15), seed 0",
                      "unreachable (15), seed 1"]
     assert same(fig.data[0].y, [9.0, 8.0, 0.1]) and same(fig.data[1].x, [10]) and same(fig.data[1].y, [0.1])
-    assert fig.data[0].line.dash == "solid" and fig.data[2].line.dash == "dash"
-    assert fig.layout.xaxis.type == "linear" and fig.layout.yaxis.type == "log"
+    # One panel per length, titled by it; a length's seeds share its colour, no legend needed.
+    assert [t.yaxis for t in fig.data] == ["y", "y", "y", "y2", "y2"]
+    assert [a.text for a in fig.layout.annotations] == ["length 1", "unreachable (15)"]
+    assert fig.data[0].line.color == fig.data[2].line.color != fig.data[3].line.color
+    assert not any(t.showlegend for t in fig.data)
+    assert fig.layout.xaxis.type == "linear" and fig.layout.yaxis.type == "log" == fig.layout.yaxis2.type
+
+
+def test_mean_prediction_figure_colours_at_most_five_labels_and_greys_the_middle_lengths():
+    from lib.book.ordered_series import MOST_ORDERED, REST_COLOUR
+    means = {length: [float(length)] * 2 for length in [*range(1, 11), 15]}
+    fig = mean_prediction_figure([0, 10], means, unreachable_label=15, title="t")
+    lines = fig.data[::2]     # each label's line, then its dotted true value
+    shown = [t.name for t in lines if t.showlegend]
+    assert shown == ["length 1", "length 2", "length 3", "length 4", "lengths 5 to 10 (grey)", "unreachable (15)"]
+    assert len({t.line.color for t in lines if t.line.color != REST_COLOUR}) == MOST_ORDERED
+    assert [t.line.color == REST_COLOUR for t in lines] == [False] * 4 + [True] * 6 + [False]
+    # Five labels or fewer: each its own colour, none grey.
+    few = mean_prediction_figure([0, 10], {k: means[k] for k in (1, 2, 3, 15)}, unreachable_label=15, title="t")
+    assert len({t.line.color for t in few.data[::2]}) == 4 and REST_COLOUR not in {t.line.color for t in few.data}
 
 
 def test_confusion_figure_shows_the_row_normalized_matrix():

@@ -133,7 +133,8 @@ def test_length_heatmap_puts_each_cell_at_its_size_and_distance():
     for c in CELLS:
         assert z[c.distance - 1][c.n_vertices - 3] == pytest.approx(math.log10(c.mse))
     assert z[3][2] is None and z[2][0] is None, "no cell: (5, 4) and (3, 3)"
-    assert heatmap.text[0][1] == "0.1"
+    # Each cell writes its log10 MSE to one decimal (legible on a phone); the MSE rides along for hover.
+    assert heatmap.texttemplate == "%{z:.1f}" and heatmap.customdata[0][1] == "0.1"
     (outline,) = fig.layout.shapes
     assert (outline.x0, outline.x1, outline.y0, outline.y1) == (2.5, 4.5, 0.5, 3.5)
 
@@ -169,3 +170,18 @@ def test_loss_by_distance_draws_mse_and_mean_prediction_per_size():
     diagonal = fig.data[-1]
     assert same(diagonal.x, [1, 5]) and same(diagonal.y, [1, 5]) and diagonal.xaxis == "x2"
     assert [shape.x0 for shape in fig.layout.shapes] == [3.5, 3.5]
+
+
+def test_size_and_distance_lines_keep_at_most_five_evenly_spread_with_the_training_edge():
+    """Nine distances and ten sizes (chapter 3's length study): five lines each, the first and
+    last and the longest training distance / largest training size among them."""
+    split = LengthSplit(3, 6, 12)
+    cells = [Cell(n, d, 10, 0.1 * d, float(d), 1.0, split.size_seen(n), split.distance_seen(d))
+             for n in range(3, 13) for d in range(1, min(n, 10))]
+    by_size = loss_by_size_figure(cells, split)
+    assert [t.name for t in by_size.data] == [f"distance {d}" for d in (1, 3, 5, 7, 9)]
+    assert "distances 1, 3, 5, 7, 9 of 1 to 9" in by_size.layout.title.text
+    by_distance = loss_by_distance_figure(cells, split)
+    names = [t.name for t in by_distance.data if t.showlegend is not False]
+    assert names[:-1] == ["n = 3", "n = 6", "n = 8 (larger)", "n = 10 (larger)", "n = 12 (larger)"]
+    assert len({t.line.color for t in by_size.data}) == 5

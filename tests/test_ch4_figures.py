@@ -142,3 +142,14 @@ def test_sweep_labels_are_short_and_tell_the_experiments_of_a_pair_apart():
     assert label("Z48xZ2_vs_Z48x|25Z2", "z48") == "Z48"
     assert [label("Z35x|6Z2_vs_Z35x|34Z2", k) for k in ("z35_lr0.01", "z35_book")] == ["Z35, lr 0.01", "Z35, recipe"]
     assert label("Z100_vs_Z50xZ2", "z100") == "Z100"
+
+
+def test_class_balance_draws_two_equal_full_tables_as_one_line_named_for_both():
+    """Both full tables hold every label equally often: one line named for both, not one hidden
+    under the other (issue 51); unequal shares keep a line each."""
+    equal = {"intersection": torch.tensor([4, 2, 2, 4]), "g1_full": torch.tensor([4, 4, 4, 4]),
+             "g2_full": torch.tensor([4, 4, 4, 4])}
+    names = [trace.name for trace in class_balance_figure(equal, "Z4_vs_Z2xZ2").data]
+    assert names == ["training set (intersection)", "full tables of G1 and G2 (equal)"]
+    unequal = {**equal, "g2_full": torch.tensor([8, 4, 2, 2])}
+    assert len(class_balance_figure(unequal, "X").data) == 3

@@ -23,13 +23,32 @@ def vertex_label(index: int) -> str:
     return str(index + 1)
 
 
+def graph_layout(graph: nx.Graph, seed: int = 0) -> dict[int, tuple[float, float]]:
+    """Positions of `graph`'s vertices: each connected component laid out on its own (spring
+    layout, `seed`) and scaled to its size, the components side by side from the largest, so that
+    an isolated vertex does not push the rest into a corner (chapter 1's example graph, where it
+    squeezed seven vertices onto each other at a phone's width)."""
+    position: dict[int, tuple[float, float]] = {}
+    left = 0.0
+    for nodes in sorted(nx.connected_components(graph), key=lambda c: (-len(c), min(c))):
+        radius = 0.5 * len(nodes) ** 0.5
+        local = nx.spring_layout(graph.subgraph(nodes), seed=seed, scale=radius, center=(0, 0)) \
+            if len(nodes) > 1 else {next(iter(nodes)): (0.0, 0.0)}
+        xs = [p[0] for p in local.values()]
+        shift = left - min(xs)
+        position.update({v: (float(p[0]) + shift, float(p[1])) for v, p in local.items()})
+        left += max(xs) - min(xs) + 1.0
+    return position
+
+
 def graph_figure(adjacency: torch.Tensor, distance_from_source: list[int], seed: int = 0) -> go.Figure:
-    """Draw one graph; vertices are coloured by BFS distance from vertex 1, source and target ringed."""
+    """Draw one graph; vertices reachable from vertex 1 are coloured by their BFS distance from it,
+    the others grey (named in the legend), source and target ringed."""
     n = adjacency.shape[0]
     graph = nx.Graph()
     graph.add_nodes_from(range(n))
     graph.add_edges_from(torch.nonzero(torch.triu(adjacency, 1)).tolist())
-    position = nx.spring_layout(graph, seed=seed)
+    position = graph_layout(graph, seed)
     edge_x, edge_y = [], []
     for a, b in graph.edges:
         edge_x += [position[a][0], position[b][0], None]
@@ -37,18 +56,25 @@ def graph_figure(adjacency: torch.Tensor, distance_from_source: list[int], seed:
     fig = go.Figure()
     fig.add_trace(go.Scatter(x=edge_x, y=edge_y, mode="lines", line={"color": "#999", "width": 2},
                              hoverinfo="skip", showlegend=False))
-    finite = [d if d < n else None for d in distance_from_source]
-    fig.add_trace(go.Scatter(
-        x=[position[v][0] for v in range(n)], y=[position[v][1] for v in range(n)],
-        mode="markers+text", text=[vertex_label(v) for v in range(n)], textfont={"color": "white"},
-        marker={"size": 30, "color": [d if d is not None else -1 for d in finite], "colorscale": "Viridis",
-                "cmin": -1, "cmax": max(1, n - 1),
-                "line": {"width": [4 if v in (0, 1) else 0 for v in range(n)], "color": PALETTE[1]},
-                "colorbar": {"title": {"text": "distance<br>from 1"}}},
-        hovertext=[f"vertex {vertex_label(v)}: distance {d if d is not None else 'unreachable'}"
-                   for v, d in enumerate(finite)],
-        hoverinfo="text", showlegend=False,
-    ))
+    reachable = [v for v in range(n) if distance_from_source[v] < n]
+    unreachable = [v for v in range(n) if distance_from_source[v] >= n]
+    ring = {"width": [4 if v in (0, 1) else 0 for v in range(n)], "color": PALETTE[1]}
+    for vertices, colours, name in ((reachable, [distance_from_source[v] for v in reachable], None),
+                                    (unreachable, "#8a8f98", "unreachable from 1")):
+        if not vertices:
+            continue
+        marker = {"size": 30, "color": colours, "line": {"width": [ring["width"][v] for v in vertices],
+                                                         "color": ring["color"]}}
+        if name is None:
+            marker.update(colorscale="Viridis", cmin=0, cmax=max(1, max(colours)),
+                          colorbar={"title": {"text": "distance<br>from 1"}, "dtick": 1})
+        fig.add_trace(go.Scatter(
+            x=[position[v][0] for v in vertices], y=[position[v][1] for v in vertices],
+            mode="markers+text", text=[vertex_label(v) for v in vertices], textfont={"color": "white"},
+            marker=marker, name=name or "reachable", showlegend=name is not None,
+            hovertext=[f"vertex {vertex_label(v)}: " + (f"distance {distance_from_source[v]}" if name is None
+                                                         else "unreachable") for v in vertices],
+            hoverinfo="text"))
     fig.update_xaxes(visible=False)
     fig.update_yaxes(visible=False, scaleanchor="x")
     return finish(fig, "Example graph (source 1 and target 2 ringed; colour = BFS distance from 1)", height=420)
@@ -152,9 +178,10 @@ def sharpness_figure(rows: list[dict]) -> go.Figure:
         fig.add_trace(go.Scatter(x=[r["value"] for r in runs], y=[max(r["mse"], 1e-16) for r in runs],
                                  name=knob, mode="lines+markers", line={"color": PALETTE[index]}))
     fig.add_hline(y=1e-6, line_dash="dash")
-    # On a log axis an annotation's y is log10 of the value: the label sits on its line.
-    fig.add_annotation(x=1, xref="x domain", y=-6, yref="y", text="the study's claim: 1e-6", showarrow=False,
-                       xanchor="right", yanchor="bottom")
+    # On a log axis an annotation's y is log10 of the value: the label sits on its line, at the
+    # left, where the curves are still far above it (at the right they cross it).
+    fig.add_annotation(x=0, xref="x domain", y=-6, yref="y", text="the study's claim: 1e-6", showarrow=False,
+                       xanchor="left", yanchor="bottom")
     fig.update_xaxes(title_text="value of the constant (the other kept at its default)", type="log")
     fig.update_yaxes(title_text="MSE against BFS (floored at 1e-16)", type="log")
     return finish(fig, "Errors vanish as the constants grow", height=420)

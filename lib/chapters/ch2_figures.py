@@ -12,9 +12,11 @@ from collections.abc import Sequence
 import ipywidgets as widgets
 import plotly.graph_objects as go
 import torch
+from plotly.subplots import make_subplots
 
 from lib.book.confusion import confusion_figure, length_name
 from lib.book.live import SliderRange, manual_panel
+from lib.book.ordered_series import MOST_ORDERED, REST_COLOUR
 from lib.book.plotting import PALETTE, finish, ordered_colours, slider_over_steps
 from lib.paths.phase_transitions import Drop
 from lib.paths.training import TrainingLog
@@ -84,34 +86,38 @@ def _drop_marker(drop: Drop, value: float, colour: str, length: int, unreachable
                       f"{drop.decades:.1f} decades in {drop.width} steps<extra></extra>")
 
 
-#: Line styles of the transition study's seeds, in order.
-SEED_DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")
-
-
 def transition_study_figure(curves: TransitionCurves, drops: Sequence[dict[int, Drop]], *,
                             unreachable_label: int, lengths: Sequence[int] | None = None,
                             marked: tuple[str, str] = ("detected drops", "no drop detected")) -> go.Figure:
-    """The transition study as the authors plotted theirs: log MSE of each length on the
-    balanced evaluation set against a linear step axis, one line per seed (dash style), the
-    drops given as diamonds; `marked`: what the diamonds are and what the title says when there
-    is none (chapter 2 passes only the transitions that hold)."""
+    """The transition study: log MSE of each length on the balanced evaluation set against a
+    linear step axis (the authors' axes), one panel per length (one under another) and one thin
+    line per seed in it, the drops given as diamonds; `marked`: what the diamonds are and what
+    the title says when there is none (chapter 2 passes only the transitions that hold).
+
+    The authors drew every length in one panel; here one panel per length, because ten seeds of
+    five lengths in one panel are fifty lines whose colours merge."""
     lengths = list(curves.lengths if lengths is None else lengths)
-    fig = go.Figure()
-    for length, colour in zip(lengths, ordered_colours(len(lengths))):
+    names = [length_name(length, unreachable_label) for length in lengths]
+    fig = make_subplots(rows=len(lengths), cols=1, shared_xaxes=True, vertical_spacing=0.05, subplot_titles=names)
+    for row, (length, colour) in enumerate(zip(lengths, ordered_colours(len(lengths))), start=1):
         for index, seed in enumerate(curves.seeds):
             curve = curves.curve(index, length)
             fig.add_trace(go.Scatter(
-                x=list(curves.steps), y=curve, mode="lines", legendgroup=str(length),
-                name=f"{length_name(length, unreachable_label)}, seed {seed}", showlegend=True,
-                line={"color": colour, "width": 1.4, "dash": SEED_DASHES[index % len(SEED_DASHES)]}))
+                x=list(curves.steps), y=curve, mode="lines", showlegend=False,
+                name=f"{names[row - 1]}, seed {seed}", line={"color": colour, "width": 1.2},
+                hovertemplate=f"{names[row - 1]}, seed {seed}, step %{{x}}: MSE %{{y:.3g}}<extra></extra>"),
+                row=row, col=1)
             drop = drops[index][length]
             if drop.dropped:
                 fig.add_trace(_drop_marker(drop, curve[curves.steps.index(drop.step)], colour, length,
-                                           unreachable_label, f", seed {seed}"))
-    fig.update_yaxes(type="log", title="MSE on the balanced evaluation set")
-    fig.update_xaxes(title="step", type="linear", range=[0, curves.steps[-1]])
-    return finish(fig, _with_diamonds(fig, f"Loss by path length, graphs of up to {curves.config.n_max} vertices",
-                                      *marked), height=520)
+                                           unreachable_label, f", seed {seed}"), row=row, col=1)
+        # every panel names its quantity: the panels stand one under another on any screen
+        fig.update_yaxes(type="log", title_text="MSE", row=row, col=1)
+    fig.update_xaxes(type="linear", range=[0, curves.steps[-1]])
+    fig.update_xaxes(title_text="step", row=len(lengths), col=1)
+    title = _with_diamonds(fig, f"Loss by path length on the balanced evaluation set, graphs of up to "
+                                f"{curves.config.n_max} vertices, one line per seed", *marked)
+    return finish(fig, title, height=150 + 170 * len(lengths))
 
 
 def confusion_slider_figure(steps: Sequence[int], predictions: Sequence[torch.Tensor],
@@ -199,13 +205,25 @@ def mean_prediction_figure(steps: Sequence[int], means: dict[int, list[float]], 
                            title: str, log_steps: bool = False) -> go.Figure:
     """The model's mean prediction on the graphs of each label over steps, each label's value as
     a dotted line of its colour: while one constant stands in for many labels, their lines lie
-    on top of each other."""
+    on top of each other.
+
+    At most `MOST_ORDERED` labels get a colour of their own: the shortest lengths and the
+    unreachable label; the lengths between them are drawn in one grey, named together."""
     fig = go.Figure()
     lengths = list(means)
-    for length, colour in zip(lengths, ordered_colours(len(lengths))):
-        fig.add_trace(go.Scatter(x=list(steps), y=means[length], mode="lines", legendgroup=str(length),
-                                 name=length_name(length, unreachable_label), line={"color": colour, "width": 1.6}))
-        fig.add_trace(go.Scatter(x=[steps[0], steps[-1]], y=[length, length], mode="lines", legendgroup=str(length),
+    coloured = lengths if len(lengths) <= MOST_ORDERED else lengths[:MOST_ORDERED - 1] + lengths[-1:]
+    rest = [length for length in lengths if length not in coloured]
+    colours = dict(zip(coloured, ordered_colours(len(coloured))))
+    rest_name = f"lengths {rest[0]} to {rest[-1]} (grey)" if rest else ""
+    for length in lengths:
+        colour = colours.get(length, REST_COLOUR)
+        name = length_name(length, unreachable_label) if length in colours else rest_name
+        first = length in colours or length == rest[0]
+        fig.add_trace(go.Scatter(x=list(steps), y=means[length], mode="lines", legendgroup=name, showlegend=first,
+                                 name=name, line={"color": colour, "width": 1.6 if length in colours else 1.2},
+                                 hovertemplate=f"{length_name(length, unreachable_label)}, step %{{x}}: "
+                                               "mean prediction %{y:.2f}<extra></extra>"))
+        fig.add_trace(go.Scatter(x=[steps[0], steps[-1]], y=[length, length], mode="lines", legendgroup=name,
                                  showlegend=False, hoverinfo="skip",
                                  line={"color": colour, "width": 1, "dash": "dot"}))
     fig.update_yaxes(title="mean prediction (dotted: the true value)")

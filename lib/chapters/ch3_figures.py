@@ -18,6 +18,7 @@ from plotly.subplots import make_subplots
 from lib.paths.generalization_tests import TARGET_KINDS, GeneralizationResult
 from lib.paths.length_generalization import Cell, LengthSplit
 from lib.paths.training import TrainingLog
+from lib.book.ordered_series import MOST_ORDERED, evenly_spaced
 from lib.book.plotting import PALETTE, finish, ordered_colours, slider_over_steps
 from lib.book.confusion import confusion_figure, length_name
 from lib.paths.target_kind_scores import TargetKindScores
@@ -148,32 +149,37 @@ OUTLINE = PALETTE[1]
 
 
 def length_heatmap_figure(cells: Sequence[Cell], split: LengthSplit) -> go.Figure:
-    """log10 MSE in every (graph size, true distance) cell; the training region is outlined."""
+    """log10 MSE in every (graph size, true distance) cell, written in the cell to one decimal (four
+    characters stay legible in a phone's cells, where "7.4e-05" shrinks to 5 px); the MSE itself
+    on hover; the training region is outlined."""
     sizes = list(range(split.n_min, split.n_test_max + 1))
     distances = list(range(1, max(c.distance for c in cells) + 1))
     grid = [[None] * len(sizes) for _ in distances]
-    text = [[""] * len(sizes) for _ in distances]
+    mse = [[""] * len(sizes) for _ in distances]
     for c in cells:
         grid[c.distance - 1][c.n_vertices - split.n_min] = math.log10(max(c.mse, 1e-6))
-        text[c.distance - 1][c.n_vertices - split.n_min] = f"{c.mse:.2g}"
+        mse[c.distance - 1][c.n_vertices - split.n_min] = f"{c.mse:.2g}"
     fig = go.Figure(go.Heatmap(
-        z=grid, x=sizes, y=distances, text=text, texttemplate="%{text}", colorscale="Viridis",
+        z=grid, x=sizes, y=distances, customdata=mse, texttemplate="%{z:.1f}", colorscale="Viridis",
         colorbar={"title": "log10 MSE"},
-        hovertemplate="n = %{x}, distance %{y}: MSE %{text}<extra></extra>"))
+        hovertemplate="n = %{x}, distance %{y}: MSE %{customdata} (log10 %{z:.2f})<extra></extra>"))
     fig.add_shape(type="rect", x0=split.n_min - 0.5, x1=split.n_train_max + 0.5, y0=0.5,
                   y1=split.distance_train_max + 0.5, line={"color": OUTLINE, "width": 3})
     fig.add_annotation(x=split.n_min - 0.4, y=split.distance_train_max + 0.5, text="training sizes",
                        showarrow=False, xanchor="left", yanchor="bottom", font={"color": OUTLINE})
     fig.update_xaxes(title="vertices in the graph", dtick=1)
     fig.update_yaxes(title="true distance from 1 to 2", dtick=1)
-    return finish(fig, "Error by graph size and true distance (outlined: the training range)",
+    return finish(fig, "log10 MSE by graph size and true distance (outlined: the training range)",
                   height=520, width=720)
 
 
 def loss_by_size_figure(cells: Sequence[Cell], split: LengthSplit) -> go.Figure:
-    """MSE against graph size, one line per true distance; the largest training size is marked."""
+    """MSE against graph size, one line per true distance for at most `MOST_ORDERED` distances
+    spread evenly from the shortest to the longest, the longest training distance among them
+    (every distance is in `length_heatmap_figure`); the largest training size is marked."""
+    every = sorted({c.distance for c in cells})
+    distances = evenly_spaced(every, MOST_ORDERED, keep=[split.distance_train_max])
     fig = go.Figure()
-    distances = sorted({c.distance for c in cells})
     for distance, colour in zip(distances, ordered_colours(len(distances))):
         row = sorted((c for c in cells if c.distance == distance), key=lambda c: c.n_vertices)
         dash = "solid" if split.distance_seen(distance) else "dash"
@@ -186,13 +192,17 @@ def loss_by_size_figure(cells: Sequence[Cell], split: LengthSplit) -> go.Figure:
                   annotation_text="largest training graph", annotation_position="top left")
     fig.update_yaxes(type="log", title="MSE")
     fig.update_xaxes(title="vertices in the graph", dtick=1)
-    return finish(fig, "Loss against graph size, one line per true distance (dashed: longer than "
+    which = "" if distances == every else f"distances {', '.join(map(str, distances))} of {every[0]} to {every[-1]}; "
+    return finish(fig, f"Loss against graph size, one line per true distance ({which}dashed: longer than "
                        "any training path)", height=460)
 
 
 def loss_by_distance_figure(cells: Sequence[Cell], split: LengthSplit) -> go.Figure:
-    """MSE and mean prediction against true distance, one line per graph size."""
-    sizes = sorted({c.n_vertices for c in cells})
+    """MSE and mean prediction against true distance, one line per graph size for at most
+    `MOST_ORDERED` sizes spread evenly from the smallest to the largest, the largest training
+    size among them (every size is in `length_heatmap_figure`)."""
+    every = sorted({c.n_vertices for c in cells})
+    sizes = evenly_spaced(every, MOST_ORDERED, keep=[split.n_train_max])
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.1,
                         subplot_titles=["MSE", "mean prediction"])
     for n, colour in zip(sizes, ordered_colours(len(sizes))):
@@ -213,7 +223,8 @@ def loss_by_distance_figure(cells: Sequence[Cell], split: LengthSplit) -> go.Fig
         fig.update_xaxes(title="true distance", dtick=1, row=1, col=col)
     fig.update_yaxes(type="log", title="MSE", row=1, col=1)
     fig.update_yaxes(title="mean predicted distance", row=1, col=2)
-    return finish(fig, "Loss and prediction against true distance (dotted line: longest training path)",
+    which = "" if sizes == every else f"n = {', '.join(map(str, sizes))} of {every[0]} to {every[-1]}; "
+    return finish(fig, f"Loss and prediction against true distance ({which}dotted line: longest training path)",
                   height=480)
 
 

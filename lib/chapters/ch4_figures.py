@@ -160,14 +160,20 @@ def training_curves_figure(result: SweepResult, instances: Mapping[str, int], g1
 
 
 def class_balance_figure(counts: Mapping[str, torch.Tensor], pair_name: str) -> go.Figure:
-    """Share of pairs whose product is each element: on the intersection versus the full table."""
+    """Share of pairs whose product is each element: on the intersection versus the full table.
+
+    Every group's full table holds each element equally often, so the two full tables' lines
+    coincide: they are drawn as one line, named for both, rather than one hidden under the other."""
     fig = go.Figure()
     styles = {"intersection": ("training set (intersection)", PALETTE[1]),
               "g1_full": ("full table of G1", PALETTE[0]), "g2_full": ("full table of G2", PALETTE[2])}
-    for key, values in counts.items():
+    shares = {key: (values.double() / values.sum()) for key, values in counts.items()}
+    if {"g1_full", "g2_full"} <= shares.keys() and torch.allclose(shares["g1_full"], shares["g2_full"]):
+        del shares["g2_full"]
+        styles["g1_full"] = ("full tables of G1 and G2 (equal)", PALETTE[0])
+    for key, share in shares.items():
         label, colour = styles.get(key, (key, PALETTE[4]))
-        share = (values.double() / values.sum()).tolist()
-        fig.add_trace(go.Scatter(x=list(range(len(share))), y=share, name=label,
+        fig.add_trace(go.Scatter(x=list(range(len(share))), y=share.tolist(), name=label,
                                  mode="lines+markers", marker={"size": 4}, line={"color": colour},
                                  hovertemplate="label %{x}: %{y:.4f}<extra></extra>"))
     fig.update_xaxes(title_text="label (index of the product)")

@@ -123,7 +123,8 @@ def perturbation_panel(result: SweepResult, labels: list[str], copies: int, seed
 def total_variation_figure(study: TotalVariationStudy) -> go.Figure:
     """Histograms, per outcome, of each seed's argmax-flip rate by the authors' definition (all
     pairs, their snapshot spacing), by the book's (pairs outside the training set, its window)
-    and of its test-set total variation over the book's window."""
+    and of its test-set total variation over the book's window; the outcomes' bars stacked
+    (opaque: translucent bars laid over each other read dim on a dark page)."""
     fig = make_subplots(rows=1, cols=3, subplot_titles=("argmax flips, the authors' definition",
                                                         "argmax flips, the book's", "total variation (book's window)"))
     for code, name in enumerate(GROUPS):
@@ -133,8 +134,8 @@ def total_variation_figure(study: TotalVariationStudy) -> go.Figure:
         for col, values in ((1, study.authors_flips), (2, study.test_flips), (3, study.test_tv)):
             fig.add_trace(go.Histogram(x=values[members].tolist(), name=name, legendgroup=name,
                                        showlegend=col == 1, marker={"color": GROUP_COLOURS[name]},
-                                       opacity=0.6, nbinsx=30), row=1, col=col)
-    fig.update_layout(barmode="overlay")
+                                       nbinsx=30), row=1, col=col)
+    fig.update_layout(barmode="stack")
     fig.update_yaxes(title_text="seeds", row=1, col=1)
     epochs, authors = study.epochs.tolist(), study.authors_epochs.tolist()
     return finish(fig, f"Late instability by outcome: epochs {authors[0]}-{authors[-1]} (authors'), "

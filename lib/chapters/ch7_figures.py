@@ -6,6 +6,7 @@ import plotly.graph_objects as go
 import torch
 from plotly.subplots import make_subplots
 
+from lib.book.ordered_series import series_colours
 from lib.book.plotting import PALETTE, finish, ordered_colours, slider_over_steps
 from lib.paths.causal import Ablation, Patching
 from lib.paths.layer_probes import FACTS, doubling_radii, one_hop_radii
@@ -29,11 +30,12 @@ def probe_auc_figure(grids: dict[str, PoweredGrid], random_init: dict[str, Power
     """Held-out AUC against the residual index, one panel per fact (one above the other, so that
     every label reads on a phone) and one line per threshold k; the statistics probe's AUC at the
     same k as a dotted line of the same colour, the randomly initialised model's best AUC over its
-    indices as a cross at its right."""
+    indices as a cross at its right. Seven thresholds take the palette's seven colours, not seven
+    steps of Viridis (neighbours there merge); the legend lists them in order of k."""
     facts = [fact for fact in FACTS if fact in grids]
     fig = make_subplots(rows=len(facts), cols=1, subplot_titles=[_wrapped(fact) for fact in facts], vertical_spacing=0.06)
     every_k = sorted({k for grid in grids.values() for k in grid.ks})
-    colours = dict(zip(every_k, ordered_colours(len(every_k))))
+    colours = dict(zip(every_k, series_colours(len(every_k))))
     shown: set[int] = set()
     for row, fact in enumerate(facts, start=1):
         grid = grids[fact]
@@ -42,12 +44,13 @@ def probe_auc_figure(grids: dict[str, PoweredGrid], random_init: dict[str, Power
             colour = colours[k]
             fig.add_trace(go.Scatter(x=indices, y=grid.auc[:, column].tolist(), mode="lines+markers",
                                      name=f"k = {k}", legendgroup=f"k = {k}", showlegend=k not in shown,
+                                     legendrank=100 + k,
                                      line={"color": colour},
                                      hovertemplate=f"k = {k}, index %{{x}}: AUC %{{y:.3f}}<extra></extra>"),
                           row=row, col=1)
             shown.add(k)
             fig.add_trace(go.Scatter(x=[indices[0], indices[-1]], y=[float(grid.rival_auc[column])] * 2,
-                                     mode="lines", name="statistics probe (dotted)", legendgroup="rival",
+                                     mode="lines", name="statistics probe (dotted)", legendgroup="rival", legendrank=1000,
                                      showlegend=row == 1 and column == 0,
                                      line={"color": colour, "dash": "dot", "width": 1},
                                      hovertemplate=f"statistics probe, k = {k}: AUC %{{y:.3f}}<extra></extra>"),
@@ -55,7 +58,7 @@ def probe_auc_figure(grids: dict[str, PoweredGrid], random_init: dict[str, Power
             if fact in random_init and k in random_init[fact].ks:
                 best = float(random_init[fact].auc[:, random_init[fact].ks.index(k)].nan_to_num(0).max())
                 fig.add_trace(go.Scatter(x=[indices[-1]], y=[best], mode="markers", name="random init (best, x)",
-                                         legendgroup="random", showlegend=row == 1 and column == 0,
+                                         legendgroup="random", legendrank=1001, showlegend=row == 1 and column == 0,
                                          marker={"color": colour, "symbol": "x", "size": 9},
                                          hovertemplate=f"random init, k = {k}: best AUC %{{y:.3f}}<extra></extra>"),
                               row=row, col=1)
