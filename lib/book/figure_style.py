@@ -23,7 +23,7 @@ of Viridis that reads on that page, black onto the theme's text colour, a white 
 (drawn for a heatmap on a white page) onto the highlight colour, any other colour made just
 dark (light mode) or light (dark mode) enough; a heatmap's colour scale whose low or high end
 is near white is turned, in dark mode, into one whose near-white end is near the page's dark
-background. The figure is staged in light mode, and both modes' colours ride along in
+background, and one whose end is near black is lifted off the dark page. The figure is staged in light mode, and both modes' colours ride along in
 `layout.meta.bookColours` for the page script to apply.
 
 The module runs over 400 lines because the two modes' colours (the palette, the mapping of a
@@ -41,7 +41,7 @@ book, and no chapter imports this module. When the chapters are next re-executed
 `lib.book.plotting.finish` may call the same `restyle` (on `fig.to_plotly_json()`), so that
 JupyterLab shows the same style; staging it again is harmless (`restyle` is idempotent).
 
-The two repairs, both generic (they change only what is certainly wrong):
+The three repairs, all generic (they change only what is certainly wrong):
 
 * `fig.add_hline(..., annotation_text=...)` on a logarithmic axis puts the line at the value
   but its label at the value read as a power of ten (plotly wants log10 on log axes for
@@ -49,6 +49,8 @@ The two repairs, both generic (they change only what is certainly wrong):
 * A logarithmic axis whose explicit range holds its traces only when read as linear values (a
   secondary accuracy axis given range [0, 1.02] that inherited `type="log"` from an
   `update_yaxes` on its subplot) is made linear again.
+* A heatmap's axes draw a zero line through its cells, and its cell text may match the colour
+  of its cell: the zero line is removed, and the text gets plotly's automatic contrasting shadow.
 """
 
 from __future__ import annotations
@@ -277,16 +279,29 @@ def _near_white(rgb: tuple[float, float, float]) -> bool:
     return lightness > 90 and math.hypot(a, b) < 12
 
 
+#: A heatmap scale's end darker than this CIELAB lightness merges with the dark page (Magma's
+#: and Inferno's black); in dark mode such a scale's lightness is lifted to start at DARK_FLOOR.
+NEAR_BLACK, DARK_FLOOR = 10, 24
+
+
 def scale_colours(scale: Any, mode: str) -> Any:
     """A heatmap's colour scale (plotly's [[position, colour], ...]) as the book draws it in
     `mode`: in dark mode a scale with a near-white end (Blues, Oranges, grey to a colour) has
     its lightness turned over, so that its white end lies near the dark page and its darkest
-    colour becomes its lightest, hues kept; other scales (Viridis, Inferno) are left."""
+    colour becomes its lightest, hues kept; a scale with a near-black end (Magma, Inferno) has its
+    lightness lifted to start at `DARK_FLOOR`, so that its darkest cells stand out from the page
+    (chapter 7's ablation map showed black cells as holes); other scales (Viridis) are left."""
     if mode == "light" or not isinstance(scale, list) or len(scale) < 2 \
             or not all(isinstance(s, (list, tuple)) and len(s) == 2 for s in scale):
         return scale
     ends = [parse_colour(scale[0][1]), parse_colour(scale[-1][1])]
-    if not any(end is not None and _near_white(end[0]) for end in ends):
+    if any(end is None for end in ends):
+        return scale
+    if any(_near_white(end[0]) for end in ends):
+        turn = lambda lightness: 14 + 0.8 * (100 - lightness)        # noqa: E731
+    elif any(lab(end[0])[0] < NEAR_BLACK for end in ends):
+        turn = lambda lightness: DARK_FLOOR + (100 - DARK_FLOOR) * lightness / 100   # noqa: E731
+    else:
         return scale
     out = []
     for position, colour in scale:
@@ -294,7 +309,7 @@ def scale_colours(scale: Any, mode: str) -> Any:
         if parsed is None:
             return scale
         rgb, alpha = parsed
-        out.append([position, _hex(with_lightness(rgb, 14 + 0.8 * (100 - lab(rgb)[0])), alpha)])
+        out.append([position, _hex(with_lightness(rgb, turn(lab(rgb)[0])), alpha)])
     return out
 
 _AXIS = re.compile(r"^(x|y)axis(\d*)$")
@@ -587,12 +602,32 @@ def _linear_ranges_on_log_axes(figure: dict[str, Any]) -> None:
             axis["type"] = "linear"
 
 
+#: Traces drawn as a grid of coloured cells.
+_CELL_TRACES = ("heatmap", "histogram2d")
+
+
+def _heatmap_cells(figure: dict[str, Any]) -> None:
+    """Heatmaps: no zero line across their cells (an empty row or column at 0 showed an axis line
+    through it: chapters 2 and 3's confusion maps), and text in the cells with plotly's automatic
+    shadow in the contrasting colour, so that a value stays legible on every colour of the scale
+    and in both modes (chapter 2's white "0.80" on light blue in dark mode)."""
+    layout = figure.setdefault("layout", {})
+    for trace in figure.get("data", []):
+        if trace.get("type") not in _CELL_TRACES:
+            continue
+        for letter in ("x", "y"):
+            layout.setdefault(f"{letter}axis{str(trace.get(f'{letter}axis', letter))[1:]}", {})["zeroline"] = False
+        if trace.get("texttemplate") or trace.get("text") is not None:
+            trace["textfont"] = {"shadow": "auto", **(trace.get("textfont") or {})}
+
+
 def restyle(figure: dict[str, Any]) -> dict[str, Any]:
     """The book's style applied to plotly figure JSON `figure` (not changed): a new dict."""
     figure = copy.deepcopy(figure)
     layout = figure.setdefault("layout", {})
     _linear_ranges_on_log_axes(figure)
     _hline_labels_on_log_axes(layout)
+    _heatmap_cells(figure)
     layout.update(paper_bgcolor=TRANSPARENT, plot_bgcolor=TRANSPARENT)
     _colours_for_modes(figure)
     layout["font"] = {**layout.get("font", {}), "family": FONT_FAMILY, "size": FONT_SIZE, "color": TEXT_COLOUR}

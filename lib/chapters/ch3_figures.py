@@ -149,9 +149,9 @@ OUTLINE = PALETTE[1]
 
 
 def length_heatmap_figure(cells: Sequence[Cell], split: LengthSplit) -> go.Figure:
-    """log10 MSE in every (graph size, true distance) cell, written in the cell to one decimal (four
-    characters stay legible in a phone's cells, where "7.4e-05" shrinks to 5 px); the MSE itself
-    on hover; the training region is outlined."""
+    """log10 MSE in every (graph size, true distance) cell, written in the cell to one decimal at
+    10 px (four characters fit a phone's cells, where plotly shrank "7.4e-05" to 5 px); the MSE
+    itself on hover; the training region is outlined."""
     sizes = list(range(split.n_min, split.n_test_max + 1))
     distances = list(range(1, max(c.distance for c in cells) + 1))
     grid = [[None] * len(sizes) for _ in distances]
@@ -160,7 +160,8 @@ def length_heatmap_figure(cells: Sequence[Cell], split: LengthSplit) -> go.Figur
         grid[c.distance - 1][c.n_vertices - split.n_min] = math.log10(max(c.mse, 1e-6))
         mse[c.distance - 1][c.n_vertices - split.n_min] = f"{c.mse:.2g}"
     fig = go.Figure(go.Heatmap(
-        z=grid, x=sizes, y=distances, customdata=mse, texttemplate="%{z:.1f}", colorscale="Viridis",
+        z=grid, x=sizes, y=distances, customdata=mse, texttemplate="%{z:.1f}", textfont={"size": 10},
+        colorscale="Viridis",
         colorbar={"title": "log10 MSE"},
         hovertemplate="n = %{x}, distance %{y}: MSE %{customdata} (log10 %{z:.2f})<extra></extra>"))
     fig.add_shape(type="rect", x0=split.n_min - 0.5, x1=split.n_train_max + 0.5, y0=0.5,
