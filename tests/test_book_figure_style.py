@@ -200,6 +200,31 @@ def test_a_colour_scale_with_a_white_end_turns_dark_in_dark_mode_and_others_are_
     assert figure["layout"]["meta"][style.META_KEY]["dark"]["data"] == [["colorscale", [0], [dark]]]
 
 
+def test_a_colour_scale_with_a_black_end_is_lifted_off_the_dark_page_in_dark_mode_only():
+    """Magma's black end (chapter 7's ablation map, reversed) read as holes in the dark page: in
+    dark mode its lightness starts at DARK_FLOOR, in order, hues kept; light mode keeps it."""
+    magma = [[0.0, "#000004"], [0.5, "#b73779"], [1.0, "#fcfdbf"]]
+    dark = style.scale_colours(magma, "dark")
+    lightness = [style.lab(rgb(colour))[0] for _, colour in dark]
+    assert lightness[0] >= style.DARK_FLOOR - 1 and lightness == sorted(lightness)
+    assert style.contrast(rgb(dark[0][1]), rgb(style.BACKGROUND["dark"])) > 1.5
+    assert style.scale_colours(magma, "light") == magma
+
+
+def test_a_heatmap_draws_no_zero_line_and_its_cell_text_gets_a_contrasting_shadow():
+    """A confusion map's empty row at 0 showed the axis's zero line through it; its white text on
+    light blue cells read badly in dark mode."""
+    fig = make_subplots(rows=1, cols=2)
+    fig.add_trace(go.Scatter(x=[0, 1], y=[0, 1]), row=1, col=1)
+    fig.add_trace(go.Heatmap(z=[[0, 1], [1, 0]], text=[["a", "b"], ["c", "d"]], texttemplate="%{text}"), row=1, col=2)
+    figure = restyle(as_json(fig))
+    layout, heatmap = figure["layout"], figure["data"][1]
+    assert layout["xaxis2"]["zeroline"] is False and layout["yaxis2"]["zeroline"] is False
+    assert "zeroline" not in layout["xaxis"], "a scatter's axes keep their zero line"
+    assert heatmap["textfont"]["shadow"] == "auto"
+    assert restyle(figure) == figure, "staging twice changes nothing"
+
+
 def test_points_coloured_by_a_scale_keep_their_contrast_with_the_page_in_both_modes():
     from plotly.colors import get_colorscale
     viridis = get_colorscale("Viridis")

@@ -122,7 +122,10 @@ def test_page_loads_draws_its_figures_and_typesets_its_math_from_the_site_alone(
 #: legend and slider texts; rotated text as its rotated box), an axis label over a plot area
 #: (a long tick label under the neighbouring subplot) and a text box reaching past the
 #: figure's visible box. Text drawn inside the plot by a trace (heatmap cells, point labels)
-#: and the hover layer are not counted.
+#: and the hover layer are not counted for overlaps; but a heatmap's cell text smaller than
+#: `LEAST_CELL_TEXT` px (plotly shrinks it to fit its cell) and an axis's zero line drawn through a
+#: heatmap's cells are defects.
+LEAST_CELL_TEXT = 8
 FIGURE_DEFECTS = """() => {
     const TOLERANCE = 1.5;   // px: boxes that touch or graze do not count
     const corners = el => {
@@ -181,7 +184,7 @@ FIGURE_DEFECTS = """() => {
             if (overlap(texts[i].poly, texts[j].poly))
                 defects.push(`${name}: ${label(texts[i].el)} overlaps ${label(texts[j].el)}`);
         // an axis's labels stay off every plot area (a long tick label under a neighbouring subplot)
-        const origin = div.querySelector('.main-svg').getBoundingClientRect();
+        const origin = div.querySelector('.main-svg').getBoundingClientRect(), full = div._fullLayout;
         const areas = Object.values(div._fullLayout._plots || {}).map(p => {
             const l = origin.left + p.xaxis._offset, t = origin.top + p.yaxis._offset,
                   r = l + p.xaxis._length, b = t + p.yaxis._length;
@@ -190,8 +193,17 @@ FIGURE_DEFECTS = """() => {
                           || /^[xy]\d*title$/.test(t.el.getAttribute('class') || ''))
             .forEach(t => { if (areas.some(a => overlap(t.poly, a)))
                 defects.push(`${name}: ${label(t.el)} over a plot area`); });
+        const cellText = [...div.querySelectorAll('.heatmaplayer text')].filter(t => t.textContent.trim())
+            .map(t => parseFloat(getComputedStyle(t).fontSize));
+        if (cellText.length && Math.min(...cellText) < LEAST_CELL_TEXT)
+            defects.push(`${name}: heatmap cell text at ${Math.min(...cellText)} px`);
+        div._fullData.filter(t => ['heatmap', 'histogram2d'].includes(t.type) && t.visible === true).forEach(t => {
+            for (const id of [t.xaxis, t.yaxis]) {
+                const axis = full[id.replace(/^([xy])/, '$1axis')];
+                if (axis && axis.zeroline && axis.type === 'linear' && Math.min(...axis.range) < 0 && Math.max(...axis.range) > 0)
+                    defects.push(`${name}: the ${id} axis's zero line runs through a heatmap`); } });
     });
-    return defects; }"""
+    return defects; }""".replace("LEAST_CELL_TEXT", str(LEAST_CELL_TEXT))
 
 #: Each figure, in the theme's dark mode, whose background (the paper or a plot's) is light or
 #: whose axis, title and legend text does not stand out from the page's background (contrast
@@ -243,14 +255,15 @@ COLOUR_HELPERS = """
 
 #: The defects of the colours a reader sees in the page's current mode (one string each,
 #: "<figure>: <defect>"): a series (a legend entry: its line, or its markers or bars) whose
-#: colour has a contrast under 3:1 with the page (WCAG's least for graphics); two series drawn
-#: alike (same kind of mark and dash) in colours the figure sets apart (not one colour for both,
-#: as for seeds of one outcome) that lie closer than `SERIES_APART` in CIELAB (half that in a
-#: figure of more series than the book's eight colours: an ordered gradient), or that lie
-#: closer than that here though they were apart in the mode checked before (`apart`, the pairs
-#: this check returned then); an error bar, a shape's line or an annotation's own text colour
-#: under 3:1 on the page; and in dark mode a heatmap whose colour scale ends in white (white
-#: blocks on the dark page). Returns {defects, apart}.
+#: colour (a bar's at its opacity over the page) has a contrast under 3:1 with the page (WCAG's
+#: least for graphics: translucent bars read dim on the dark page); two series drawn alike (same kind
+#: of mark and dash) in colours the figure sets apart (not one colour for both, as for seeds of
+#: one outcome) that lie closer than `SERIES_APART` in CIELAB, however many series the figure
+#: has (an ordered gradient of eleven merged at 7), or that lie closer than that here though
+#: they were apart in the mode checked before (`apart`, the pairs this check returned then); an
+#: error bar, a shape's line or an annotation's own text colour under 3:1 on the page; and in
+#: dark mode a heatmap whose colour scale ends in white (white blocks on the dark page) or in
+#: black (holes in it). Returns {defects, apart}.
 SERIES_APART = 12
 COLOUR_DEFECTS = """(before) => {""" + COLOUR_HELPERS + """
     const dark = document.documentElement.dataset.theme === 'dark', defects = [], apart = [];
@@ -270,15 +283,22 @@ COLOUR_DEFECTS = """(before) => {""" + COLOUR_HELPERS + """
                     defects.push(`${name}: error bars of "${t.name}" at ${contrast(rgba(bar.color), page).toFixed(1)}:1 on the page (${bar.color})`);
             if (typeof colour !== 'string' || t.showlegend === false || !t.name) return;
             const look = lines ? `line ${(t.line || {}).dash || 'solid'}` : `${t.type} ${(t.marker || {}).symbol || ''}`;
-            series.push({name: t.name, colour, look, rgb: rgba(colour)});
+            // a bar's colour as the reader sees it: at its opacity (the trace's and the bar's own)
+            // over the page (translucent points and faint context lines keep their colour: their
+            // translucency shows where they pile up, or sets them behind a mean)
+            const area = ['bar', 'histogram', 'box', 'violin', 'waterfall'].includes(t.type);
+            const own = area && typeof (t.marker || {}).opacity === 'number' ? t.marker.opacity : 1;
+            const [r, g, b, a] = rgba(colour), alpha = area ? a * (t.opacity ?? 1) * own : 1;
+            const seen = [r, g, b].map((v, k) => alpha * v + (1 - alpha) * page[k]);
+            series.push({name: t.name, colour, look, rgb: rgba(colour), seen, alpha});
         });
-        series.forEach(s => { const ratio = contrast(s.rgb, page);
-            if (ratio < 3) defects.push(`${name}: series "${s.name}" at ${ratio.toFixed(1)}:1 on the page (${s.colour})`); });
-        const least = series.length > 8 ? SERIES_APART / 2 : SERIES_APART;
+        series.forEach(s => { const ratio = contrast(s.seen, page);
+            if (ratio < 3) defects.push(`${name}: series "${s.name}" at ${ratio.toFixed(1)}:1 on the page (${s.colour}`
+                                        + (s.alpha < 1 ? ` at opacity ${s.alpha.toFixed(2)})` : ')')); });
         for (let i = 0; i < series.length; i++) for (let j = i + 1; j < series.length; j++) {
             const [a, b] = [series[i], series[j]], distance = deltaE(a.rgb, b.rgb), pair = `${index}|${a.name}|${b.name}`;
             if (a.look !== b.look || a.name === b.name) continue;
-            if (distance >= least) apart.push(pair);
+            if (distance >= SERIES_APART) apart.push(pair);
             else if (distance >= 1 || before.includes(pair))
                 defects.push(`${name}: series "${a.name}" and "${b.name}" drawn alike (${a.colour}, ${b.colour}: delta E ${distance.toFixed(0)})`); }
         (div._fullLayout.shapes || []).forEach((shape, k) => {
@@ -295,8 +315,11 @@ COLOUR_DEFECTS = """(before) => {""" + COLOUR_HELPERS + """
                 || (t.coloraxis && (div._fullLayout[t.coloraxis] || {}).colorscale);
             if (!Array.isArray(scale) || !['heatmap', 'contour', 'histogram2d'].includes(t.type)) return;
             const white = c => { const [L, a, b] = lab(rgba(c)); return L > 90 && Math.hypot(a, b) < 12; };
+            const black = c => lab(rgba(c))[0] < 10;
             if (white(scale[0][1]) || white(scale[scale.length - 1][1]))
-                defects.push(`${name}: a heatmap whose colour scale ends in white on the dark page`); });
+                defects.push(`${name}: a heatmap whose colour scale ends in white on the dark page`);
+            if (black(scale[0][1]) || black(scale[scale.length - 1][1]))
+                defects.push(`${name}: a heatmap whose colour scale ends in black on the dark page`); });
     });
     return {defects: [...new Set(defects)], apart}; }""".replace("SERIES_APART", str(SERIES_APART))
 
@@ -564,6 +587,122 @@ def test_the_reader_checks_find_hidden_names_and_covered_labels_on_old_figures_a
     assert "figure 2 (" in old and "slider 1 names" in old, old             # the tests' names thinned
     assert "figure 3 (" in old and "lies under a slider" in old, old        # the rail over the title
     assert "figure 4 (" in old and "of its 48 categories" in old, old       # the matrices' names thinned
+    assert found["new"] == [], "\n".join(found["new"])
+
+
+def colour_check_fixtures() -> dict[str, list[dict]]:
+    """Figure JSON as the book stages it: "old", six figures as the chapters drew or the book
+    staged them before this change (chapter 2's eleven mean-prediction lines and chapter 3's nine
+    distance lines along one Viridis gradient, chapter 6's translucent overlaid histograms,
+    chapter 3's "%.2g" cell text, a confusion map with its zero line, chapter 7's Magma map with
+    its black end in dark mode), and "new", the same data through today's chapter functions and
+    style."""
+    import types
+
+    import torch
+
+    from lib.book.confusion import confusion_figure
+    from lib.book.figure_style import META_KEY, restyle
+    from lib.book.plotting import finish, ordered_colours
+    from lib.chapters.ch2_figures import mean_prediction_figure
+    from lib.chapters.ch3_figures import length_heatmap_figure, loss_by_size_figure
+    from lib.chapters.ch6_figures import total_variation_figure
+    from lib.chapters.ch7_figures import ablation_figure
+    from lib.paths.length_generalization import Cell, LengthSplit
+    import plotly.graph_objects as go
+
+    means = {k: [min(k, 4.0) + 0.01 * i * k for i in range(20)] for k in [*range(1, 11), 15]}
+    split = LengthSplit(3, 6, 12)
+    cells = [Cell(n, d, 10, 10.0 ** (d / 2 - 4), float(d), 1.0, split.size_seen(n), split.distance_seen(d))
+             for n in range(3, 13) for d in range(1, min(n, 10))]
+    generator = torch.Generator().manual_seed(0)
+    outcome = torch.tensor([0] * 40 + [1] * 10 + [2] * 50)
+    study = types.SimpleNamespace(group=outcome, authors_flips=torch.rand(100, generator=generator) * (outcome > 0),
+                                  test_flips=torch.rand(100, generator=generator), test_tv=10 + torch.rand(100, generator=generator) * 40,
+                                  epochs=torch.arange(2000, 3001, 100), authors_epochs=torch.arange(2500, 3001, 100))
+    ablation = types.SimpleNamespace(components=("none", "layer 1 MLP", "layer 2 MLP"), labels=(1, 2, 8),
+                                     loss=torch.tensor([[1e-4, 1e-3, 1e-2], [10.0, 5.0, 1.0], [1e-3, 20.0, 3.0]]))
+    labels = torch.tensor([1, 1, 2, 2, 3, 3, 4, 4])
+    confusion = confusion_figure(labels.float() + 0.4 * torch.randn(8, generator=generator), labels, 9)
+
+    def lines(series: dict, name: str, title: str) -> go.Figure:
+        fig = go.Figure([go.Scatter(y=values, name=f"{name} {key}", mode="lines", line={"color": colour})
+                         for (key, values), colour in zip(series.items(), ordered_colours(len(series)))])
+        return finish(fig, title)
+
+    overlay = total_variation_figure(study).update_traces(opacity=0.6).update_layout(barmode="overlay")
+    old = [restyle(figure.to_plotly_json()) for figure in (
+        lines(means, "length", "Mean prediction by true path length"),
+        lines({d: [c.mse for c in cells if c.distance == d] for d in range(1, 10)}, "distance", "Loss against size"),
+        overlay, length_heatmap_figure(cells, split))]
+    cell_text = old[3]["data"][0]       # the MSE to two digits, at the size plotly fits to a cell
+    cell_text.update(text=cell_text["customdata"], texttemplate="%{text}")
+    del cell_text["textfont"]["size"]
+    zero_line, magma = restyle(confusion.to_plotly_json()), restyle(ablation_figure(ablation, 8).to_plotly_json())
+    zero_line["layout"]["xaxis"]["zeroline"] = zero_line["layout"]["yaxis"]["zeroline"] = True
+    black = magma["layout"]["meta"][META_KEY]["dark"]["data"]
+    magma["layout"]["meta"][META_KEY]["dark"]["data"] = [
+        [attribute, indices, [magma["data"][0]["colorscale"]] if attribute == "colorscale" else values]
+        for attribute, indices, values in black]
+    new = [mean_prediction_figure(list(range(20)), means, unreachable_label=15, title="Mean prediction"),
+           loss_by_size_figure(cells, split), total_variation_figure(study), length_heatmap_figure(cells, split),
+           confusion, ablation_figure(ablation, 8)]
+    return {"old": old + [zero_line, magma], "new": [restyle(figure.to_plotly_json()) for figure in new]}
+
+
+@pytest.mark.browser
+def test_the_colour_and_cell_checks_find_merged_series_dim_bars_small_text_and_lines_through_heatmaps(browser,
+                                                                                                       tmp_path):
+    """COLOUR_DEFECTS (desk width, light then dark) and FIGURE_DEFECTS (phone width) on a page of
+    six figures as the book drew them before and as today's chapters and style draw them: each old
+    figure has its defect (neighbours of an eleven- and a nine-line gradient under 12 delta E, bars
+    at 0.6 opacity under 3:1, cell text under 8 px, a zero line through a heatmap, a black scale end
+    on the dark page), no new one has any. Needs no book build."""
+    import plotly
+
+    from lib.book.sphinx_outputs import figure_html
+
+    shutil.copy(Path(plotly.__file__).parent / "package_data" / "plotly.min.js", tmp_path)
+    shutil.copy(ROOT / "tools" / "sphinx" / "_static" / "plotly-figures.js", tmp_path)
+    for era, figures in colour_check_fixtures().items():
+        (tmp_path / f"{era}.html").write_text(
+            '<!doctype html><html data-theme="light"><head><meta charset="utf-8"><script src="plotly.min.js"></script>'
+            '<script src="plotly-figures.js"></script></head><body style="margin: 0; padding: 0 16px; background: #ffffff">'
+            + "".join(f"<section>{figure_html(figure)}</section>" for figure in figures) + "</body></html>")
+
+    class QuietHandler(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(QuietHandler, directory=str(tmp_path)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    found = {}
+    try:
+        for era in ("old", "new"):
+            url = f"http://127.0.0.1:{server.server_address[1]}/{era}.html"
+            page = browser.new_page(viewport={"width": WIDTHS["desktop"], "height": 900})
+            page.goto(url, wait_until="load")
+            page.wait_for_function("() => document.documentElement.dataset.figuresFitted === 'true'", timeout=60_000)
+            light = page.evaluate(COLOUR_DEFECTS, [])
+            page.evaluate("() => { document.documentElement.dataset.theme = 'dark'; document.body.style.background = '#121212'; }")
+            page.wait_for_timeout(500)
+            dark = page.evaluate(COLOUR_DEFECTS, light["apart"])
+            page.close()
+            page = browser.new_page(viewport={"width": WIDTHS["phone"], "height": 900})
+            page.goto(url, wait_until="load")
+            page.wait_for_function("() => document.documentElement.dataset.figuresFitted === 'true'", timeout=60_000)
+            found[era] = light["defects"] + [f"dark mode: {d}" for d in dark["defects"]] + [
+                d for d in page.evaluate(FIGURE_DEFECTS) if "heatmap" in d]
+            page.close()
+    finally:
+        server.shutdown()
+    old = "\n".join(found["old"])
+    assert 'figure 1 (' in old and '"length 1" and "length 2" drawn alike' in old, old      # eleven-line gradient
+    assert 'figure 2 (' in old and '"distance 1" and "distance 2" drawn alike' in old, old  # nine-line gradient
+    assert 'figure 3 (' in old and 'at opacity 0.60' in old, old                            # translucent bars
+    assert 'figure 4 (' in old and 'heatmap cell text at' in old, old                       # shrunk cell text
+    assert 'figure 5' in old and "zero line runs through a heatmap" in old, old              # the zero line
+    assert 'dark mode: figure 6' in old and "ends in black" in old, old                      # Magma's black end
     assert found["new"] == [], "\n".join(found["new"])
 
 
