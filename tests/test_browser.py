@@ -8,6 +8,7 @@ Chromium (driven by Playwright); then drives the live sliders in JupyterLab. `ma
 installs Chromium when it is missing; without it this test fails rather than skips.
 """
 
+import contextlib
 import functools
 import http.server
 import json
@@ -496,6 +497,43 @@ def test_nothing_overflows_its_column_and_every_figure_keeps_its_legend_and_text
     assert not hidden, "\n".join(hidden)
 
 
+@contextlib.contextmanager
+def fixture_site(folder: Path, pages: dict[str, list[dict]]):
+    """Serve, from `folder`, one page per entry of `pages` (name -> staged figure JSON), each its
+    figures one under another with plotly and the book's figure script, and yield the site's
+    address: the reader checks run on figures without a book build."""
+    import plotly
+
+    from lib.book.sphinx_outputs import figure_html
+
+    shutil.copy(Path(plotly.__file__).parent / "package_data" / "plotly.min.js", folder)
+    shutil.copy(ROOT / "tools" / "sphinx" / "_static" / "plotly-figures.js", folder)
+    for name, figures in pages.items():
+        (folder / f"{name}.html").write_text(
+            '<!doctype html><html data-theme="light"><head><meta charset="utf-8"><script src="plotly.min.js"></script>'
+            '<script src="plotly-figures.js"></script></head><body style="margin: 0; padding: 0 16px; background: #ffffff">'
+            + "".join(f"<section>{figure_html(figure)}</section>" for figure in figures) + "</body></html>")
+
+    class QuietHandler(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(QuietHandler, directory=str(folder)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+
+
+def open_fixture(browser, url: str, width: str):
+    """A fixture page at `width`, its figures laid out by the figure script."""
+    page = browser.new_page(viewport={"width": WIDTHS[width], "height": 900})
+    page.goto(url, wait_until="load")
+    page.wait_for_function("() => document.documentElement.dataset.figuresFitted === 'true'", timeout=60_000)
+    return page
+
+
 def reader_check_fixtures() -> dict[str, list[dict]]:
     """Figure JSON as the book stages it (`figure_style.restyle`): "old", four figures drawn as the
     chapters drew them before issue 51 (chapter 4's nine sweeps as vertical bars, chapter 3's five
@@ -554,34 +592,12 @@ def test_the_reader_checks_find_hidden_names_and_covered_labels_on_old_figures_a
     and as today's draw them, at a phone's width with the book's figure script: each old figure
     has its defect (3 of 9 sweeps named, 3 of 5 tests, the slider's rail over the x axis's title,
     part of 48 matrices), no new one has any. Needs no book build."""
-    import plotly
-
-    from lib.book.sphinx_outputs import figure_html
-
-    shutil.copy(Path(plotly.__file__).parent / "package_data" / "plotly.min.js", tmp_path)
-    shutil.copy(ROOT / "tools" / "sphinx" / "_static" / "plotly-figures.js", tmp_path)
-    for era, figures in reader_check_fixtures().items():
-        (tmp_path / f"{era}.html").write_text(
-            '<!doctype html><html data-theme="light"><head><meta charset="utf-8"><script src="plotly.min.js"></script>'
-            '<script src="plotly-figures.js"></script></head><body style="margin: 0; padding: 0 16px">'
-            + "".join(f"<section>{figure_html(figure)}</section>" for figure in figures) + "</body></html>")
-
-    class QuietHandler(http.server.SimpleHTTPRequestHandler):
-        def log_message(self, *args):
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(QuietHandler, directory=str(tmp_path)))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
     found = {}
-    try:
+    with fixture_site(tmp_path, reader_check_fixtures()) as site:
         for era in ("old", "new"):
-            page = browser.new_page(viewport={"width": WIDTHS["phone"], "height": 900})
-            page.goto(f"http://127.0.0.1:{server.server_address[1]}/{era}.html", wait_until="load")
-            page.wait_for_function("() => document.documentElement.dataset.figuresFitted === 'true'", timeout=60_000)
+            page = open_fixture(browser, f"{site}/{era}.html", "phone")
             found[era] = page.evaluate(CATEGORY_DEFECTS) + page.evaluate(COVERED_LABELS)
             page.close()
-    finally:
-        server.shutdown()
     old = "\n".join(found["old"])
     assert "figure 1 (" in old and "x axis names" in old, old               # the sweeps' names thinned
     assert "figure 2 (" in old and "slider 1 names" in old, old             # the tests' names thinned
@@ -658,44 +674,19 @@ def test_the_colour_and_cell_checks_find_merged_series_dim_bars_small_text_and_l
     figure has its defect (neighbours of an eleven- and a nine-line gradient under 12 delta E, bars
     at 0.6 opacity under 3:1, cell text under 8 px, a zero line through a heatmap, a black scale end
     on the dark page), no new one has any. Needs no book build."""
-    import plotly
-
-    from lib.book.sphinx_outputs import figure_html
-
-    shutil.copy(Path(plotly.__file__).parent / "package_data" / "plotly.min.js", tmp_path)
-    shutil.copy(ROOT / "tools" / "sphinx" / "_static" / "plotly-figures.js", tmp_path)
-    for era, figures in colour_check_fixtures().items():
-        (tmp_path / f"{era}.html").write_text(
-            '<!doctype html><html data-theme="light"><head><meta charset="utf-8"><script src="plotly.min.js"></script>'
-            '<script src="plotly-figures.js"></script></head><body style="margin: 0; padding: 0 16px; background: #ffffff">'
-            + "".join(f"<section>{figure_html(figure)}</section>" for figure in figures) + "</body></html>")
-
-    class QuietHandler(http.server.SimpleHTTPRequestHandler):
-        def log_message(self, *args):
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(QuietHandler, directory=str(tmp_path)))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
     found = {}
-    try:
+    with fixture_site(tmp_path, colour_check_fixtures()) as site:
         for era in ("old", "new"):
-            url = f"http://127.0.0.1:{server.server_address[1]}/{era}.html"
-            page = browser.new_page(viewport={"width": WIDTHS["desktop"], "height": 900})
-            page.goto(url, wait_until="load")
-            page.wait_for_function("() => document.documentElement.dataset.figuresFitted === 'true'", timeout=60_000)
+            page = open_fixture(browser, f"{site}/{era}.html", "desktop")
             light = page.evaluate(COLOUR_DEFECTS, [])
             page.evaluate("() => { document.documentElement.dataset.theme = 'dark'; document.body.style.background = '#121212'; }")
             page.wait_for_timeout(500)
             dark = page.evaluate(COLOUR_DEFECTS, light["apart"])
             page.close()
-            page = browser.new_page(viewport={"width": WIDTHS["phone"], "height": 900})
-            page.goto(url, wait_until="load")
-            page.wait_for_function("() => document.documentElement.dataset.figuresFitted === 'true'", timeout=60_000)
+            page = open_fixture(browser, f"{site}/{era}.html", "phone")
             found[era] = light["defects"] + [f"dark mode: {d}" for d in dark["defects"]] + [
                 d for d in page.evaluate(FIGURE_DEFECTS) if "heatmap" in d]
             page.close()
-    finally:
-        server.shutdown()
     old = "\n".join(found["old"])
     assert 'figure 1 (' in old and '"length 1" and "length 2" drawn alike' in old, old      # eleven-line gradient
     assert 'figure 2 (' in old and '"distance 1" and "distance 2" drawn alike' in old, old  # nine-line gradient
