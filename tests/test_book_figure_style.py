@@ -215,7 +215,7 @@ def test_a_heatmap_draws_no_zero_line_and_its_cell_text_gets_a_contrasting_shado
     """A confusion map's empty row at 0 showed the axis's zero line through it; its white text on
     light blue cells read badly in dark mode."""
     fig = make_subplots(rows=1, cols=2)
-    fig.add_trace(go.Scatter(x=[0, 1], y=[0, 1]), row=1, col=1)
+    fig.add_trace(go.Scatter(x=[-1, 1], y=[-1, 1]), row=1, col=1)
     fig.add_trace(go.Heatmap(z=[[0, 1], [1, 0]], text=[["a", "b"], ["c", "d"]], texttemplate="%{text}"), row=1, col=2)
     figure = restyle(as_json(fig))
     layout, heatmap = figure["layout"], figure["data"][1]
@@ -246,3 +246,16 @@ def test_translucent_points_keep_their_opacity_in_light_mode_and_stand_out_in_da
         assert ["marker.opacity", [0], [wanted]] in data, mode
     staged = restyle({"data": [points], "layout": {}})
     assert staged["data"][0]["marker"]["opacity"] == 0.6 and restyle(staged) == staged
+
+
+def test_an_axis_keeps_its_zero_line_only_where_its_data_change_sign():
+    """Data from 0 upward drew the zero line over the other axis (chapter 5's panels, chapter 8's
+    scatter): removed there; a panel whose values cross 0 keeps it."""
+    fig = make_subplots(rows=1, cols=2)
+    fig.add_trace(go.Scatter(x=[0, 500, 1000], y=[0.0, 0.6, 0.1]), row=1, col=1)
+    fig.add_trace(go.Scatter(x=[1, 2, 3], y=[-1.0, 0.5, None]), row=1, col=2)
+    layout = restyle(as_json(fig))["layout"]
+    assert layout["xaxis"]["zeroline"] is False and layout["yaxis"]["zeroline"] is False
+    assert layout["xaxis2"]["zeroline"] is False and "zeroline" not in layout["yaxis2"]
+    bars = restyle(as_json(go.Figure(go.Bar(x=["a", "b"], y=[3, 4]))))["layout"]
+    assert bars["yaxis"]["zeroline"] is False and "zeroline" not in bars.get("xaxis", {}), "categories: left"

@@ -124,8 +124,9 @@ def test_page_loads_draws_its_figures_and_typesets_its_math_from_the_site_alone(
 #: (a long tick label under the neighbouring subplot) and a text box reaching past the
 #: figure's visible box. Text drawn inside the plot by a trace (heatmap cells, point labels)
 #: and the hover layer are not counted for overlaps; but a heatmap's cell text smaller than
-#: `LEAST_CELL_TEXT` px (plotly shrinks it to fit its cell) and an axis's zero line drawn through a
-#: heatmap's cells are defects.
+#: `LEAST_CELL_TEXT` px (plotly shrinks it to fit its cell), an axis's zero line drawn through a
+#: heatmap's cells, and a zero line within 3% of its axis's end (over the other axis's line, or
+#: floating over the plot's floor) are defects.
 LEAST_CELL_TEXT = 8
 FIGURE_DEFECTS = """() => {
     const TOLERANCE = 1.5;   // px: boxes that touch or graze do not count
@@ -198,6 +199,12 @@ FIGURE_DEFECTS = """() => {
             .map(t => parseFloat(getComputedStyle(t).fontSize));
         if (cellText.length && Math.min(...cellText) < LEAST_CELL_TEXT)
             defects.push(`${name}: heatmap cell text at ${Math.min(...cellText)} px`);
+        // a zero line at an axis's very end doubles the other axis's line (or floats over its floor)
+        Object.keys(full).filter(k => /^[xy]axis\\d*$/.test(k)).forEach(key => {
+            const axis = full[key], [low, high] = [Math.min(...axis.range), Math.max(...axis.range)];
+            if (axis.visible !== false && axis.zeroline && axis.type === 'linear' && low <= 0 && high >= 0
+                && Math.min(-low, high) < 0.03 * (high - low))
+                defects.push(`${name}: the ${key.replace('axis', '')} axis's zero line lies at its end`); });
         div._fullData.filter(t => ['heatmap', 'histogram2d'].includes(t.type) && t.visible === true).forEach(t => {
             for (const id of [t.xaxis, t.yaxis]) {
                 const axis = full[id.replace(/^([xy])/, '$1axis')];

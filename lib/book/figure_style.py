@@ -41,7 +41,7 @@ book, and no chapter imports this module. When the chapters are next re-executed
 `lib.book.plotting.finish` may call the same `restyle` (on `fig.to_plotly_json()`), so that
 JupyterLab shows the same style; staging it again is harmless (`restyle` is idempotent).
 
-The three repairs, all generic (they change only what is certainly wrong):
+The four repairs, all generic (they change only what is certainly wrong):
 
 * `fig.add_hline(..., annotation_text=...)` on a logarithmic axis puts the line at the value
   but its label at the value read as a power of ten (plotly wants log10 on log axes for
@@ -51,6 +51,8 @@ The three repairs, all generic (they change only what is certainly wrong):
   `update_yaxes` on its subplot) is made linear again.
 * A heatmap's axes draw a zero line through its cells, and its cell text may match the colour
   of its cell: the zero line is removed, and the text gets plotly's automatic contrasting shadow.
+* An axis whose data do not change sign draws its zero line at its edge (a second axis line
+  through the first marks) or floating over the plot's floor: it is removed there.
 """
 
 from __future__ import annotations
@@ -621,6 +623,40 @@ def _heatmap_cells(figure: dict[str, Any]) -> None:
             trace["textfont"] = {"shadow": "auto", **(trace.get("textfont") or {})}
 
 
+def _numbers(values: Any) -> list[float]:
+    """The finite numbers in a trace's data array (nested lists for a heatmap's z; plotly's
+    base64 typed arrays, {"dtype", "bdata"}, decoded), none for text or dates."""
+    if isinstance(values, dict) and "bdata" in values:
+        import base64
+
+        import numpy as np
+        array = np.frombuffer(base64.b64decode(values["bdata"]), dtype=values.get("dtype", "f8"))
+        return [float(v) for v in array.ravel() if np.isfinite(v)]
+    if isinstance(values, (list, tuple)):
+        return [v for item in values for v in _numbers(item)]
+    if isinstance(values, (int, float)) and not isinstance(values, bool) and math.isfinite(values):
+        return [float(values)]
+    return []
+
+
+def _zero_lines_where_signs_change(figure: dict[str, Any]) -> None:
+    """An axis draws its zero line only where its data take both signs: data that start at 0
+    put the line on top of the other axis (a second axis line, through the first marks:
+    chapter 5's and 8's figures) and data that stay above 0 float it over the plot's floor."""
+    layout = figure.setdefault("layout", {})
+    values: dict[str, list[float]] = {}
+    for trace in figure.get("data", []):
+        if trace.get("type", "scatter") in _CELL_TRACES:
+            continue
+        for letter in ("x", "y"):
+            key = f"{letter}axis{str(trace.get(f'{letter}axis', letter))[1:]}"
+            values.setdefault(key, []).extend(_numbers(trace.get(letter)))
+    for key, numbers in values.items():
+        axis = layout.setdefault(key, {})
+        if numbers and axis.get("type") != "log" and (min(numbers) >= 0 or max(numbers) <= 0):
+            axis["zeroline"] = False
+
+
 def restyle(figure: dict[str, Any]) -> dict[str, Any]:
     """The book's style applied to plotly figure JSON `figure` (not changed): a new dict."""
     figure = copy.deepcopy(figure)
@@ -628,6 +664,7 @@ def restyle(figure: dict[str, Any]) -> dict[str, Any]:
     _linear_ranges_on_log_axes(figure)
     _hline_labels_on_log_axes(layout)
     _heatmap_cells(figure)
+    _zero_lines_where_signs_change(figure)
     layout.update(paper_bgcolor=TRANSPARENT, plot_bgcolor=TRANSPARENT)
     _colours_for_modes(figure)
     layout["font"] = {**layout.get("font", {}), "family": FONT_FAMILY, "size": FONT_SIZE, "color": TEXT_COLOUR}
