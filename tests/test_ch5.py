@@ -382,3 +382,79 @@ def test_the_s5_course_sits_beside_the_published_one_with_what_differs():
     # the seed beside the study's instance with its outcome (neither: the third)
     assert rows == [["neither (seed 70000)", "5,000", 80, "600", 2000, "4,601", 598]]
     assert len(header) == len(rows[0])
+
+
+def _figure_end(seeds_per_group=(3, 2, 4), chains=5):
+    """A stand-in for `EndOfTraining` with what the figures read: outcome, index, LLC per chain."""
+    from types import SimpleNamespace
+
+    group = torch.tensor([g for g, n in enumerate(seeds_per_group) for _ in range(n)])
+    per_chain = torch.rand(len(group), chains, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    llc = SimpleNamespace(per_chain=per_chain, mean=per_chain.mean(dim=1), sem=per_chain.std(dim=1) / chains ** 0.5)
+    return SimpleNamespace(group=group, index=torch.arange(len(group)) + 100, llc=llc, efficiency_norm=2.5)
+
+
+def test_the_chains_read_on_a_white_page_and_stay_apart_from_the_means():
+    fig = llc_spread_figure(_figure_end())
+    chains = [t for t in fig.data if t.name.endswith(": chains")]
+    means = [t for t in fig.data if t.name.endswith(": mean")]
+    assert len(chains) == len(means) == 3
+    for chain, mean in zip(chains, means):
+        assert chain.marker.opacity >= 0.6 and chain.marker.color == mean.marker.color
+        # told apart by shape (open ring against filled dot) and size, not by faintness
+        assert chain.marker.symbol != mean.marker.symbol and chain.marker.size < mean.marker.size
+
+
+def test_the_rescaling_lines_end_where_the_loss_underflows_to_zero():
+    end = _figure_end()
+    norms = torch.linspace(1, 5, 9)[:, None].repeat(1, 2)
+    losses = torch.logspace(0, -8, 9)[:, None].repeat(1, 2)
+    losses[6:, 0] = -0.0   # float32 cross-entropy underflows at large norms
+    losses[7:, 1] = 0.0
+    fig = rescaling_figure(norms, losses, end, {"grokked S4": 0, "neither": 5})
+    assert [len(t.y) for t in fig.data] == [6, 7] and all(y > 0 for t in fig.data for y in t.y)
+    assert "underflows to 0" in fig.layout.title.text and fig.layout.yaxis.type == "log"
+    # the x axis spans the norms drawn (and the common norm), not the norms left out
+    assert list(fig.layout.xaxis.range) == [1.0, pytest.approx(float(norms[6, 1]))]
+    whole = rescaling_figure(norms, losses.abs() + 1e-9, end, {"grokked S4": 0, "neither": 5})
+    assert [len(t.y) for t in whole.data] == [9, 9] and "underflows" not in whole.layout.title.text
+
+
+def test_an_s5_course_with_one_outcome_has_an_honest_title_and_legend():
+    from types import SimpleNamespace
+
+    from lib.grokking.study import S5_MODEL
+
+    metrics = {"acc_g1": torch.full((3, 1), 0.55), "acc_g2": torch.full((3, 1), 0.56)}
+    result = SimpleNamespace(model_config=S5_MODEL, metrics=metrics, log_epochs=torch.tensor([0, 40, 80]))
+    trajectory = Trajectory(
+        {"neither (seed 70000)": 0}, torch.tensor([2]), ("S5", "A5xZ2"), result, torch.tensor([40, 80]),
+        torch.tensor([[5000.0], [600.0]], dtype=torch.float64), torch.ones(2, 1), torch.tensor([0]),
+        torch.tensor([-1]), SGLDConfig(steps=3000, chains=3), torch.zeros(1, 2, 1), torch.zeros(2, 1))
+    fig = llc_trajectory_figure(trajectory, "The LLC along training of S5 vs A5 x Z2 seeds")
+    assert fig.layout.title.text.endswith("1 seed, outcome neither only")
+    # every kind of mark drawn has a legend entry that looks like it: the LLC dots and both
+    # accuracy lines (solid and dotted)
+    listed = [t for t in fig.data if t.showlegend is not False]
+    assert {(t.mode, t.line.dash if t.mode == "lines" else None) for t in listed} == {
+        ("markers", None), ("lines", "solid"), ("lines", "dot")}
+
+
+def test_the_measures_grid_has_one_line_titles_and_the_same_ticks_in_every_panel():
+    from types import SimpleNamespace
+
+    cheap = ("l2_norm", "distance_from_init", "inverse_margin", "spectral_product", "frobenius_product",
+             "path_norm", "train_loss")
+    dense = {m: torch.rand(5, dtype=torch.float64) + 0.1 for m in cheap}
+    sparse = {**{m: v[::2] for m, v in dense.items()},
+              "pac_bayes_sharpness": torch.tensor([1e-9, 10.0, 20.0], dtype=torch.float64),
+              "llc": torch.tensor([50.0, 80.0, 20.0], dtype=torch.float64)}
+    over_time = SimpleNamespace(epochs=torch.tensor([0, 500, 1000, 1500, 2000]),
+                                sparse_epochs=torch.tensor([0, 1000, 2000]), gap=torch.rand(5, dtype=torch.float64),
+                                measures=dense, sparse_measures=sparse)
+    fig = measures_over_time_figure(over_time)
+    titles = [a.text for a in fig.layout.annotations]
+    assert len(titles) == 10 and "sharpness" in titles and "LLC" in titles
+    assert all(len(t) <= 18 for t in titles)   # one line at a quarter of the figure's width
+    axes = [fig.layout[k] for k in fig.layout if k.startswith("xaxis")]
+    assert len(axes) == 12 and all(list(a.range) == [0, 2000] for a in axes)

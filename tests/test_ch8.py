@@ -99,3 +99,74 @@ def test_every_category_of_the_figures_is_a_tick_of_its_own():
 
     over = over_training_figure(torch.arange(3), [torch.rand(3, 3)] * 3, cells)
     assert over.layout.yaxis3.domain[1] < over.layout.yaxis2.domain[0] < over.layout.yaxis.domain[0]
+
+
+CELLS = ["1a & 1a", "1b & 1b", "2a & 1c+1d", "2a & 1e+1f", "3a & 3a", "3a & 3b", "3b & 3a", "3b & 3b"]
+
+
+def _colours_told_apart(traces, colour_of):
+    """The colours of `traces` (one per series): at most five distinct palette colours, each once,
+    and the grey of the one "other pairs" series."""
+    from lib.book.ordered_series import MOST_ORDERED, REST_COLOUR
+
+    coloured = [colour_of(t) for t in traces if t.name != "other pairs"]
+    assert len(coloured) <= MOST_ORDERED and len(set(coloured)) == len(coloured)
+    assert [colour_of(t) for t in traces if t.name == "other pairs"] == [REST_COLOUR]
+
+
+def test_the_neuron_bars_colour_the_five_largest_cells_and_grey_the_rest():
+    from lib.chapters.ch8_figures import neuron_cells_figure
+
+    top = torch.tensor([[0.0, 0.07, 0.01, 0.01, 0.61, 0.30, 0.0, 0.0],
+                        [0.0, 0.14, 0.0, 0.02, 0.51, 0.0, 0.33, 0.0],
+                        [0.0, 0.07, 0.06, 0.10, 0.19, 0.10, 0.12, 0.36],
+                        [0.01, 0.01, 0.04, 0.04, 0.38, 0.08, 0.08, 0.36]], dtype=torch.float64)
+    fig = neuron_cells_figure(top, CELLS, torch.rand(4))
+    _colours_told_apart(fig.data, lambda t: t.marker.color)
+    assert [t.name for t in fig.data] == ["1b & 1b", "3a & 3a", "3a & 3b", "3b & 3a", "3b & 3b", "other pairs"]
+    # each bar keeps its total, and the grey segment's hover names the pairs inside it
+    totals = torch.tensor([list(t.x) for t in fig.data], dtype=top.dtype).sum(dim=0)
+    assert torch.allclose(totals, top.sum(dim=1))
+    other = fig.data[-1]
+    assert all(all(name in text for name in ("1a & 1a", "2a & 1c+1d", "2a & 1e+1f")) for text in other.customdata)
+    assert "%{customdata}" in other.hovertemplate
+
+
+def test_the_embedding_lines_colour_the_same_five_cells_in_every_panel():
+    from lib.chapters.ch8_figures import over_training_figure
+
+    shares = [torch.rand(4, len(CELLS), generator=torch.Generator().manual_seed(o)) for o in range(3)]
+    fig = over_training_figure(torch.arange(4) * 50, shares, CELLS)
+    legend = [t for t in fig.data if t.showlegend]
+    _colours_told_apart(legend, lambda t: t.line.color)
+    assert len(fig.data) == 3 * len(legend) == 18
+    colour = {t.name: t.line.color for t in legend}
+    assert all(t.line.color == colour[t.name] for t in fig.data)
+    # the grey line is the sum of the cells it groups
+    other = [t for t in fig.data if t.name == "other pairs"][0]
+    kept = [CELLS.index(t.name) for t in legend if t.name != "other pairs"]
+    rest = [c for c in range(len(CELLS)) if c not in kept]
+    assert torch.allclose(torch.tensor(other.y, dtype=shares[0].dtype), shares[0][:, rest].sum(dim=1))
+
+
+def test_the_auc_axis_holds_every_point():
+    from lib.chapters.ch8_figures import prediction_figure
+
+    epochs = torch.tensor([0, 50, 100])
+    irreps = EarlyPrediction(epochs, torch.tensor([0.55, 0.72, 1.0], dtype=torch.float64),
+                             torch.tensor([0.6, 0.82, 0.9], dtype=torch.float64), (5, 1))
+    accuracies = EarlyPrediction(epochs, torch.tensor([0.48, 0.52, 0.8], dtype=torch.float64),
+                                 torch.tensor([0.52, 0.27, float("nan")], dtype=torch.float64), (5, 1))
+    fig = prediction_figure(irreps, accuracies)
+    low, high = fig.layout.yaxis.range
+    points = [y for t in fig.data for y in t.y if not math.isnan(y)]
+    assert low < min(points) == 0.27 and high > max(points) == 1.0 and low < 0.5 < high
+
+
+def test_a_coset_row_with_nothing_to_draw_says_what_it_holds():
+    from lib.chapters.ch8_figures import coset_figure
+
+    fig = coset_figure(["S4 grokkers", "random init", "S4 alone"], [0.999, 0.0, 0.93], [0.085, 0.0, 0.3])
+    labels = {a.y: a.text for a in fig.layout.annotations}
+    assert list(labels) == ["random init"] and labels["random init"].startswith("0")
+    assert len(fig.layout.xaxis.title.text) <= 36   # fits a phone's width
