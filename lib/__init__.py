@@ -15,6 +15,7 @@ lib.book       what every chapter uses
   results                atomic JSON and checkpoint writes [all]
   record                 numbers recorded once for the prose and the results JSON; the words that flip with the data [5]
   plotting               plotly conventions and the static slider over precomputed steps [all]
+  ordered_series         how many ordered series one panel colours apart, and which to draw beyond [2, 3, 7, 8]
   live                   the live ipywidgets panels: a slider's range, a panel with a run button [1, 2, 6]
   tables                 markdown tables from rows of numbers [all]
   statistics             Wilson's interval, ROC AUC, rank and linear correlation, bootstrap intervals [1, 4-8]

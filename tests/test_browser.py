@@ -331,25 +331,25 @@ COLOUR_DEFECTS = """(before) => {""" + COLOUR_HELPERS + """
     });
     return {defects: [...new Set(defects)], apart}; }""".replace("SERIES_APART", str(SERIES_APART))
 
-#: Each table of the page wider than the column it stands in whose extra width cannot be
-#: reached or is not shown: no box that scrolls sideways around it within the column, or a
-#: box that scrolls with no visible cue (tables.js's fade on the side with more table).
+#: Each table or code block of the page wider than the column it stands in whose extra width
+#: cannot be reached or is not shown: no box that scrolls sideways around it within the column,
+#: or a box that scrolls with no visible cue (tables.js's fade on the side with more of it).
 TABLE_DEFECTS = """() => {
     const article = document.querySelector('article.bd-article'), column = article.getBoundingClientRect();
     const defects = [];
-    for (const table of article.querySelectorAll('table')) {
+    for (const table of article.querySelectorAll('table, div.highlight > pre')) {
         if (!table.getClientRects().length) continue;
         let box = null;
         for (let e = table; e && e !== article; e = e.parentElement)
             if (['auto', 'scroll'].includes(getComputedStyle(e).overflowX)) { box = e; break; }
         const text = table.textContent.trim().replace(/\\s+/g, ' ').slice(0, 40);
         if (!box) {
-            if (table.getBoundingClientRect().right > column.right + 1) defects.push(`table "${text}" runs past the column`);
+            if (table.getBoundingClientRect().right > column.right + 1) defects.push(`${table.tagName === 'PRE' ? 'code' : 'table'} "${text}" runs past the column`);
             continue; }
         if (box.scrollWidth <= box.clientWidth + 1) continue;
         const style = getComputedStyle(box), mask = style.maskImage || style.webkitMaskImage || 'none';
         if (!(box.classList.contains('book-more-right') || box.classList.contains('book-more-left')) || mask === 'none')
-            defects.push(`table "${text}" is cut at the column's edge (${box.scrollWidth} px in ${box.clientWidth}) with no visible cue that it scrolls`);
+            defects.push(`${table.tagName === 'PRE' ? 'code' : 'table'} "${text}" is cut at the column's edge (${box.scrollWidth} px in ${box.clientWidth}) with no visible cue that it scrolls`);
     }
     return defects; }"""
 
@@ -469,7 +469,7 @@ SQUEEZED_PLOTS = """() => [...document.querySelectorAll('.plotly-graph-div')]
 
 @pytest.mark.browser
 @pytest.mark.parametrize("width", list(WIDTHS))
-@pytest.mark.parametrize("name", ["index.html", *chapter_pages()])
+@pytest.mark.parametrize("name", ["index.html", "setup.html", *chapter_pages()])
 def test_nothing_overflows_its_column_and_every_figure_keeps_its_legend_and_texts_apart(browser, book_url, name,
                                                                                         width):
     """After a normal load (no full-page screenshot, which resizes the page): nothing runs past the

@@ -444,6 +444,10 @@ def waiting_rows(results: dict[str, dict], waiting: dict[str, str]) -> dict[str,
     return found
 
 
+#: The fifth column of a row that no step runs at the study's scale (not an empty cell).
+NO_STUDY_SCALE_RUN = "no run planned"
+
+
 def reproduced_table(rows: list[Reproduced], smoke: bool, published: dict[str, AtStudyScale] | None = None,
                      waiting: dict[str, tuple[str, str]] | None = None) -> str:
     """The index's tables, one per chapter: the verdict word first (`Reproduced.word`), the
@@ -474,7 +478,7 @@ def reproduced_table(rows: list[Reproduced], smoke: bool, published: dict[str, A
             for line, p, w in zip(cells, at_scale, to_come):
                 pending = f"**{PENDING}**: step {w[0]}, {w[1].split(' (')[0]}" if w else ""
                 line.append(f"**{p.row.word}**: {p.row.book}" + (f"; {pending}" if w else "")
-                            if p else pending)
+                            if p else pending or NO_STUDY_SCALE_RUN)
         parts.append(f"### {CHAPTER_TITLES.get(chapter, f'Chapter {chapter}')}")
         parts.append(markdown_table(header, cells))
         notes = "\n".join(f"{i}. *{r.quantity}* ({r.scale}): {r.verdict}"
