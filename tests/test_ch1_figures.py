@@ -69,15 +69,19 @@ def test_graph_figure_draws_exactly_the_edges_and_colours_by_distance():
     assert unreachable.hovertext[0] == "vertex 6: unreachable"
 
 
-def test_graph_layout_sets_an_isolated_vertex_beside_the_rest_not_far_away():
-    """The component of five vertices spans about as much as it would alone; vertex 6 sits one
-    unit to its right (spring_layout on the whole graph pushed it far off and squeezed the rest)."""
+def test_graph_layout_keeps_vertices_apart_and_sets_an_isolated_one_beside_the_rest():
+    """Edges of mean length 1 and no two vertices closer than half of that, the component's
+    longest extent up the page; vertex 6, isolated, one unit to the right of the rest (a spring
+    layout of the whole graph pushed it far off and squeezed the rest onto each other)."""
     graph = nx.from_numpy_array(GRAPH.numpy().astype(int))
     position = graph_layout(graph, seed=3)
     main = [position[v] for v in range(5)]
-    width = max(x for x, _ in main) - min(x for x, _ in main)
+    edges = [math.dist(position[a], position[b]) for a, b in EDGES]
+    assert sum(edges) / len(edges) == pytest.approx(1.0)
+    assert min(math.dist(a, b) for i, a in enumerate(main) for b in main[i + 1:]) > 0.5
     assert position[5][0] == pytest.approx(max(x for x, _ in main) + 1.0)
-    assert width > 0.5 and min(math.dist(a, b) for i, a in enumerate(main) for b in main[i + 1:]) > 0.2
+    width, height = (max(p[k] for p in main) - min(p[k] for p in main) for k in (0, 1))
+    assert height >= width
 
 
 def test_reach_by_layer_is_the_ball_of_radius_layer_around_each_vertex():

@@ -3,10 +3,12 @@ study's damage distribution."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import ipywidgets as widgets
 import networkx as nx
+import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 import torch
@@ -25,20 +27,33 @@ def vertex_label(index: int) -> str:
 
 def graph_layout(graph: nx.Graph, seed: int = 0) -> dict[int, tuple[float, float]]:
     """Positions of `graph`'s vertices: each connected component laid out on its own (spring
-    layout, `seed`) and scaled to its size, the components side by side from the largest, so that
-    an isolated vertex does not push the rest into a corner (chapter 1's example graph, where it
-    squeezed seven vertices onto each other at a phone's width)."""
+    layout, `seed`), turned so that its longest extent runs up the page and scaled to edges of
+    mean length 1, the components side by side from the largest, one unit apart. The figure's
+    height then sets the scale on any screen (chapter 1's example graph, nearly a chain, lay
+    across the page, and an isolated vertex pushed the rest into a corner, so that a phone's
+    width squeezed seven vertices onto each other)."""
     position: dict[int, tuple[float, float]] = {}
     left = 0.0
     for nodes in sorted(nx.connected_components(graph), key=lambda c: (-len(c), min(c))):
-        radius = 0.5 * len(nodes) ** 0.5
-        local = nx.spring_layout(graph.subgraph(nodes), seed=seed, scale=radius, center=(0, 0)) \
-            if len(nodes) > 1 else {next(iter(nodes)): (0.0, 0.0)}
-        xs = [p[0] for p in local.values()]
-        shift = left - min(xs)
-        position.update({v: (float(p[0]) + shift, float(p[1])) for v, p in local.items()})
-        left += max(xs) - min(xs) + 1.0
+        component = graph.subgraph(nodes)
+        local = nx.spring_layout(component, seed=seed) if len(nodes) > 1 else {next(iter(nodes)): (0.0, 0.0)}
+        names = list(local)
+        xy = np.array([local[v] for v in names], dtype=float)
+        xy -= xy.mean(axis=0)
+        if len(names) > 1:
+            (c, s), _ = np.linalg.svd(xy, full_matrices=False)[2]      # the longest extent's direction
+            xy = xy @ np.array([[s, -c], [c, s]]).T                      # turned to point up the page
+        lengths = [math.dist(xy[names.index(a)], xy[names.index(b)]) for a, b in component.edges]
+        xy /= sum(lengths) / len(lengths) if lengths else 1.0
+        xy[:, 0] += left - xy[:, 0].min()
+        position.update({v: (float(x), float(y)) for v, (x, y) in zip(names, xy)})
+        left = xy[:, 0].max() + 1.0
     return position
+
+
+#: A vertex's marker in px: vertices a layout unit apart (`graph_layout`) stay apart on a phone,
+#: where the example graph's unit is about 30 px.
+VERTEX_SIZE = 24
 
 
 def graph_figure(adjacency: torch.Tensor, distance_from_source: list[int], seed: int = 0) -> go.Figure:
@@ -63,14 +78,14 @@ def graph_figure(adjacency: torch.Tensor, distance_from_source: list[int], seed:
                                     (unreachable, "#8a8f98", "unreachable from 1")):
         if not vertices:
             continue
-        marker = {"size": 30, "color": colours, "line": {"width": [ring["width"][v] for v in vertices],
+        marker = {"size": VERTEX_SIZE, "color": colours, "line": {"width": [ring["width"][v] for v in vertices],
                                                          "color": ring["color"]}}
         if name is None:
             marker.update(colorscale="Viridis", cmin=0, cmax=max(1, max(colours)),
                           colorbar={"title": {"text": "distance<br>from 1"}, "dtick": 1})
         fig.add_trace(go.Scatter(
             x=[position[v][0] for v in vertices], y=[position[v][1] for v in vertices],
-            mode="markers+text", text=[vertex_label(v) for v in vertices], textfont={"color": "white"},
+            mode="markers+text", text=[vertex_label(v) for v in vertices], textfont={"color": "white", "size": 11, "shadow": "auto"},
             marker=marker, name=name or "reachable", showlegend=name is not None,
             hovertext=[f"vertex {vertex_label(v)}: " + (f"distance {distance_from_source[v]}" if name is None
                                                          else "unreachable") for v in vertices],
