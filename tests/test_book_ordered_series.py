@@ -8,7 +8,7 @@ import math
 import pytest
 
 from lib.book.figure_style import lab, parse_colour, series_colour
-from lib.book.ordered_series import MOST_ORDERED, evenly_spaced, series_colours
+from lib.book.ordered_series import DISTINCT, MOST_ORDERED, evenly_spaced, series_colours
 
 
 def test_evenly_spaced_keeps_the_ends_and_the_kept_value_and_spreads_the_rest():
@@ -20,12 +20,12 @@ def test_evenly_spaced_keeps_the_ends_and_the_kept_value_and_spreads_the_rest():
         evenly_spaced(range(10), 2, keep=[5])
 
 
-def test_up_to_five_ordered_series_stay_apart_on_both_pages_and_more_take_the_palette():
-    """The reason for MOST_ORDERED: neighbours on the book's squeezed Viridis lie at least 18 delta E
-    apart at five series (the browser check asks 12), in both modes."""
+def test_the_five_distinct_colours_stay_apart_on_both_pages_and_a_sixth_series_raises():
+    """The reason for DISTINCT: every pair of the five lies at least 25 delta E apart on either
+    page as the figure style draws it (the browser check asks 12; five Viridis steps were 18)."""
     for mode in ("light", "dark"):
         colours = [lab(parse_colour(series_colour(c, mode))[0]) for c in series_colours(MOST_ORDERED)]
-        assert min(math.dist(a, b) for a, b in zip(colours, colours[1:])) > 18
-    assert series_colours(7)[0] == "#0072B2"
+        assert min(math.dist(a, b) for i, a in enumerate(colours) for b in colours[i + 1:]) > 25
+    assert series_colours(2) == DISTINCT[:2]
     with pytest.raises(ValueError, match="cannot be told apart"):
-        series_colours(9)
+        series_colours(MOST_ORDERED + 1)

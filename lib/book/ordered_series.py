@@ -1,12 +1,14 @@
-"""How many ordered series (distances, sizes, thresholds) one panel may tell apart by colour, and
-which to draw when there are more (chapters 2, 3 and 7).
+"""How many series (distances, sizes, thresholds, cells) one panel tells apart by colour, in
+which colours, and which to draw when there are more (chapters 2, 3, 7 and 8).
 
-Ordered series take colours along Viridis (`lib.book.plotting.ordered_colours`), which the book's
-figure style squeezes into the part of the scale that reads on each page (light: 0-0.57, dark:
-0.42-1.0). Neighbours then lie about 18 CIELAB delta E apart or more in light mode at five series
-(30 in dark), and only 7 at eleven: eleven lines read as one. So a panel colours at most
-`MOST_ORDERED` of them; a figure with more draws a subset (`evenly_spaced`: the others stay in a
-heatmap or table beside it), facets them, or greys the rest (`REST_COLOUR`).
+A reader's pass over the built book found neighbours of an ordered Viridis gradient hard to tell
+apart as thin lines even at five (the book's figure style squeezes Viridis into the part that
+reads on each page: neighbours lie 18 CIELAB delta E apart at five series in light mode, 7 at
+eleven), and the palette's near pairs (blue and sky blue, vermillion and orange) hard too. So a
+panel colours at most `MOST_ORDERED` series, in `DISTINCT`: five of the palette's colours that
+stay apart on either page and for colour-blind readers; the series' order is the legend's. A
+figure with more draws a subset (`evenly_spaced`: the others stay in a heatmap or table beside
+it), facets them, or greys the rest (`REST_COLOUR`).
 """
 
 from __future__ import annotations
@@ -15,12 +17,15 @@ from collections.abc import Sequence
 from itertools import combinations
 from typing import TypeVar
 
-from lib.book.plotting import PALETTE, ordered_colours
+from lib.book.plotting import PALETTE
 
 T = TypeVar("T")
 
-#: The most ordered series one panel colours apart (neighbours at least 18 delta E apart).
+#: The most series one panel colours apart.
 MOST_ORDERED = 5
+#: Their colours: the palette's blue, vermillion, bluish green, reddish purple and black (the
+#: page's text colour in dark mode), in that order.
+DISTINCT = [PALETTE[i] for i in (0, 1, 2, 3, 7)]
 #: The colour of series drawn as one group ("the other lengths"): the figure style makes it a
 #: grey that reads on either page.
 REST_COLOUR = "grey"
@@ -50,12 +55,9 @@ def evenly_spaced(values: Sequence[T], count: int = MOST_ORDERED, keep: Sequence
 
 
 def series_colours(count: int) -> list[str]:
-    """Colours for `count` series of one panel: ordered (Viridis) up to `MOST_ORDERED`, the book's
-    eight palette colours beyond (distinct in both modes, order given by the legend alone);
-    more than eight cannot be told apart and raise (chapter 7's thresholds k)."""
-    if count <= MOST_ORDERED:
-        return ordered_colours(count)
-    if count <= len(PALETTE):
-        return list(PALETTE[:count])
-    raise ValueError(f"{count} series in one panel cannot be told apart by colour (at most {len(PALETTE)}): "
-                     "draw a subset (evenly_spaced), facet them, or grey the rest")
+    """Colours for `count` series of one panel, in order: the first `count` of `DISTINCT`; more
+    than `MOST_ORDERED` cannot all be told apart and raise."""
+    if count > MOST_ORDERED:
+        raise ValueError(f"{count} series in one panel cannot be told apart by colour (at most {MOST_ORDERED}): "
+                         "draw a subset (evenly_spaced), facet them, or grey the rest")
+    return DISTINCT[:count]

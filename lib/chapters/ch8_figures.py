@@ -9,7 +9,7 @@ import plotly.graph_objects as go
 import torch
 from plotly.subplots import make_subplots
 
-from lib.book.ordered_series import MOST_ORDERED, REST_COLOUR
+from lib.book.ordered_series import MOST_ORDERED, REST_COLOUR, series_colours
 from lib.book.plotting import PALETTE, finish
 from lib.chapters.ch8_results import OUTCOMES
 from lib.grokking.early_prediction import EarlyPrediction
@@ -34,9 +34,6 @@ def _wrapped(label: str, width: int = 14) -> str:
     return "<br>".join(textwrap.wrap(label, width)) or label
 
 
-#: Colours of the cells drawn apart: five of the palette that stay apart on either page (not the
-#: sky blue beside the blue, nor the orange beside the vermillion, nor the pale yellow).
-CELL_COLOURS = [PALETTE[i] for i in (0, 1, 2, 3, 7)]
 #: The name of the cells drawn as one grey group.
 OTHER_CELLS = "other pairs"
 
@@ -52,7 +49,7 @@ def _cell_groups(values: torch.Tensor, cell_names: list[str]) -> list[tuple[str,
     as (name, colour, values (...), [its index]), then the rest summed as one grey `OTHER_CELLS`
     group with the indices of its cells (none when there are at most `MOST_ORDERED` cells)."""
     kept = _largest_cells(values.reshape(-1, values.shape[-1]).nan_to_num(0.0).sum(dim=0))
-    groups = [(cell_names[c], CELL_COLOURS[i], values[..., c], [c]) for i, c in enumerate(kept)]
+    groups = [(cell_names[c], colour, values[..., c], [c]) for c, colour in zip(kept, series_colours(len(kept)))]
     rest = [c for c in range(len(cell_names)) if c not in kept]
     if rest:
         groups.append((OTHER_CELLS, REST_COLOUR, values[..., rest].sum(dim=-1), rest))
@@ -203,5 +200,5 @@ def _empty_rows(labels: list[str], observed: list[float], matched: list[float]) 
     return empty
 
 
-__all__ = ["CELL_COLOURS", "OTHER_CELLS", "OUTCOME_COLOURS", "coset_figure", "neuron_cells_figure",
+__all__ = ["OTHER_CELLS", "OUTCOME_COLOURS", "coset_figure", "neuron_cells_figure",
            "over_training_figure", "prediction_figure", "profiles_figure", "settle_figure"]
