@@ -107,10 +107,10 @@ def test_the_transition_study_figure_has_a_panel_per_length_and_a_line_per_seed_
     assert names == ["length 1, seed 0", None, "length 1, seed 1", "unreachable (15), seed 0",
                      "unreachable (15), seed 1"]
     assert same(fig.data[0].y, [9.0, 8.0, 0.1]) and same(fig.data[1].x, [10]) and same(fig.data[1].y, [0.1])
-    # One panel per length, titled by it; a length's seeds share its colour, no legend needed.
+    # One panel per length, titled by it; one colour throughout (the panel names the length), no legend.
     assert [t.yaxis for t in fig.data] == ["y", "y", "y", "y2", "y2"]
     assert [a.text for a in fig.layout.annotations] == ["length 1", "unreachable (15)"]
-    assert fig.data[0].line.color == fig.data[2].line.color != fig.data[3].line.color
+    assert fig.data[0].line.color == fig.data[2].line.color == fig.data[3].line.color
     assert not any(t.showlegend for t in fig.data)
     assert fig.layout.xaxis.type == "linear" and fig.layout.yaxis.type == "log" == fig.layout.yaxis2.type
 

@@ -56,7 +56,7 @@ def test_cayley_tables_show_both_tables_and_where_they_agree():
     assert sum(map(sum, expected)) == 12 == sum(1 for a, b in itertools.product(range(4), repeat=2)
                                                   if not (a % 2 and b % 2))
     assert [g1.xaxis, g2.xaxis, agree.xaxis] == ["x", "x2", "x3"]
-    assert fig.layout.annotations[2].text == "agree on 12 of 16 pairs"
+    assert fig.layout.annotations[2].text == "agree on 12 of 16 pairs<br>(pale: agree; vermillion: differ)"
 
 
 def test_final_accuracy_scatter_places_each_instance_by_its_final_accuracies():

@@ -242,6 +242,11 @@ def test_the_probe_figure_is_one_column_of_panels_with_short_labels():
     titles = [a.text for a in fig.layout.annotations]
     assert len(titles) == len(FACTS) and all(len(line) <= 45 for t in titles for line in t.split("<br>"))
     assert all(trace.type == "scatter" for trace in fig.data)
-    legend = [trace.name for trace in fig.data if trace.showlegend]
-    assert legend == ["k = 1", "statistics probe (dotted)", "random init (best, x)", "k = 2", "k = 3"]
+    legend = [trace.name for trace in fig.data if trace.showlegend is not False]
+    assert legend == ["k = 1", "k = 2", "k = 3", "statistics probe at each k (dotted)", "random init, best index (x)"]
+    # Seven thresholds: five drawn, spread evenly, each its own colour, named in the title.
+    seven = probe_auc_figure({fact: grid(fact, tuple(range(7))) for fact in FACTS}, {})
+    drawn = [trace.name for trace in seven.data if trace.showlegend is True]
+    assert drawn == ["k = 0", "k = 1", "k = 2", "k = 4", "k = 6"] and "k = 0, 1, 2, 4, 6 of 0 to 6" in seven.layout.title.text
+    assert len({trace.line.color for trace in seven.data if trace.showlegend is True}) == 5
     assert all(getattr(fig.layout, f"xaxis{i if i > 1 else ''}").domain == (0.0, 1.0) for i in range(1, 6))

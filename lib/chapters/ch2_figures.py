@@ -16,8 +16,8 @@ from plotly.subplots import make_subplots
 
 from lib.book.confusion import confusion_figure, length_name
 from lib.book.live import SliderRange, manual_panel
-from lib.book.ordered_series import MOST_ORDERED, REST_COLOUR
-from lib.book.plotting import PALETTE, finish, ordered_colours, slider_over_steps
+from lib.book.ordered_series import MOST_ORDERED, REST_COLOUR, evenly_spaced, series_colours
+from lib.book.plotting import PALETTE, finish, slider_over_steps
 from lib.paths.phase_transitions import Drop
 from lib.paths.training import TrainingLog
 from lib.paths.transition_study import TransitionCurves
@@ -43,7 +43,8 @@ def total_loss_figure(log: TrainingLog, *, published_final_loss: float | None = 
 
 def loss_by_length_figure(log: TrainingLog, drops: dict[int, Drop], *, unreachable_label: int,
                           lengths: Sequence[int] | None = None, log_steps: bool = True) -> go.Figure:
-    """The main run's loss of each path length over steps, detected drops marked.
+    """The main run's loss of each path length over steps (at most `MOST_ORDERED` lengths, spread
+    evenly), detected drops marked.
 
     Args:
         log: the run's log.
@@ -53,9 +54,9 @@ def loss_by_length_figure(log: TrainingLog, drops: dict[int, Drop], *, unreachab
         log_steps: logarithmic step axis, which spreads out the early steps.
     """
     losses = log.loss_by_length_tensor()
-    lengths = sorted(drops) if lengths is None else list(lengths)
+    lengths = evenly_spaced(sorted(drops) if lengths is None else list(lengths), MOST_ORDERED)
     fig = go.Figure()
-    for length, colour in zip(lengths, ordered_colours(len(lengths))):
+    for length, colour in zip(lengths, series_colours(len(lengths))):
         curve = losses[:, length].tolist()
         fig.add_trace(go.Scatter(x=log.steps, y=curve, mode="lines", connectgaps=True,
                                  name=length_name(length, unreachable_label),
@@ -99,7 +100,8 @@ def transition_study_figure(curves: TransitionCurves, drops: Sequence[dict[int, 
     lengths = list(curves.lengths if lengths is None else lengths)
     names = [length_name(length, unreachable_label) for length in lengths]
     fig = make_subplots(rows=len(lengths), cols=1, shared_xaxes=True, vertical_spacing=0.05, subplot_titles=names)
-    for row, (length, colour) in enumerate(zip(lengths, ordered_colours(len(lengths))), start=1):
+    colour = PALETTE[0]    # a panel is one length: its colour tells nothing the panel's title does not
+    for row, length in enumerate(lengths, start=1):
         for index, seed in enumerate(curves.seeds):
             curve = curves.curve(index, length)
             fig.add_trace(go.Scatter(
@@ -185,10 +187,11 @@ def checkpoint_panel(steps: Sequence[int], predictions: Sequence[torch.Tensor], 
 def evaluation_loss_figure(steps: Sequence[int], curves: dict[int, list[float]], drops: dict[int, Drop], *,
                            unreachable_label: int, log_steps: bool = True) -> go.Figure:
     """The main run's loss of each label on its fixed evaluation batch over steps
-    (`lib.paths.evaluation_curves`), the drops given marked (chapter 2 passes those that hold)."""
+    (`lib.paths.evaluation_curves`; at most `MOST_ORDERED` labels, spread evenly from the first to
+    the last), the drops given marked (chapter 2 passes those that hold)."""
     fig = go.Figure()
-    lengths = list(curves)
-    for length, colour in zip(lengths, ordered_colours(len(lengths))):
+    lengths = evenly_spaced(list(curves), MOST_ORDERED)
+    for length, colour in zip(lengths, series_colours(len(lengths))):
         curve = curves[length]
         fig.add_trace(go.Scatter(x=list(steps), y=curve, mode="lines", name=length_name(length, unreachable_label),
                                  legendgroup=str(length), line={"color": colour, "width": 1.6}))
@@ -213,7 +216,7 @@ def mean_prediction_figure(steps: Sequence[int], means: dict[int, list[float]], 
     lengths = list(means)
     coloured = lengths if len(lengths) <= MOST_ORDERED else lengths[:MOST_ORDERED - 1] + lengths[-1:]
     rest = [length for length in lengths if length not in coloured]
-    colours = dict(zip(coloured, ordered_colours(len(coloured))))
+    colours = dict(zip(coloured, series_colours(len(coloured))))
     rest_name = f"lengths {rest[0]} to {rest[-1]} (grey)" if rest else ""
     for length in lengths:
         colour = colours.get(length, REST_COLOUR)

@@ -18,8 +18,8 @@ from plotly.subplots import make_subplots
 from lib.paths.generalization_tests import TARGET_KINDS, GeneralizationResult
 from lib.paths.length_generalization import Cell, LengthSplit
 from lib.paths.training import TrainingLog
-from lib.book.ordered_series import MOST_ORDERED, evenly_spaced
-from lib.book.plotting import PALETTE, finish, ordered_colours, slider_over_steps
+from lib.book.ordered_series import MOST_ORDERED, evenly_spaced, series_colours
+from lib.book.plotting import PALETTE, finish, slider_over_steps
 from lib.book.confusion import confusion_figure, length_name
 from lib.paths.target_kind_scores import TargetKindScores
 
@@ -38,7 +38,8 @@ def _tests_down_the_side(fig: go.Figure, titles: Sequence[str], width: int = 16)
 
 def finetune_loss_figure(log: TrainingLog, unreachable_label: int, *, loss_before: float,
                          loss_after: float, published_before: float, published_after: float) -> go.Figure:
-    """Fine-tuning loss over steps, overall and by true label, with the held-out losses marked.
+    """Fine-tuning loss over steps, overall and by true label (at most four labels, spread
+    evenly: `lib.book.ordered_series`), with the held-out losses marked.
 
     Args:
         log: the fine-tuning run's log (`lib.paths.training.TrainingLog`).
@@ -49,8 +50,9 @@ def finetune_loss_figure(log: TrainingLog, unreachable_label: int, *, loss_befor
     fig = go.Figure()
     losses = log.loss_by_length_tensor()
     counts = [sum(row[k] for row in log.count_by_length) for k in range(losses.shape[1])]
-    labels = [k for k in range(losses.shape[1]) if counts[k] > 0]
-    for label, colour in zip(labels, ordered_colours(len(labels))):
+    # at most four labels: the fifth colour (black) is the overall line's
+    labels = evenly_spaced([k for k in range(losses.shape[1]) if counts[k] > 0], MOST_ORDERED - 1)
+    for label, colour in zip(labels, series_colours(len(labels))):
         fig.add_trace(go.Scatter(x=log.steps, y=losses[:, label].tolist(), mode="lines", connectgaps=True,
                                  name=length_name(label, unreachable_label),
                                  line={"color": colour, "width": 1.2}))
@@ -84,8 +86,9 @@ def generalization_bars_figure(before: Sequence[GeneralizationResult], after: Se
     for row, (name, values, colour) in [
             (1, ("pre-trained model", [r.mse for r in before], _colour(1))),
             (1, ("fine-tuned model", [r.mse for r in after], _colour(0))),
-            (2, ("post", [r.test.published_mse for r in after], _colour(2))),
-            (2, ("authors' 11-layer rerun", [r.test.authors_11_layer_mse for r in after], _colour(4)))]:
+            (2, ("published in the post", [r.test.published_mse for r in after], _colour(2))),
+            # reddish purple, not orange: orange lies beside the vermillion above on a dark page
+            (2, ("authors' 11-layer rerun", [r.test.authors_11_layer_mse for r in after], _colour(3)))]:
         fig.add_trace(go.Bar(y=titles, x=values, name=name, orientation="h", marker_color=colour,
                              hovertemplate="%{y}: MSE %{x:.3g}<extra>" + name + "</extra>"), row=row, col=1)
     fig.update_xaxes(type="log", title="MSE", row=2, col=1)
@@ -181,7 +184,7 @@ def loss_by_size_figure(cells: Sequence[Cell], split: LengthSplit) -> go.Figure:
     every = sorted({c.distance for c in cells})
     distances = evenly_spaced(every, MOST_ORDERED, keep=[split.distance_train_max])
     fig = go.Figure()
-    for distance, colour in zip(distances, ordered_colours(len(distances))):
+    for distance, colour in zip(distances, series_colours(len(distances))):
         row = sorted((c for c in cells if c.distance == distance), key=lambda c: c.n_vertices)
         dash = "solid" if split.distance_seen(distance) else "dash"
         fig.add_trace(go.Scatter(x=[c.n_vertices for c in row], y=[c.mse for c in row],
@@ -206,7 +209,7 @@ def loss_by_distance_figure(cells: Sequence[Cell], split: LengthSplit) -> go.Fig
     sizes = evenly_spaced(every, MOST_ORDERED, keep=[split.n_train_max])
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.1,
                         subplot_titles=["MSE", "mean prediction"])
-    for n, colour in zip(sizes, ordered_colours(len(sizes))):
+    for n, colour in zip(sizes, series_colours(len(sizes))):
         row = sorted((c for c in cells if c.n_vertices == n), key=lambda c: c.distance)
         seen = split.size_seen(n)
         style = {"color": colour, "dash": "solid" if seen else "dash"}

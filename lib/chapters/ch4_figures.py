@@ -31,14 +31,14 @@ def outcome_label(outcome: str, g1: str, g2: str) -> str:
 def cayley_tables_figure(pair: GroupPair) -> go.Figure:
     """The two multiplication tables side by side, and the pairs where they agree.
 
-    Cell (a, b) of a table is coloured by the index of a*b; the third panel is 1 where the
-    two products agree (the training set) and 0 where they differ.
+    Cell (a, b) of a table is coloured by the index of a*b; the third panel is pale where the
+    two products agree (the training set) and vermillion where they differ, its title says so.
     """
     g1, g2, mask = pair.g1, pair.g2, pair.mask
     n = pair.n_elements
     fig = make_subplots(rows=1, cols=3, horizontal_spacing=0.06, subplot_titles=(
         f"{g1.name}: index of a*b", f"{g2.name}: index of a*b",
-        f"agree on {pair.intersection_size} of {n * n} pairs"))
+        f"agree on {pair.intersection_size} of {n * n} pairs<br>(pale: agree; vermillion: differ)"))
     hover = "a=%{y}<br>b=%{x}<br>a*b=%{z}<extra></extra>"
     for col, table in ((1, g1.table), (2, g2.table)):
         fig.add_trace(go.Heatmap(z=table.tolist(), colorscale="Viridis", showscale=False,
@@ -48,9 +48,11 @@ def cayley_tables_figure(pair: GroupPair) -> go.Figure:
                              hovertemplate="a=%{y}<br>b=%{x}<br>agree=%{z}<extra></extra>"),
                   row=1, col=3)
     for col in (1, 2, 3):
-        fig.update_yaxes(autorange="reversed", scaleanchor=f"x{col if col > 1 else ''}",
+        # square cells that fill the panel's box: the axes shrink to the table (constrain), not
+        # the table padded with empty rows to the box's shape
+        fig.update_yaxes(autorange="reversed", scaleanchor=f"x{col if col > 1 else ''}", constrain="domain",
                          title_text="a (left)" if col == 1 else None, row=1, col=col)
-        fig.update_xaxes(title_text="b (right)", row=1, col=col)
+        fig.update_xaxes(title_text="b (right)", constrain="domain", row=1, col=col)
     return finish(fig, f"{pair.name}: two products on one labelled set of {n} elements", height=430)
 
 

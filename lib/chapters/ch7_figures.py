@@ -6,7 +6,7 @@ import plotly.graph_objects as go
 import torch
 from plotly.subplots import make_subplots
 
-from lib.book.ordered_series import series_colours
+from lib.book.ordered_series import MOST_ORDERED, REST_COLOUR, evenly_spaced, series_colours
 from lib.book.plotting import PALETTE, finish, ordered_colours, slider_over_steps
 from lib.paths.causal import Ablation, Patching
 from lib.paths.layer_probes import FACTS, doubling_radii, one_hop_radii
@@ -30,17 +30,21 @@ def probe_auc_figure(grids: dict[str, PoweredGrid], random_init: dict[str, Power
     """Held-out AUC against the residual index, one panel per fact (one above the other, so that
     every label reads on a phone) and one line per threshold k; the statistics probe's AUC at the
     same k as a dotted line of the same colour, the randomly initialised model's best AUC over its
-    indices as a cross at its right. Seven thresholds take the palette's seven colours, not seven
-    steps of Viridis (neighbours there merge); the legend lists them in order of k."""
+    indices as a cross at its right. At most five thresholds, spread evenly over those probed
+    (`lib.book.ordered_series`: more colours merge), named in the title; the legend lists them in
+    order of k, and the rival's and the random model's marks in grey (each drawn in its k's colour)."""
     facts = [fact for fact in FACTS if fact in grids]
     fig = make_subplots(rows=len(facts), cols=1, subplot_titles=[_wrapped(fact) for fact in facts], vertical_spacing=0.06)
     every_k = sorted({k for grid in grids.values() for k in grid.ks})
-    colours = dict(zip(every_k, series_colours(len(every_k))))
+    drawn = evenly_spaced(every_k, MOST_ORDERED)
+    colours = dict(zip(drawn, series_colours(len(drawn))))
     shown: set[int] = set()
     for row, fact in enumerate(facts, start=1):
         grid = grids[fact]
         indices = [str(index) for index in range(grid.auc.shape[0])]
         for column, k in enumerate(grid.ks):
+            if k not in colours:
+                continue
             colour = colours[k]
             fig.add_trace(go.Scatter(x=indices, y=grid.auc[:, column].tolist(), mode="lines+markers",
                                      name=f"k = {k}", legendgroup=f"k = {k}", showlegend=k not in shown,
@@ -50,24 +54,30 @@ def probe_auc_figure(grids: dict[str, PoweredGrid], random_init: dict[str, Power
                           row=row, col=1)
             shown.add(k)
             fig.add_trace(go.Scatter(x=[indices[0], indices[-1]], y=[float(grid.rival_auc[column])] * 2,
-                                     mode="lines", name="statistics probe (dotted)", legendgroup="rival", legendrank=1000,
-                                     showlegend=row == 1 and column == 0,
+                                     mode="lines", name="statistics probe", legendgroup="rival", showlegend=False,
                                      line={"color": colour, "dash": "dot", "width": 1},
                                      hovertemplate=f"statistics probe, k = {k}: AUC %{{y:.3f}}<extra></extra>"),
                           row=row, col=1)
             if fact in random_init and k in random_init[fact].ks:
                 best = float(random_init[fact].auc[:, random_init[fact].ks.index(k)].nan_to_num(0).max())
-                fig.add_trace(go.Scatter(x=[indices[-1]], y=[best], mode="markers", name="random init (best, x)",
-                                         legendgroup="random", legendrank=1001, showlegend=row == 1 and column == 0,
+                fig.add_trace(go.Scatter(x=[indices[-1]], y=[best], mode="markers", name="random init",
+                                         legendgroup="random", showlegend=False,
                                          marker={"color": colour, "symbol": "x", "size": 9},
                                          hovertemplate=f"random init, k = {k}: best AUC %{{y:.3f}}<extra></extra>"),
                               row=row, col=1)
         lowest = min(float(grid.auc.nan_to_num(1.0).min()), float(grid.rival_auc.nan_to_num(1.0).min()))
         fig.update_yaxes(title_text="AUC", range=[min(0.45, lowest - 0.03), 1.02], row=row, col=1)
         fig.update_xaxes(type="category", row=row, col=1)
+    # what the dotted lines and crosses are, in the legend in grey: each is drawn in its k's colour
+    for name, group, style in (("statistics probe at each k (dotted)", "rival", {"mode": "lines", "line": {"dash": "dot"}}),
+                               ("random init, best index (x)", "random", {"mode": "markers", "marker": {"symbol": "x"}})):
+        fig.add_trace(go.Scatter(x=[None], y=[None], name=name, legendgroup=group, legendrank=1000, hoverinfo="skip",
+                                 **{key: {**value, "color": REST_COLOUR} for key, value in style.items() if key != "mode"},
+                                 mode=style["mode"]), row=1, col=1)
     fig.update_xaxes(title_text="residual index (0: embedding, l: after layer l)", row=len(facts), col=1)
     fig.update_annotations(font_size=12)
-    return finish(fig, "What a linear probe reads after each layer (held-out AUC)", height=330 * len(facts))
+    which = "" if drawn == every_k else f" (k = {', '.join(map(str, drawn))} of {every_k[0]} to {every_k[-1]})"
+    return finish(fig, f"What a linear probe reads after each layer (held-out AUC){which}", height=330 * len(facts))
 
 
 def law_figure(points: list[RadiusPoint], caps: dict[str, int]) -> go.Figure:
