@@ -220,6 +220,7 @@ def test_a_heatmap_draws_no_zero_line_and_its_cell_text_gets_a_contrasting_shado
     figure = restyle(as_json(fig))
     layout, heatmap = figure["layout"], figure["data"][1]
     assert layout["xaxis2"]["zeroline"] is False and layout["yaxis2"]["zeroline"] is False
+    assert layout["xaxis2"]["showgrid"] is False and layout["yaxis2"]["showgrid"] is False
     assert "zeroline" not in layout["xaxis"], "a scatter's axes keep their zero line"
     assert heatmap["textfont"]["shadow"] == "auto"
     assert restyle(figure) == figure, "staging twice changes nothing"

@@ -49,8 +49,9 @@ The four repairs, all generic (they change only what is certainly wrong):
 * A logarithmic axis whose explicit range holds its traces only when read as linear values (a
   secondary accuracy axis given range [0, 1.02] that inherited `type="log"` from an
   `update_yaxes` on its subplot) is made linear again.
-* A heatmap's axes draw a zero line through its cells, and its cell text may match the colour
-  of its cell: the zero line is removed, and the text gets plotly's automatic contrasting shadow.
+* A heatmap's axes draw a zero line and a grid through its cells, and its cell text may match
+  the colour of its cell: the lines are removed, and the text gets plotly's automatic
+  contrasting shadow.
 * An axis whose data do not change sign draws its zero line at its edge (a second axis line
   through the first marks) or floating over the plot's floor: it is removed there.
 """
@@ -362,7 +363,9 @@ def _template_colours(template: dict[str, Any], mode: str) -> list[tuple[tuple[A
         for k, entry in enumerate(entries if isinstance(entries, list) else []):
             for path in (("error_x", "color"), ("error_y", "color")):
                 if isinstance(_get(entry, path), str):
-                    changes.append((("data", kind, k, *path), series_colour(_get(entry, path), mode)))
+                    # the text's colour: it stands out from the page and from the bars it crosses
+                    # (plotly's slate, lightened for the dark page, vanished inside blue bars)
+                    changes.append((("data", kind, k, *path), INK[mode]))
             outline = _get(entry, ("marker", "line", "color"))
             if isinstance(outline, str) and parse_colour(outline) and _near_white(parse_colour(outline)[0]):
                 changes.append((("data", kind, k, "marker", "line", "color"), BACKGROUND[mode]))
@@ -609,8 +612,8 @@ _CELL_TRACES = ("heatmap", "histogram2d")
 
 
 def _heatmap_cells(figure: dict[str, Any]) -> None:
-    """Heatmaps: no zero line across their cells (an empty row or column at 0 showed an axis line
-    through it: chapters 2 and 3's confusion maps), and text in the cells with plotly's automatic
+    """Heatmaps: no zero line or grid across their cells (an empty row or column at 0 showed an axis
+    line through it, and empty rows a grid: chapters 2 and 3's confusion maps), and text in the cells with plotly's automatic
     shadow in the contrasting colour, so that a value stays legible on every colour of the scale
     and in both modes (chapter 2's white "0.80" on light blue in dark mode)."""
     layout = figure.setdefault("layout", {})
@@ -618,7 +621,8 @@ def _heatmap_cells(figure: dict[str, Any]) -> None:
         if trace.get("type") not in _CELL_TRACES:
             continue
         for letter in ("x", "y"):
-            layout.setdefault(f"{letter}axis{str(trace.get(f'{letter}axis', letter))[1:]}", {})["zeroline"] = False
+            axis = layout.setdefault(f"{letter}axis{str(trace.get(f'{letter}axis', letter))[1:]}", {})
+            axis.update(zeroline=False, showgrid=False)
         if trace.get("texttemplate") or trace.get("text") is not None:
             trace["textfont"] = {"shadow": "auto", **(trace.get("textfont") or {})}
 
