@@ -550,11 +550,13 @@ display(Markdown(vertex_2_table(finetune_vertex_2_share, comparisons)))
 # %%
 sizes = size_trend(seed_runs[0].analysis["onpath_by_graph_size"], scale.small_n_max)
 size_seeds = size_trends_over_seeds(seed_records, scale.small_n_max)
+# A size with no larger ids (all its targets are fine-tuning ids) has no split: "-" in those cells.
 display(Markdown(markdown_table(
-    ["graph size", "MSE", "targets", f"MSE, ids up to {scale.small_n_max}", "targets", "MSE, larger ids", "targets"],
+    ["graph size", "MSE", "targets", f"MSE, ids up to {scale.small_n_max}", f"targets, ids up to {scale.small_n_max}",
+     "MSE, larger ids", "targets, larger ids"],
     [[r["n_vertices"], f"{r['mse']:.3g}", r["count"],
       *((f"{r['small_id']['mse']:.3g}", r["small_id"]["count"], f"{r['large_id']['mse']:.3g}", r["large_id"]["count"])
-        if r.get("large_id") and r["large_id"]["count"] else ("", "", "", ""))]
+        if r.get("large_id") and r["large_id"]["count"] else ("-",) * 4)]
      for r in sizes.rows if r["count"]])))
 record("sizes.small_n_max", sizes.small_n_max, "d")
 for name in ("mse_small", "mse_large", "mse_large_small_ids", "mse_large_large_ids", "growth_small_ids"):
