@@ -21,11 +21,13 @@ def test_evenly_spaced_keeps_the_ends_and_the_kept_value_and_spreads_the_rest():
 
 
 def test_the_five_distinct_colours_stay_apart_on_both_pages_and_a_sixth_series_raises():
-    """The reason for DISTINCT: every pair of the five lies at least 25 delta E apart on either
+    """The reason for DISTINCT: every pair of its six lies at least 39 delta E apart on either
     page as the figure style draws it (the browser check asks 12; five Viridis steps were 18)."""
     for mode in ("light", "dark"):
-        colours = [lab(parse_colour(series_colour(c, mode))[0]) for c in series_colours(MOST_ORDERED)]
-        assert min(math.dist(a, b) for i, a in enumerate(colours) for b in colours[i + 1:]) > 25
+        colours = [lab(parse_colour(series_colour(c, mode))[0]) for c in series_colours(6, most=6)]
+        assert min(math.dist(a, b) for i, a in enumerate(colours) for b in colours[i + 1:]) > 39
     assert series_colours(2) == DISTINCT[:2]
     with pytest.raises(ValueError, match="cannot be told apart"):
         series_colours(MOST_ORDERED + 1)
+    with pytest.raises(ValueError, match="at most 6"):
+        series_colours(7, most=99)

@@ -24,8 +24,10 @@ T = TypeVar("T")
 #: The most series one panel colours apart.
 MOST_ORDERED = 5
 #: Their colours: the palette's blue, vermillion, bluish green, reddish purple and black (the
-#: page's text colour in dark mode), in that order.
-DISTINCT = [PALETTE[i] for i in (0, 1, 2, 3, 7)]
+#: page's text colour in dark mode), in that order, then yellow (indigo in light mode) for a
+#: figure whose panels show different series, up to six in all (chapter 7's attention shares).
+#: Every pair lies at least 39 delta E apart on either page as the figure style draws it.
+DISTINCT = [PALETTE[i] for i in (0, 1, 2, 3, 7, 6)]
 #: The colour of series drawn as one group ("the other lengths"): the figure style makes it a
 #: grey that reads on either page.
 REST_COLOUR = "grey"
@@ -54,10 +56,11 @@ def evenly_spaced(values: Sequence[T], count: int = MOST_ORDERED, keep: Sequence
     return [values[i] for i in best]
 
 
-def series_colours(count: int) -> list[str]:
-    """Colours for `count` series of one panel, in order: the first `count` of `DISTINCT`; more
-    than `MOST_ORDERED` cannot all be told apart and raise."""
-    if count > MOST_ORDERED:
-        raise ValueError(f"{count} series in one panel cannot be told apart by colour (at most {MOST_ORDERED}): "
+def series_colours(count: int, *, most: int = MOST_ORDERED) -> list[str]:
+    """Colours for `count` series, in order: the first `count` of `DISTINCT`. More than `most`
+    (one panel's `MOST_ORDERED`; a figure of several panels may ask for all of `DISTINCT`)
+    cannot all be told apart and raise."""
+    if count > min(most, len(DISTINCT)):
+        raise ValueError(f"{count} series cannot be told apart by colour (at most {min(most, len(DISTINCT))}): "
                          "draw a subset (evenly_spaced), facet them, or grey the rest")
     return DISTINCT[:count]

@@ -159,8 +159,8 @@ def attention_fraction_figure(fractions: AttentionFractions) -> go.Figure:
     panels = ((fractions.from_edges, fractions.edge_chance, EDGE_QUERY_CATEGORIES),
               (fractions.from_target, fractions.target_chance, TARGET_QUERY_CATEGORIES))
     # One colour and one legend entry per category, whichever panel shows it ("itself" is in both).
-    colours = {name: PALETTE[i % len(PALETTE)]
-               for i, name in enumerate(dict.fromkeys(EDGE_QUERY_CATEGORIES + TARGET_QUERY_CATEGORIES))}
+    categories = list(dict.fromkeys(EDGE_QUERY_CATEGORIES + TARGET_QUERY_CATEGORIES))
+    colours = dict(zip(categories, series_colours(len(categories), most=len(categories))))
     shown = set()
     for col, (shares, chance, categories) in enumerate(panels, start=1):
         heads = _head_names(shares)
