@@ -10,6 +10,7 @@ import torch
 from plotly.subplots import make_subplots
 
 from lib.book.live import SliderRange, manual_panel
+from lib.book.ordered_series import DISTINCT, MOST_ORDERED, REST_COLOUR, evenly_spaced
 from lib.book.plotting import PALETTE, finish, slider_over_steps
 from lib.grokking.study_sweep import GROUPS
 from lib.grokking.authors_scale_jacobian import SketchRun
@@ -47,7 +48,8 @@ def perturbation_figure(study: PerturbationStudy, result: SweepResult, labels: l
     checkpoint perturbed, one scale at a time (static slider). Bottom: the same seeds' accuracy
     against each group over training (`result` holds them, in the order of the study)."""
     fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.1, row_heights=[0.5, 0.5])
-    colours = [PALETTE[i % len(PALETTE)] for i in range(len(labels))]
+    # the default two seeds of each outcome: six, each its own distinct colour (more repeat them)
+    colours = [DISTINCT[i % len(DISTINCT)] for i in range(len(labels))]
     for b, (label, colour) in enumerate(zip(labels, colours)):
         for trace in _accuracy_traces(result, b, label, colour, legend=True):
             fig.add_trace(trace, row=2, col=1)
@@ -142,6 +144,10 @@ def total_variation_figure(study: TotalVariationStudy) -> go.Figure:
                        f"{epochs[0]}-{epochs[-1]} (book's)", height=400)
 
 
+#: The seeds that ungrokked: distinct colours other than blue (the kept seeds are grey).
+LOST_COLOURS = [c for c in DISTINCT if c not in (PALETTE[0], PALETTE[7])]
+
+
 def transplant_figure(study: TransplantStudy, threshold: float, shown: int = 4) -> go.Figure:
     """For each direction, accuracy on the group grokked first over the epochs on the
     intersection: up to `shown` seeds that ungrokked it (coloured) and as many that kept it
@@ -156,7 +162,7 @@ def transplant_figure(study: TransplantStudy, threshold: float, shown: int = 4) 
         kept = (fates.grokked & ~fates.ungrokked).nonzero().squeeze(1)[:shown].tolist()
         for rank, b in enumerate(ungrokked + kept):
             lost = b in ungrokked
-            colour = PALETTE[(rank + 1) % len(PALETTE)] if lost else "#999999"
+            colour = LOST_COLOURS[rank % len(LOST_COLOURS)] if lost else "#999999"
             label = f"seed {int(run.first.seeds[b])}: " + ("ungrokked" if lost else "kept it")
             fig.add_trace(go.Scatter(x=epochs, y=run.second.metrics[f"acc_{group}"][:, b].tolist(),
                                      mode="lines", name=label, line={"color": colour}), row=1, col=col)
@@ -171,20 +177,23 @@ def transplant_figure(study: TransplantStudy, threshold: float, shown: int = 4) 
 
 def jacobian_figure(study: JacobianStudy) -> go.Figure:
     """Left: the singular values of d theta_t / d theta_0 in decreasing order (float64), one
-    line per segment boundary t. Right: the largest singular value (float64 and float32) and
+    line per segment boundary t (at most five, spread evenly). Right: the largest singular value (float64 and float32) and
     the accuracy on the whole table against the step."""
     fig = make_subplots(rows=1, cols=2, subplot_titles=("spectrum at each segment boundary",
                                                         "largest singular value and accuracy"),
                         specs=[[{}, {"secondary_y": True}]])
     steps = study.boundaries.tolist()
-    for i, step in enumerate(steps):
+    # at most five boundaries' spectra, in distinct colours other than the accuracy's green
+    drawn = evenly_spaced(range(len(steps)), MOST_ORDERED)
+    colours = [c for c in DISTINCT if c != PALETTE[2]]
+    for i, colour in zip(drawn, colours):
         values = study.singular_values["float64"][i]
         fig.add_trace(go.Scatter(x=list(range(1, len(values) + 1)), y=values.clamp_min(1e-12).tolist(), mode="lines",
-                                 name=f"step {step}", line={"color": PALETTE[i % len(PALETTE)]}), row=1, col=1)
+                                 name=f"step {steps[i]}", line={"color": colour}), row=1, col=1)
     for dtype, dash in (("float64", "solid"), ("float32", "dot")):
         if dtype in study.singular_values:
             fig.add_trace(go.Scatter(x=steps, y=study.singular_values[dtype][:, 0].tolist(), mode="lines+markers",
-                                     name=f"largest, {dtype}", line={"color": "#444444", "dash": dash}),
+                                     name=f"largest, {dtype}", line={"color": REST_COLOUR, "dash": dash}),
                           row=1, col=2)
     fig.add_trace(go.Scatter(x=steps, y=study.test_accuracy.tolist(), mode="lines+markers",
                              name="accuracy on the whole table", line={"color": PALETTE[2]}),
@@ -203,7 +212,7 @@ def sketched_jacobian_figure(run: SketchRun) -> go.Figure:
     """Left: the lower bound on the largest singular value of d theta_t / d theta_0 (float64 and
     float32) and the root-mean-square singular value, with the accuracy on the whole table,
     against the step. Right: the K largest singular values (randomized SVD) at the boundaries
-    read, against the line at 1 where a bulk would sit."""
+    read (at most four, spread evenly), against the line at 1 where a bulk would sit."""
     study = run.study
     fig = make_subplots(rows=1, cols=2, subplot_titles=("largest and typical singular value",
                                                         f"the {study.sketch_size} largest singular values"),
@@ -213,16 +222,18 @@ def sketched_jacobian_figure(run: SketchRun) -> go.Figure:
         # a float32 run whose tangents overflowed has no bound there: a gap in its line
         bound = [value if math.isfinite(value) else None for value in study.norm_lower_bound[dtype].tolist()]
         fig.add_trace(go.Scatter(x=steps, y=bound, mode="lines+markers",
-                                 name=f"largest (lower bound), {dtype}", line={"color": "#444444", "dash": dash}),
+                                 name=f"largest (lower bound), {dtype}", line={"color": REST_COLOUR, "dash": dash}),
                       row=1, col=1)
     rms = (study.frobenius_squared / study.n_parameters).sqrt()
     fig.add_trace(go.Scatter(x=steps, y=rms.tolist(), mode="lines+markers", name="root-mean-square",
                              line={"color": PALETTE[1]}), row=1, col=1)
     fig.add_trace(go.Scatter(x=steps, y=study.test_accuracy.tolist(), mode="lines", name="accuracy on the whole table",
                              line={"color": PALETTE[2]}), row=1, col=1, secondary_y=True)
-    for i, spectrum in enumerate(study.spectra):
+    # at most four spectra, in distinct colours other than the root-mean-square's and the accuracy's
+    colours = [c for c in DISTINCT if c not in (PALETTE[1], PALETTE[2])]
+    for spectrum, colour in zip(evenly_spaced(study.spectra, len(colours)), colours):
         fig.add_trace(go.Scatter(x=list(range(1, spectrum.top.numel() + 1)), y=spectrum.top.clamp_min(1e-12).tolist(),
-                                 mode="lines", name=f"step {spectrum.step}", line={"color": PALETTE[(i + 3) % len(PALETTE)]}),
+                                 mode="lines", name=f"step {spectrum.step}", line={"color": colour}),
                       row=1, col=2)
     fig.add_hline(y=1.0, line={"color": "#999999", "dash": "dot", "width": 1}, row=1, col=2)
     fig.update_xaxes(title_text="training step", row=1, col=1)
