@@ -255,6 +255,7 @@ def test_an_axis_keeps_its_zero_line_only_where_its_data_change_sign():
     fig = make_subplots(rows=1, cols=2)
     fig.add_trace(go.Scatter(x=[0, 500, 1000], y=[0.0, 0.6, 0.1]), row=1, col=1)
     fig.add_trace(go.Scatter(x=[1, 2, 3], y=[-1.0, 0.5, None]), row=1, col=2)
+    fig.add_trace(go.Scatter(x=[1, 2], y=[-0.001, 0.6]), row=1, col=1)        # a gap that dips just under 0
     layout = restyle(as_json(fig))["layout"]
     assert layout["xaxis"]["zeroline"] is False and layout["yaxis"]["zeroline"] is False
     assert layout["xaxis2"]["zeroline"] is False and "zeroline" not in layout["yaxis2"]

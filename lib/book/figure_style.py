@@ -643,8 +643,13 @@ def _numbers(values: Any) -> list[float]:
     return []
 
 
+#: The least share of an axis's data span on each side of 0 for its zero line to be drawn.
+ZERO_LINE_SIDE = 0.05
+
+
 def _zero_lines_where_signs_change(figure: dict[str, Any]) -> None:
-    """An axis draws its zero line only where its data take both signs: data that start at 0
+    """An axis draws its zero line only where its data take both signs, each side at least
+    `ZERO_LINE_SIDE` of their span: data that start at (or just under) 0
     put the line on top of the other axis (a second axis line, through the first marks:
     chapter 5's and 8's figures) and data that stay above 0 float it over the plot's floor."""
     layout = figure.setdefault("layout", {})
@@ -657,7 +662,10 @@ def _zero_lines_where_signs_change(figure: dict[str, Any]) -> None:
             values.setdefault(key, []).extend(_numbers(trace.get(letter)))
     for key, numbers in values.items():
         axis = layout.setdefault(key, {})
-        if numbers and axis.get("type") != "log" and (min(numbers) >= 0 or max(numbers) <= 0):
+        low, high = (min(numbers), max(numbers)) if numbers else (0.0, 0.0)
+        # a sign change smaller than ZERO_LINE_SIDE of the span (a gap that dips to -0.001) puts
+        # the line next to the axis as surely as no change at all
+        if numbers and axis.get("type") != "log" and min(-low, high) <= ZERO_LINE_SIDE * (high - low):
             axis["zeroline"] = False
 
 
