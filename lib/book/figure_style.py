@@ -23,7 +23,8 @@ of Viridis that reads on that page, black onto the theme's text colour, a white 
 (drawn for a heatmap on a white page) onto the highlight colour, any other colour made just
 dark (light mode) or light (dark mode) enough; a heatmap's colour scale whose low or high end
 is near white is turned, in dark mode, into one whose near-white end is near the page's dark
-background, and one whose end is near black is lifted off the dark page. The figure is staged in light mode, and both modes' colours ride along in
+background (and dark enough for white cell text: `TURNED_SPAN`), and one whose end is near
+black is lifted off the dark page. The figure is staged in light mode, and both modes' colours ride along in
 `layout.meta.bookColours` for the page script to apply.
 
 The module runs over 400 lines because the two modes' colours (the palette, the mapping of a
@@ -49,9 +50,7 @@ The four repairs, all generic (they change only what is certainly wrong):
 * A logarithmic axis whose explicit range holds its traces only when read as linear values (a
   secondary accuracy axis given range [0, 1.02] that inherited `type="log"` from an
   `update_yaxes` on its subplot) is made linear again.
-* A heatmap's axes draw a zero line and a grid through its cells, and its cell text may match
-  the colour of its cell: the lines are removed, and the text gets plotly's automatic
-  contrasting shadow.
+* A heatmap's axes draw a zero line and a grid through its cells: they are removed.
 * An axis whose data do not change sign draws its zero line at its edge (a second axis line
   through the first marks) or floating over the plot's floor: it is removed there.
 """
@@ -282,6 +281,9 @@ def _near_white(rgb: tuple[float, float, float]) -> bool:
     return lightness > 90 and math.hypot(a, b) < 12
 
 
+#: How much of the lightness range a white-ended scale spans once turned over in dark mode: from
+#: 14 (near the page) to about 50, dark enough that white cell text reads on every cell.
+TURNED_SPAN = 0.45
 #: A heatmap scale's end darker than this CIELAB lightness merges with the dark page (Magma's
 #: and Inferno's black); in dark mode such a scale's lightness is lifted to start at DARK_FLOOR.
 NEAR_BLACK, DARK_FLOOR = 10, 24
@@ -291,7 +293,8 @@ def scale_colours(scale: Any, mode: str) -> Any:
     """A heatmap's colour scale (plotly's [[position, colour], ...]) as the book draws it in
     `mode`: in dark mode a scale with a near-white end (Blues, Oranges, grey to a colour) has
     its lightness turned over, so that its white end lies near the dark page and its darkest
-    colour becomes its lightest, hues kept; a scale with a near-black end (Magma, Inferno) has its
+    colour becomes its lightest (lightness 14 to about 50, hues kept: white cell text reads on
+    all of it, where plotly wrote white on pale lavender); a scale with a near-black end (Magma, Inferno) has its
     lightness lifted to start at `DARK_FLOOR`, so that its darkest cells stand out from the page
     (chapter 7's ablation map showed black cells as holes); other scales (Viridis) are left."""
     if mode == "light" or not isinstance(scale, list) or len(scale) < 2 \
@@ -301,7 +304,7 @@ def scale_colours(scale: Any, mode: str) -> Any:
     if any(end is None for end in ends):
         return scale
     if any(_near_white(end[0]) for end in ends):
-        turn = lambda lightness: 14 + 0.8 * (100 - lightness)        # noqa: E731
+        turn = lambda lightness: 14 + TURNED_SPAN * (100 - lightness)        # noqa: E731
     elif any(lab(end[0])[0] < NEAR_BLACK for end in ends):
         turn = lambda lightness: DARK_FLOOR + (100 - DARK_FLOOR) * lightness / 100   # noqa: E731
     else:
@@ -613,9 +616,9 @@ _CELL_TRACES = ("heatmap", "histogram2d")
 
 def _heatmap_cells(figure: dict[str, Any]) -> None:
     """Heatmaps: no zero line or grid across their cells (an empty row or column at 0 showed an axis
-    line through it, and empty rows a grid: chapters 2 and 3's confusion maps), and text in the cells with plotly's automatic
-    shadow in the contrasting colour, so that a value stays legible on every colour of the scale
-    and in both modes (chapter 2's white "0.80" on light blue in dark mode)."""
+    line through it, and empty rows a grid: chapters 2 and 3's confusion maps). Their cell text
+    keeps plotly's automatic colour, dark or white by its cell, which reads on every cell once a
+    turned-over scale stays dark (`TURNED_SPAN`)."""
     layout = figure.setdefault("layout", {})
     for trace in figure.get("data", []):
         if trace.get("type") not in _CELL_TRACES:
@@ -623,8 +626,6 @@ def _heatmap_cells(figure: dict[str, Any]) -> None:
         for letter in ("x", "y"):
             axis = layout.setdefault(f"{letter}axis{str(trace.get(f'{letter}axis', letter))[1:]}", {})
             axis.update(zeroline=False, showgrid=False)
-        if trace.get("texttemplate") or trace.get("text") is not None:
-            trace["textfont"] = {"shadow": "auto", **(trace.get("textfont") or {})}
 
 
 def _numbers(values: Any) -> list[float]:

@@ -20,9 +20,9 @@
       box.insertAdjacentElement('afterend', line);
     }
   }
-  /* The index's tables of what is reproduced: a word that holds a digit or a hyphen ("1e-6",
-     "0.553", "->") is kept whole, so that a narrow column breaks lines between words and not
-     inside a number at its hyphen. */
+  /* Every table's cells: a word that holds a digit or a hyphen ("1e-6", "7.719e-05", "->") is
+     kept whole, so that a narrow column breaks lines between words and not inside a number at
+     its hyphen ("7.719e-" over "05"). */
   var LONGEST_WHOLE = 16;   // a longer word (a step's name) may still break, or it would widen its column
   function keepNumbersWhole(cell) {
     var walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT), texts = [];
@@ -47,7 +47,7 @@
       .filter(function (el) { return !(el.tagName === 'TABLE' && el.parentElement.classList.contains('pst-scrollable-table-container')); });
   }
   function start() {
-    [].forEach.call(document.querySelectorAll('#what-is-reproduced td'), keepNumbersWhole);
+    [].forEach.call(document.querySelectorAll('article td'), keepNumbersWhole);
     var all = boxes();
     all.forEach(function (box) {
       mark(box);
