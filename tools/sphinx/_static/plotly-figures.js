@@ -281,6 +281,8 @@
      if staged so and the plots' new total height; null when the figure has annotations on the
      paper other than subplot titles (they would not know where to go). */
   var NARROW_CELL = 180, WIDE_CELL = 200, GRID_CELL = 150, ROW_GAP = 80, COLUMN_GAP = 60;
+  // how far (in paper units, across plus down) a subplot title may sit from its cell's top middle
+  var SUBPLOT_TITLE_REACH = 0.5;
   function reflowed(base, plotW, plotH, data) {
     // a cell no trace is drawn in (a spare cell of make_subplots' grid) takes no place in the new grid
     var drawn = {};
@@ -324,7 +326,12 @@
     });
     (layout.annotations || []).forEach(function (note) {
       if (note.name !== SUBPLOT_TITLE) return;
-      var i = cells.findIndex(function (c) { return Math.abs((c.x[0] + c.x[1]) / 2 - note.x) < 1e-4 && Math.abs(c.y[1] - note.y) < 1e-4; });
+      // the cell whose top middle is nearest the title (not an exact match: an axis constrained
+      // to its table, constrain: 'domain', has had its domain shrunk by plotly since staging)
+      var i = -1, best = SUBPLOT_TITLE_REACH;
+      cells.forEach(function (c, k) {
+        var far = Math.abs((c.x[0] + c.x[1]) / 2 - note.x) + Math.abs(c.y[1] - note.y);
+        if (far < best) { best = far; i = k; } });
       if (i < 0) return;
       var d = xDomain(i);
       note.x = (d[0] + d[1]) / 2; note.y = yDomain(i)[1];
