@@ -259,3 +259,5 @@ def test_an_axis_keeps_its_zero_line_only_where_its_data_change_sign():
     assert layout["xaxis2"]["zeroline"] is False and "zeroline" not in layout["yaxis2"]
     bars = restyle(as_json(go.Figure(go.Bar(x=["a", "b"], y=[3, 4]))))["layout"]
     assert bars["yaxis"]["zeroline"] is False and "zeroline" not in bars.get("xaxis", {}), "categories: left"
+    counts = restyle(as_json(go.Figure(go.Histogram(x=[-1.0, 0.5, 2.0]))))["layout"]
+    assert counts["yaxis"]["zeroline"] is False and "zeroline" not in counts["xaxis"], "a histogram's counts start at 0"

@@ -658,9 +658,12 @@ def _zero_lines_where_signs_change(figure: dict[str, Any]) -> None:
     for trace in figure.get("data", []):
         if trace.get("type", "scatter") in _CELL_TRACES:
             continue
+        counts = None                # a histogram's counts are plotly's, never below 0
+        if trace.get("type") == "histogram":
+            counts = "x" if trace.get("orientation") == "h" else "y"
         for letter in ("x", "y"):
             key = f"{letter}axis{str(trace.get(f'{letter}axis', letter))[1:]}"
-            values.setdefault(key, []).extend(_numbers(trace.get(letter)))
+            values.setdefault(key, []).extend([0.0, 1.0] if letter == counts else _numbers(trace.get(letter)))
     for key, numbers in values.items():
         axis = layout.setdefault(key, {})
         low, high = (min(numbers), max(numbers)) if numbers else (0.0, 0.0)
