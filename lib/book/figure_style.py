@@ -24,8 +24,8 @@ of Viridis that reads on that page, black onto the theme's text colour, a white 
 dark (light mode) or light (dark mode) enough; a heatmap's colour scale whose low or high end
 is near white is turned, in dark mode, into one whose near-white end is near the page's dark
 background (and dark enough for white cell text: `TURNED_SPAN`), and one whose end is near
-black is lifted off the dark page. The figure is staged in light mode, and both modes' colours ride along in
-`layout.meta.bookColours` for the page script to apply.
+black is lifted off the dark page. The figure is staged in light mode, and both modes' colours
+ride along in `layout.meta.bookColours` for the page script to apply.
 
 The module runs over 400 lines because the two modes' colours (the palette, the mapping of a
 chapter's colours onto each mode, the heatmap scales) must be decided together with the layout
@@ -294,9 +294,10 @@ def scale_colours(scale: Any, mode: str) -> Any:
     `mode`: in dark mode a scale with a near-white end (Blues, Oranges, grey to a colour) has
     its lightness turned over, so that its white end lies near the dark page and its darkest
     colour becomes its lightest (lightness 14 to about 50, hues kept: white cell text reads on
-    all of it, where plotly wrote white on pale lavender); a scale with a near-black end (Magma, Inferno) has its
-    lightness lifted to start at `DARK_FLOOR`, so that its darkest cells stand out from the page
-    (chapter 7's ablation map showed black cells as holes); other scales (Viridis) are left."""
+    all of it, where plotly wrote white on pale lavender); a scale with a near-black end (Magma,
+    Inferno) has its lightness lifted to start at `DARK_FLOOR`, so that its darkest cells stand
+    out from the page (chapter 7's ablation map showed black cells as holes); other scales
+    (Viridis) are left."""
     if mode == "light" or not isinstance(scale, list) or len(scale) < 2 \
             or not all(isinstance(s, (list, tuple)) and len(s) == 2 for s in scale):
         return scale

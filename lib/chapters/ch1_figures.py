@@ -85,7 +85,8 @@ def graph_figure(adjacency: torch.Tensor, distance_from_source: list[int], seed:
                           colorbar={"title": {"text": "distance<br>from 1"}, "dtick": 1})
         fig.add_trace(go.Scatter(
             x=[position[v][0] for v in vertices], y=[position[v][1] for v in vertices],
-            mode="markers+text", text=[vertex_label(v) for v in vertices], textfont={"color": "white", "size": 11, "shadow": "auto"},
+            mode="markers+text", text=[vertex_label(v) for v in vertices],
+            textfont={"color": "white", "size": 11, "shadow": "auto"},
             marker=marker, name=name or "reachable", showlegend=name is not None,
             hovertext=[f"vertex {vertex_label(v)}: " + (f"distance {distance_from_source[v]}" if name is None
                                                          else "unreachable") for v in vertices],

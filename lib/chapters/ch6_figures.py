@@ -177,8 +177,8 @@ def transplant_figure(study: TransplantStudy, threshold: float, shown: int = 4) 
 
 def jacobian_figure(study: JacobianStudy) -> go.Figure:
     """Left: the singular values of d theta_t / d theta_0 in decreasing order (float64), one
-    line per segment boundary t (at most five, spread evenly). Right: the largest singular value (float64 and float32) and
-    the accuracy on the whole table against the step."""
+    line per segment boundary t (at most five, spread evenly). Right: the largest singular value
+    (float64 and float32) and the accuracy on the whole table against the step."""
     fig = make_subplots(rows=1, cols=2, subplot_titles=("spectrum at each segment boundary",
                                                         "largest singular value and accuracy"),
                         specs=[[{}, {"secondary_y": True}]])

@@ -69,11 +69,13 @@ def probe_auc_figure(grids: dict[str, PoweredGrid], random_init: dict[str, Power
         fig.update_yaxes(title_text="AUC", range=[min(0.45, lowest - 0.03), 1.02], row=row, col=1)
         fig.update_xaxes(type="category", row=row, col=1)
     # what the dotted lines and crosses are, in the legend in grey: each is drawn in its k's colour
-    for name, group, style in (("statistics probe at each k (dotted)", "rival", {"mode": "lines", "line": {"dash": "dot"}}),
-                               ("random init, best index (x)", "random", {"mode": "markers", "marker": {"symbol": "x"}})):
-        fig.add_trace(go.Scatter(x=[None], y=[None], name=name, legendgroup=group, legendrank=1000, hoverinfo="skip",
-                                 **{key: {**value, "color": REST_COLOUR} for key, value in style.items() if key != "mode"},
-                                 mode=style["mode"]), row=1, col=1)
+    for name, group, style in (
+            ("statistics probe at each k (dotted)", "rival", {"mode": "lines", "line": {"dash": "dot"}}),
+            ("random init, best index (x)", "random", {"mode": "markers", "marker": {"symbol": "x"}})):
+        fig.add_trace(go.Scatter(
+            x=[None], y=[None], name=name, legendgroup=group, legendrank=1000, hoverinfo="skip",
+            **{key: {**value, "color": REST_COLOUR} for key, value in style.items() if key != "mode"},
+            mode=style["mode"]), row=1, col=1)
     fig.update_xaxes(title_text="residual index (0: embedding, l: after layer l)", row=len(facts), col=1)
     fig.update_annotations(font_size=12)
     which = "" if drawn == every_k else f" (k = {', '.join(map(str, drawn))} of {every_k[0]} to {every_k[-1]})"
